@@ -1,0 +1,41 @@
+import type { Knex } from 'knex';
+
+/** What a write statement reports. `affectedRows` counts matched rows (mysql2 sets CLIENT_FOUND_ROWS). */
+export interface WriteResult {
+  readonly affectedRows: number;
+  readonly insertId: number;
+}
+
+/**
+ * The whole database seam: run a SELECT, run a write, open a transaction. Operations take an
+ * Executor, so the same code runs on the pool or inside a caller's transaction.
+ */
+export interface Executor {
+  select<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  write(sql: string, params?: readonly unknown[]): Promise<WriteResult>;
+  /** The knex instance or transaction behind this executor. */
+  readonly knex: Knex | Knex.Transaction;
+  /** True when this executor is a transaction (ours or the caller's). */
+  readonly inTransaction: boolean;
+}
+
+/** Wraps a knex instance or a knex transaction (`fromKnex(trx)`: the outbox pattern). */
+export function fromKnex(knex: Knex | Knex.Transaction): Executor {
+  const inTransaction = 'isTransaction' in knex && knex.isTransaction === true;
+  // Values are escaped client-side by mysql2; an empty list is passed as no bindings at all so
+  // that SQL built with pre-escaped literals (bulk INSERT) is sent untouched.
+  const raw = (sql: string, params?: readonly unknown[]) =>
+    params && params.length > 0 ? knex.raw(sql, params as Knex.RawBinding[]) : knex.raw(sql);
+  return {
+    knex,
+    inTransaction,
+    async select<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+      const [rows] = (await raw(sql, params)) as [T[], unknown];
+      return rows;
+    },
+    async write(sql: string, params?: readonly unknown[]): Promise<WriteResult> {
+      const [header] = (await raw(sql, params)) as [{ affectedRows: number; insertId: number }, unknown];
+      return { affectedRows: header.affectedRows, insertId: Number(header.insertId) };
+    },
+  };
+}

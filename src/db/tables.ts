@@ -1,0 +1,30 @@
+import { OptionsError } from '../errors.ts';
+
+/** The table names of one sluice install, all carrying the same configurable prefix. */
+export interface Tables {
+  readonly prefix: string;
+  readonly jobs: string;
+  readonly batches: string;
+  readonly deadJobs: string;
+  readonly leases: string;
+  readonly migrations: string;
+  readonly migrationsLock: string;
+}
+
+const PREFIX_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,30}$/;
+
+/** Builds the (backtick-quoted) table names for a prefix, rejecting anything that is not a plain identifier. */
+export function tablesFor(prefix: string): Tables {
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new OptionsError('tablePrefix', `must match ${PREFIX_PATTERN} (got ${JSON.stringify(prefix)})`);
+  }
+  return {
+    prefix,
+    jobs: `\`${prefix}jobs\``,
+    batches: `\`${prefix}batches\``,
+    deadJobs: `\`${prefix}dead_jobs\``,
+    leases: `\`${prefix}leases\``,
+    migrations: `${prefix}migrations`,
+    migrationsLock: `${prefix}migrations_lock`,
+  };
+}

@@ -1,0 +1,20 @@
+import { JobDefinitionError } from './errors.ts';
+import { NAME_PATTERN } from './enqueue/validateJob.ts';
+import type { JobDefinition } from './types.ts';
+
+/** Declares a job type. Checks its shape now, so a bad definition fails at load, not at the first job. */
+export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinition<P> {
+  const where = `defineJob(${JSON.stringify(definition?.name)})`;
+  if (typeof definition !== 'object' || definition === null) throw new JobDefinitionError('defineJob', 'expects an object');
+  if (typeof definition.name !== 'string' || !NAME_PATTERN.test(definition.name)) {
+    throw new JobDefinitionError(where, `name must match ${NAME_PATTERN}`);
+  }
+  if (typeof definition.handle !== 'function') throw new JobDefinitionError(where, 'handle must be a function');
+  if (definition.maxRetries !== undefined && !(Number.isInteger(definition.maxRetries) && definition.maxRetries >= 0)) {
+    throw new JobDefinitionError(where, 'maxRetries must be a non-negative integer');
+  }
+  if (definition.timeoutMs !== undefined && !(Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
+    throw new JobDefinitionError(where, 'timeoutMs must be a positive number');
+  }
+  return Object.freeze({ ...definition });
+}

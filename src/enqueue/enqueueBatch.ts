@@ -1,0 +1,99 @@
+import { escape } from 'mysql2';
+import type { SluiceContext } from '../context.ts';
+import { fromKnex, type Executor } from '../db/executor.ts';
+import { withTransaction } from '../db/transaction.ts';
+import { JobValidationError } from '../errors.ts';
+import type { JobSpec } from '../types.ts';
+import type { Knex } from 'knex';
+import { chunkLimitsFor, planChunks } from './planChunks.ts';
+import { validateJob, type NormalizedJob } from './validateJob.ts';
+
+/** Params: ?1 size. Returns insertId = the new batch's id. */
+const sqlInsertBatch = (t: SluiceContext['tables']) => `
+INSERT INTO ${t.batches} (size, created_at)
+VALUES (?, NOW(3))`;
+
+/**
+ * Multi-row INSERT prefix; the VALUES tuples are rendered with mysql2's escaping (text
+ * protocol, so no 65,535-placeholder limit; max_allowed_packet bounds each statement).
+ * Returns affectedRows = rows inserted.
+ */
+const sqlInsertJobsPrefix = (t: SluiceContext['tables']) =>
+  `INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, batch_id, idempotency_key, created_at) VALUES `;
+
+export interface EnqueueOptions {
+  /** The caller's knex transaction: the jobs commit or roll back with the caller's own rows. */
+  readonly trx?: Knex.Transaction;
+}
+
+export interface EnqueueBatchResult {
+  readonly batchId: number | null;
+  readonly count: number;
+}
+
+/**
+ * Writes a batch all-or-nothing. Every job is validated before anything is written; then one
+ * transaction (or a savepoint in the caller's) holds the batch row and every chunk. Memory
+ * beyond the caller's array is one chunk: tuples are rendered lazily, chunk by chunk.
+ */
+export async function enqueueBatch(
+  ctx: SluiceContext,
+  jobs: readonly JobSpec[],
+  options: EnqueueOptions = {},
+): Promise<EnqueueBatchResult> {
+  const started = performance.now();
+  if (!Array.isArray(jobs)) throw new JobValidationError(-1, 'jobs', 'must be an array of jobs');
+  if (jobs.length > ctx.options.maxBatchSize) {
+    throw new JobValidationError(-1, 'jobs', `holds ${jobs.length} jobs, over maxBatchSize ${ctx.options.maxBatchSize}`);
+  }
+  const limits = { maxPayloadBytes: ctx.options.maxPayloadBytes };
+  const seenKeys = new Set<string>();
+  for (let i = 0; i < jobs.length; i++) {
+    const job = validateJob(jobs[i] as JobSpec, i, limits);
+    if (job.idempotencyKey !== null) {
+      const key = `${job.queue}\u0000${job.idempotencyKey}`;
+      if (seenKeys.has(key)) throw new JobValidationError(i, 'idempotencyKey', `repeats a key used earlier in this batch (${job.idempotencyKey})`);
+      seenKeys.add(key);
+    }
+  }
+  if (jobs.length === 0) return { batchId: null, count: 0 };
+
+  const { maxAllowedPacket } = await ctx.serverInfo();
+  const chunkLimits = chunkLimitsFor(maxAllowedPacket, ctx.options.maxRowsPerInsert);
+  const db: Executor = options.trx ? fromKnex(options.trx) : ctx.db;
+
+  let chunks = 0;
+  const result = await withTransaction(db, async (tx) => {
+    const { insertId: batchId } = await tx.write(sqlInsertBatch(ctx.tables), [jobs.length]);
+    const tuples = renderTuples(jobs, limits, batchId);
+    let inserted = 0;
+    chunks = 0;
+    for (const statement of planChunks(sqlInsertJobsPrefix(ctx.tables), tuples, chunkLimits)) {
+      inserted += (await tx.write(statement)).affectedRows;
+      chunks++;
+    }
+    if (inserted !== jobs.length) {
+      throw new Error(`batch ${batchId}: inserted ${inserted} of ${jobs.length} rows; rolled back`);
+    }
+    return { batchId, count: inserted };
+  });
+  ctx.events.emit('batch:enqueued', { ...result, chunks, durationMs: Math.round(performance.now() - started) });
+  return result;
+}
+
+/** Lazily renders each job as a VALUES tuple (validation already passed, so it cannot throw here). */
+function* renderTuples(jobs: readonly JobSpec[], limits: { maxPayloadBytes: number }, batchId: number | null): Generator<string> {
+  for (let i = 0; i < jobs.length; i++) yield renderTuple(validateJob(jobs[i] as JobSpec, i, limits), batchId);
+}
+
+export function renderTuple(job: NormalizedJob, batchId: number | null): string {
+  const runAt =
+    job.runAt !== null
+      ? `'${job.runAt.toISOString().slice(0, 23).replace('T', ' ')}'`
+      : job.delayMs > 0
+        ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
+        : 'NOW(3)';
+  return `(${escape(job.queue)},${escape(job.name)},${escape(job.payload)},${job.priority},${runAt},${
+    job.maxRetries ?? 'NULL'
+  },${batchId ?? 'NULL'},${job.idempotencyKey === null ? 'NULL' : escape(job.idempotencyKey)},NOW(3))`;
+}

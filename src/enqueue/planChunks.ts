@@ -1,0 +1,40 @@
+/**
+ * Pure: groups pre-rendered VALUES tuples into multi-row INSERT statements that each fit the
+ * server's packet limit and a row cap, lazily, so memory holds one chunk at a time.
+ */
+export interface ChunkLimits {
+  /** Largest statement in bytes (below max_allowed_packet, with headroom for protocol overhead). */
+  readonly maxBytes: number;
+  /** Largest number of rows in one statement. */
+  readonly maxRows: number;
+}
+
+/** Headroom left under max_allowed_packet for the packet header and the statement prefix. */
+const PACKET_HEADROOM_BYTES = 64 * 1024;
+/** Larger statements gain nothing measurable and make a failed chunk costlier to roll back. */
+const DEFAULT_MAX_CHUNK_BYTES = 4 * 1024 * 1024;
+
+export function chunkLimitsFor(maxAllowedPacket: number, maxRows: number): ChunkLimits {
+  return {
+    maxBytes: Math.max(16 * 1024, Math.min(DEFAULT_MAX_CHUNK_BYTES, maxAllowedPacket - PACKET_HEADROOM_BYTES)),
+    maxRows,
+  };
+}
+
+/** Yields `prefix + tuple,tuple,…` statements. A tuple larger than maxBytes travels alone. */
+export function* planChunks(prefix: string, tuples: Iterable<string>, limits: ChunkLimits): Generator<string> {
+  let parts: string[] = [];
+  let bytes = Buffer.byteLength(prefix);
+  const base = bytes;
+  for (const tuple of tuples) {
+    const size = Buffer.byteLength(tuple) + 1;
+    if (parts.length > 0 && (bytes + size > limits.maxBytes || parts.length >= limits.maxRows)) {
+      yield prefix + parts.join(',');
+      parts = [];
+      bytes = base;
+    }
+    parts.push(tuple);
+    bytes += size;
+  }
+  if (parts.length > 0) yield prefix + parts.join(',');
+}

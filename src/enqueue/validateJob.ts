@@ -1,0 +1,114 @@
+import { JobValidationError } from '../errors.ts';
+import type { JobSpec } from '../types.ts';
+
+/** Job and queue names: what fits a log line, a file name and an index without quoting. */
+export const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+const QUEUE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+const KNOWN_FIELDS = new Set(['name', 'payload', 'queue', 'priority', 'runAt', 'delayMs', 'maxRetries', 'idempotencyKey']);
+const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
+const MIN_RUN_AT = Date.UTC(1970, 0, 2);
+const MAX_RUN_AT = Date.UTC(9999, 0, 1);
+
+/** A job that passed validation, in the form the INSERT needs. */
+export interface NormalizedJob {
+  readonly queue: string;
+  readonly name: string;
+  /** JSON text. */
+  readonly payload: string;
+  readonly priority: number;
+  /** An absolute time, or null to use NOW(3) + delayMs on the DB clock. */
+  readonly runAt: Date | null;
+  readonly delayMs: number;
+  readonly maxRetries: number | null;
+  readonly idempotencyKey: string | null;
+}
+
+export interface ValidationLimits {
+  readonly maxPayloadBytes: number;
+}
+
+/**
+ * Pure: checks one job and returns its normalized form, or throws JobValidationError naming
+ * the job's index, the field and the reason.
+ */
+export function validateJob(spec: JobSpec, index: number, limits: ValidationLimits): NormalizedJob {
+  const fail = (field: string, reason: string): never => {
+    throw new JobValidationError(index, field, reason);
+  };
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+    return fail('job', `must be an object (got ${describe(spec)})`);
+  }
+  for (const key of Object.keys(spec)) {
+    if (!KNOWN_FIELDS.has(key)) fail(key, `is not a job field (known: ${[...KNOWN_FIELDS].join(', ')})`);
+  }
+  if (typeof spec.name !== 'string' || !NAME_PATTERN.test(spec.name)) {
+    fail('name', `must be 1–128 characters of [A-Za-z0-9_.:-] (got ${describe(spec.name)})`);
+  }
+  const queue = spec.queue ?? 'default';
+  if (typeof queue !== 'string' || !QUEUE_PATTERN.test(queue)) {
+    fail('queue', `must be 1–64 characters of [A-Za-z0-9_.:-] (got ${describe(spec.queue)})`);
+  }
+
+  let payload: string | undefined;
+  try {
+    payload = JSON.stringify(spec.payload === undefined ? {} : spec.payload);
+  } catch (error) {
+    fail('payload', `is not JSON-serialisable: ${(error as Error).message}`);
+  }
+  if (payload === undefined) fail('payload', `is not JSON-serialisable (got ${describe(spec.payload)})`);
+  const bytes = Buffer.byteLength(payload as string, 'utf8');
+  if (bytes > limits.maxPayloadBytes) {
+    fail('payload', `is ${bytes} bytes as JSON, over the limit of ${limits.maxPayloadBytes}`);
+  }
+
+  const priority = spec.priority ?? 0;
+  if (!Number.isInteger(priority) || priority < -32768 || priority > 32767) {
+    fail('priority', `must be an integer in [-32768, 32767] (got ${describe(spec.priority)})`);
+  }
+
+  if (spec.runAt !== undefined && spec.delayMs !== undefined) fail('runAt', 'and delayMs cannot both be set');
+  let runAt: Date | null = null;
+  if (spec.runAt !== undefined) {
+    if (!(spec.runAt instanceof Date) || Number.isNaN(spec.runAt.getTime())) {
+      fail('runAt', `must be a valid Date (got ${describe(spec.runAt)})`);
+    }
+    const time = spec.runAt.getTime();
+    if (time < MIN_RUN_AT || time >= MAX_RUN_AT) fail('runAt', `must lie between 1970-01-02 and 9999-01-01 (got ${spec.runAt.toISOString()})`);
+    runAt = spec.runAt;
+  }
+  const delayMs = spec.delayMs ?? 0;
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
+    fail('delayMs', `must be a number of milliseconds in [0, ${MAX_DELAY_MS}] (got ${describe(spec.delayMs)})`);
+  }
+
+  const maxRetries = spec.maxRetries ?? null;
+  if (maxRetries !== null && !(Number.isInteger(maxRetries) && maxRetries >= 0 && maxRetries <= 1_000_000)) {
+    fail('maxRetries', `must be an integer in [0, 1000000] (got ${describe(spec.maxRetries)})`);
+  }
+
+  const idempotencyKey = spec.idempotencyKey ?? null;
+  if (idempotencyKey !== null && (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 191)) {
+    fail('idempotencyKey', `must be a string of 1–191 characters (got ${describe(spec.idempotencyKey)})`);
+  }
+
+  return {
+    queue,
+    name: spec.name,
+    payload: payload as string,
+    priority,
+    runAt,
+    delayMs: Math.round(delayMs),
+    maxRetries,
+    idempotencyKey,
+  };
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${String(value)}`;
+  if (value instanceof Date) return `Date ${Number.isNaN(value.getTime()) ? 'Invalid' : value.toISOString()}`;
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}

@@ -1,0 +1,23 @@
+export { createSluice, Sluice } from './Sluice.ts';
+export { defineJob } from './defineJob.ts';
+export { Worker } from './worker/Worker.ts';
+export { Maintainer, type SweepResult } from './maintenance/Maintainer.ts';
+export {
+  SluiceError,
+  JobValidationError,
+  OptionsError,
+  ClaimLostError,
+  SchemaVersionError,
+  UnknownJobTypeError,
+  HandlerTimeoutError,
+  PermanentJobError,
+  PermanentJobError as PermanentError,
+  JobDefinitionError,
+  ConnectionError,
+} from './errors.ts';
+export type { SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
+export type { SluiceOptions, WorkerOptions, MaintenanceOptions, ClaimStrategy } from './options.ts';
+export type { JobSpec, Job, JobContext, JobDefinition, Backoff } from './types.ts';
+export type { EnqueueOptions, EnqueueBatchResult } from './enqueue/enqueueBatch.ts';
+export type { EnqueueResult } from './enqueue/enqueueJob.ts';
+export type { QueueStats } from './stats/queueStats.ts';

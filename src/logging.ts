@@ -1,0 +1,49 @@
+import { pino, type Logger } from 'pino';
+import type { SluiceEvents } from './events.ts';
+
+export type { Logger } from 'pino';
+
+/** pino, JSON by default; pretty when stdout is a terminal. `LOG_LEVEL` sets the level. */
+export function createLogger(options: { name?: string; level?: string } = {}): Logger {
+  const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
+  const pretty = process.stdout.isTTY === true;
+  return pino({
+    name: options.name ?? 'sluice',
+    level,
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
+  });
+}
+
+/**
+ * The one subscriber that turns events into log lines. Info only when something changed;
+ * per-job lines are debug.
+ */
+export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
+  events.on('batch:enqueued', (e) => logger.info({ event: 'batch:enqueued', ...e }, 'batch enqueued'));
+  events.on('job:claimed', (e) => logger.debug({ event: 'job:claimed', ...e }, 'jobs claimed'));
+  events.on('job:completed', (e) => logger.debug({ event: 'job:completed', ...e }, 'job completed'));
+  events.on('job:failed', ({ error, ...e }) =>
+    logger.warn({ event: 'job:failed', ...e, err: error }, `job ${e.jobId} (${e.name}) failed: ${error.message}`),
+  );
+  events.on('job:retried', (e) => logger.info({ event: 'job:retried', ...e }, 'job released for retry'));
+  events.on('job:dead', (e) => logger.error({ event: 'job:dead', ...e }, `job ${e.jobId} (${e.name}) dead-lettered`));
+  events.on('claim:lost', (e) =>
+    logger.warn({ event: 'claim:lost', ...e }, `${e.operation}: claim ${e.lockId} lost for ${e.lost} job(s); nothing written`),
+  );
+  events.on('claim:conflicted', ({ error, ...e }) =>
+    logger.debug({ event: 'claim:conflicted', ...e, errno: (error as { errno?: number }).errno }, 'claim conflict, retrying'),
+  );
+  events.on('worker:started', (e) => logger.info({ event: 'worker:started', ...e }, 'worker started'));
+  events.on('worker:stopping', (e) => logger.info({ event: 'worker:stopping', ...e }, 'worker stopping'));
+  events.on('worker:stopped', (e) => logger.info({ event: 'worker:stopped', ...e }, 'worker stopped'));
+  events.on('worker:error', ({ error, ...e }) => logger.error({ event: 'worker:error', ...e, err: error }, error.message));
+  events.on('leader:acquired', (e) => logger.info({ event: 'leader:acquired', ...e }, 'maintenance leadership acquired'));
+  events.on('leader:lost', (e) => logger.warn({ event: 'leader:lost', ...e }, 'maintenance leadership lost'));
+  events.on('sweep:completed', (e) => {
+    const changed = e.released + e.deadLettered > 0;
+    (changed ? logger.info : logger.debug).call(logger, { event: 'sweep:completed', ...e }, 'sweep completed');
+  });
+  events.on('maintenance:error', ({ error, ...e }) =>
+    logger.error({ event: 'maintenance:error', ...e, err: error }, error.message),
+  );
+}

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { SluiceContext } from '../context.ts';
+import { assertSchemaCurrent } from '../db/migrate.ts';
+import { OptionsError } from '../errors.ts';
+import type { ResolvedMaintenanceOptions } from '../options.ts';
+import { ClaimTokens } from '../worker/claimToken.ts';
+import { deadLetterExhausted } from './deadLetterExhausted.ts';
+import { LeaderLease } from './leaderLease.ts';
+import { releaseStaleClaims } from './releaseStaleClaims.ts';
+
+export interface SweepResult {
+  /** False when another process holds the lease: nothing was done. */
+  readonly leader: boolean;
+  readonly released: number;
+  readonly deadLettered: number;
+}
+
+const LEASE_NAME = 'maintenance';
+
+/**
+ * The maintenance process: on a node-cron schedule (each tick delayed by random jitter), take
+ * or renew the leader lease, and if we lead, run each service once, in order:
+ * releaseStaleClaims → deadLetterExhausted. runOnce() does one pass and returns its counts.
+ */
+export class Maintainer {
+  readonly holder = `${ClaimTokens.processPrefix}~${randomBytes(4).toString('hex')}`;
+  readonly #lease: LeaderLease;
+  #task: ScheduledTask | undefined;
+  #pass: Promise<SweepResult> | null = null;
+  #leading = false;
+  #stopped = false;
+
+  constructor(
+    private readonly ctx: SluiceContext,
+    readonly options: ResolvedMaintenanceOptions,
+  ) {
+    if (!cron.validate(options.schedule)) throw new OptionsError('schedule', `is not a valid cron expression: ${JSON.stringify(options.schedule)}`);
+    this.#lease = new LeaderLease(ctx.db, ctx.tables, LEASE_NAME, this.holder, options.leaseMs);
+  }
+
+  get leading(): boolean {
+    return this.#leading;
+  }
+
+  async start(): Promise<void> {
+    await assertSchemaCurrent(this.ctx.db, this.ctx.tables);
+    this.#task = cron.schedule(this.options.schedule, () => this.#tick(), { noOverlap: true, name: `sluice-maintenance-${this.holder}` });
+  }
+
+  /** One pass. Concurrent calls share the pass in progress. */
+  runOnce(): Promise<SweepResult> {
+    this.#pass ??= this.#runPass().finally(() => {
+      this.#pass = null;
+    });
+    return this.#pass;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#task?.destroy();
+    await this.#pass?.catch(() => undefined);
+    if (this.#leading) {
+      await this.#lease.release().catch(() => undefined);
+      this.#setLeading(false);
+    }
+  }
+
+  async #tick(): Promise<void> {
+    await sleep(Math.random() * this.options.jitterMs);
+    if (this.#stopped) return;
+    try {
+      await this.runOnce();
+    } catch (error) {
+      this.ctx.events.emit('maintenance:error', { holder: this.holder, error: error as Error, context: 'sweep' });
+    }
+  }
+
+  async #runPass(): Promise<SweepResult> {
+    const started = performance.now();
+    const leader = await this.#lease.acquire().catch((error: unknown) => {
+      this.#setLeading(false);
+      throw error;
+    });
+    this.#setLeading(leader);
+    if (!leader) {
+      const result = { leader, released: 0, deadLettered: 0 };
+      this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: 0 });
+      return result;
+    }
+    const { db, tables } = this.ctx;
+    const { lockTimeoutMs, batchSize, jitterMs } = this.options;
+    const { released, ids } = await releaseStaleClaims(db, tables, { lockTimeoutMs, batchSize, jitterMs });
+    const deadLettered = ids.length > 0 ? await deadLetterExhausted(db, tables, ids, batchSize) : 0;
+    const result = { leader, released, deadLettered };
+    this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: Math.round(performance.now() - started) });
+    return result;
+  }
+
+  #setLeading(leading: boolean): void {
+    if (leading === this.#leading) return;
+    this.#leading = leading;
+    this.ctx.events.emit(leading ? 'leader:acquired' : 'leader:lost', { holder: this.holder, lease: LEASE_NAME });
+  }
+}

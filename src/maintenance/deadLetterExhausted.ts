@@ -1,0 +1,45 @@
+import type { Executor } from '../db/executor.ts';
+import { withTransaction } from '../db/transaction.ts';
+import type { Tables } from '../db/tables.ts';
+
+/**
+ * Params: ?1 ids (list). Locks the free jobs among those ids whose explicit max_retries is used
+ * up (rows with NULL max_retries follow their definition, which only workers know: a worker
+ * dead-letters those when it claims them).
+ */
+const sqlLockExhausted = (t: Tables) => `
+SELECT id
+FROM ${t.jobs}
+WHERE id IN (?)
+  AND lock_id = ''
+  AND max_retries IS NOT NULL
+  AND retry_times > max_retries
+FOR UPDATE`;
+
+/** Params: ?1 ids (list, locked). Copies them to dead_jobs. */
+const sqlCopyToDead = (t: Tables) => `
+INSERT INTO ${t.deadJobs} (id, queue, name, payload, priority, retry_times, max_retries, batch_id, idempotency_key, last_error, created_at, failed_at)
+SELECT id, queue, name, payload, priority, retry_times, max_retries, batch_id, idempotency_key, last_error, created_at, NOW(3)
+FROM ${t.jobs}
+WHERE id IN (?)`;
+
+/** Params: ?1 ids (list, locked). */
+const sqlDelete = (t: Tables) => `
+DELETE FROM ${t.jobs}
+WHERE id IN (?)`;
+
+/** Moves exhausted jobs among `ids` to dead_jobs, in batches of `batchSize`, one short transaction each. */
+export async function deadLetterExhausted(db: Executor, tables: Tables, ids: readonly number[], batchSize: number): Promise<number> {
+  let moved = 0;
+  for (let i = 0; i < ids.length; i += batchSize) {
+    const slice = ids.slice(i, i + batchSize);
+    moved += await withTransaction(db, async (tx) => {
+      const locked = (await tx.select<{ id: number }>(sqlLockExhausted(tables), [slice])).map((r) => Number(r.id));
+      if (locked.length === 0) return 0;
+      await tx.write(sqlCopyToDead(tables), [locked]);
+      const { affectedRows } = await tx.write(sqlDelete(tables), [locked]);
+      return affectedRows;
+    });
+  }
+  return moved;
+}

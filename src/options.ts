@@ -1,0 +1,194 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { OptionsError } from './errors.ts';
+import type { Backoff, JobDefinition } from './types.ts';
+
+/** createSluice's options. Every field is optional. */
+export interface SluiceOptions {
+  /** mysql://user:password@host:port/database. @defaultValue `MYSQL_URL`, then `mysql://root@127.0.0.1:3306/test` */
+  url?: string;
+  /** Share the application's own knex (mysql2 client). sluice then never closes it. */
+  knex?: Knex;
+  /** Prefix of every sluice table. @defaultValue `'sluice_'` */
+  tablePrefix?: string;
+  /** A pino logger; sluice logs through one subscriber of its events. @defaultValue a new pino logger */
+  logger?: Logger;
+  /** Pool size when sluice opens its own pool. @defaultValue 10 */
+  poolMax?: number;
+  /** Largest payload, as JSON, in bytes. @defaultValue 1 MiB */
+  maxPayloadBytes?: number;
+  /** Largest enqueueBatch. @defaultValue 1,000,000 */
+  maxBatchSize?: number;
+  /** Most rows in one multi-row INSERT (the packet limit also applies). @defaultValue 5,000 */
+  maxRowsPerInsert?: number;
+}
+
+export interface ResolvedSluiceOptions {
+  readonly tablePrefix: string;
+  readonly poolMax: number;
+  readonly maxPayloadBytes: number;
+  readonly maxBatchSize: number;
+  readonly maxRowsPerInsert: number;
+}
+
+export const SLUICE_DEFAULTS = {
+  tablePrefix: 'sluice_',
+  poolMax: 10,
+  maxPayloadBytes: 1024 * 1024,
+  maxBatchSize: 1_000_000,
+  maxRowsPerInsert: 5_000,
+} satisfies ResolvedSluiceOptions;
+
+export type ClaimStrategy = 'random-head' | 'skip-locked';
+
+/** sluice.worker()'s options. */
+export interface WorkerOptions {
+  /** Queues to claim from, each polled in turn. @defaultValue `['default']` */
+  queues?: string[];
+  /** Jobs run at once by this worker. @defaultValue 10 */
+  concurrency?: number;
+  /** A folder of job files (one `export default defineJob(…)` each) or a list of definitions. @defaultValue `'jobs'` */
+  jobs?: string | JobDefinition<any>[];
+  /** @defaultValue `'random-head'` */
+  claim?: ClaimStrategy;
+  /** Candidates read per head scan (random-head). @defaultValue 100 */
+  headSize?: number;
+  /** Most jobs taken by one claim statement. @defaultValue 50 */
+  claimBatchSize?: number;
+  /** Claims older than this are the sweeper's to take back; the worker heartbeats well within it. @defaultValue 30,000 */
+  lockTimeoutMs?: number;
+  /** How often in-flight claims are extended. @defaultValue lockTimeoutMs / 3 */
+  heartbeatIntervalMs?: number;
+  /** Delay between polls of an empty queue (jittered ±25 %). @defaultValue 1,000 */
+  pollIntervalMs?: number;
+  /** How long stop() waits for in-flight jobs before releasing them. @defaultValue 10,000 */
+  shutdownTimeoutMs?: number;
+  /** Default retries for definitions that set none. @defaultValue 3 */
+  maxRetries?: number;
+  /** Default backoff for definitions that set none. @defaultValue exponential from 1 s, capped at 1 h, ±20 % jitter */
+  backoff?: Backoff;
+}
+
+export interface ResolvedWorkerOptions {
+  readonly queues: readonly string[];
+  readonly concurrency: number;
+  readonly jobs: string | readonly JobDefinition<any>[];
+  readonly claim: ClaimStrategy;
+  readonly headSize: number;
+  readonly claimBatchSize: number;
+  readonly lockTimeoutMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly pollIntervalMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly maxRetries: number;
+  readonly backoff: Backoff;
+}
+
+export const WORKER_DEFAULTS = {
+  queues: ['default'],
+  concurrency: 10,
+  jobs: 'jobs',
+  claim: 'random-head',
+  headSize: 100,
+  claimBatchSize: 50,
+  lockTimeoutMs: 30_000,
+  heartbeatIntervalMs: 10_000,
+  pollIntervalMs: 1_000,
+  shutdownTimeoutMs: 10_000,
+  maxRetries: 3,
+  backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.2 },
+} satisfies ResolvedWorkerOptions;
+
+/** sluice.maintenance()'s options. */
+export interface MaintenanceOptions {
+  /** node-cron expression (seconds field allowed) for sweeps. @defaultValue every 5 s */
+  schedule?: string;
+  /** Claims older than this are released (retry_times + 1). Must exceed the workers' heartbeat interval. @defaultValue 30,000 */
+  lockTimeoutMs?: number;
+  /** How long a leader's lease lasts without renewal. @defaultValue 30,000 */
+  leaseMs?: number;
+  /** Rows per sweep statement. @defaultValue 500 */
+  batchSize?: number;
+  /** Random delay added before each tick and between batches, up to this much. @defaultValue 1,000 */
+  jitterMs?: number;
+}
+
+export interface ResolvedMaintenanceOptions {
+  readonly schedule: string;
+  readonly lockTimeoutMs: number;
+  readonly leaseMs: number;
+  readonly batchSize: number;
+  readonly jitterMs: number;
+}
+
+export const MAINTENANCE_DEFAULTS = {
+  schedule: '*/5 * * * * *',
+  lockTimeoutMs: 30_000,
+  leaseMs: 30_000,
+  batchSize: 500,
+  jitterMs: 1_000,
+} satisfies ResolvedMaintenanceOptions;
+
+function positiveInt(option: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new OptionsError(option, `must be an integer in [1, ${max}] (got ${String(value)})`);
+  }
+  return value;
+}
+
+export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOptions {
+  const r = { ...SLUICE_DEFAULTS, ...defined(options) };
+  positiveInt('poolMax', r.poolMax, 1000);
+  positiveInt('maxPayloadBytes', r.maxPayloadBytes, 15 * 1024 * 1024);
+  positiveInt('maxBatchSize', r.maxBatchSize);
+  positiveInt('maxRowsPerInsert', r.maxRowsPerInsert, 100_000);
+  return {
+    tablePrefix: r.tablePrefix,
+    poolMax: r.poolMax,
+    maxPayloadBytes: r.maxPayloadBytes,
+    maxBatchSize: r.maxBatchSize,
+    maxRowsPerInsert: r.maxRowsPerInsert,
+  };
+}
+
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  const lockTimeoutMs = options.lockTimeoutMs ?? WORKER_DEFAULTS.lockTimeoutMs;
+  const r = {
+    ...WORKER_DEFAULTS,
+    heartbeatIntervalMs: Math.max(1, Math.floor(lockTimeoutMs / 3)),
+    ...defined(options),
+  };
+  if (!Array.isArray(r.queues) || r.queues.length === 0 || r.queues.some((q) => typeof q !== 'string' || !/^[A-Za-z0-9_.:-]{1,64}$/.test(q))) {
+    throw new OptionsError('queues', `must be a non-empty list of queue names (got ${JSON.stringify(r.queues)})`);
+  }
+  positiveInt('concurrency', r.concurrency, 10_000);
+  positiveInt('headSize', r.headSize, 10_000);
+  positiveInt('claimBatchSize', r.claimBatchSize, 1_000);
+  positiveInt('lockTimeoutMs', r.lockTimeoutMs);
+  positiveInt('heartbeatIntervalMs', r.heartbeatIntervalMs);
+  positiveInt('pollIntervalMs', r.pollIntervalMs);
+  positiveInt('shutdownTimeoutMs', r.shutdownTimeoutMs);
+  if (!Number.isInteger(r.maxRetries) || r.maxRetries < 0) throw new OptionsError('maxRetries', 'must be a non-negative integer');
+  if (r.claim !== 'random-head' && r.claim !== 'skip-locked') {
+    throw new OptionsError('claim', `must be 'random-head' or 'skip-locked' (got ${JSON.stringify(r.claim)})`);
+  }
+  if (r.heartbeatIntervalMs * 2 > r.lockTimeoutMs) {
+    throw new OptionsError('heartbeatIntervalMs', `must be at most half of lockTimeoutMs (${r.heartbeatIntervalMs} vs ${r.lockTimeoutMs}), or live jobs get swept`);
+  }
+  return { ...r, queues: [...new Set(r.queues)] };
+}
+
+export function resolveMaintenanceOptions(options: MaintenanceOptions): ResolvedMaintenanceOptions {
+  const r = { ...MAINTENANCE_DEFAULTS, ...defined(options) };
+  positiveInt('lockTimeoutMs', r.lockTimeoutMs);
+  positiveInt('leaseMs', r.leaseMs);
+  positiveInt('batchSize', r.batchSize, 10_000);
+  if (!Number.isInteger(r.jitterMs) || r.jitterMs < 0) throw new OptionsError('jitterMs', 'must be a non-negative integer');
+  if (typeof r.schedule !== 'string' || r.schedule.trim() === '') throw new OptionsError('schedule', 'must be a cron expression');
+  return r;
+}
+
+/** Drops keys whose value is undefined, so `{ ...DEFAULTS, ...defined(options) }` keeps defaults. */
+function defined<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,108 @@
+/**
+ * Glossary
+ * - job: one unit of work, a row in `<prefix>jobs` while it waits, runs or awaits a retry.
+ * - claim: a worker's hold on a job: `lock_id` = `<host>-<pid>~<token>`, with a token unique to
+ *   the claim statement, and `locked_at` from the DB clock. Every later write to the job (complete,
+ *   retry, dead-letter, extend, release) matches that lock_id exactly: this is the fence.
+ * - retry_times: failed attempts so far (a handler failure, or a claim the sweeper took back).
+ *   A job runs while retry_times <= max_retries; past that it moves to `<prefix>dead_jobs`.
+ * - batch: the jobs of one enqueueBatch call, written all-or-nothing in one transaction.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+
+/** What application code submits. */
+export interface JobSpec {
+  /** Handler name: a file in jobs/ or a defineJob name. 1–128 chars of [A-Za-z0-9_.:-]. */
+  readonly name: string;
+  /** Any JSON-serialisable value; stored as JSON text. @defaultValue `{}` */
+  readonly payload?: unknown;
+  /** @defaultValue `'default'` */
+  readonly queue?: string;
+  /** Lower runs first; an integer in [-32768, 32767]. @defaultValue 0 */
+  readonly priority?: number;
+  /** Not before this time. Mutually exclusive with delayMs. */
+  readonly runAt?: Date;
+  /** Not before NOW(3) + delayMs on the database clock. */
+  readonly delayMs?: number;
+  /** Retries after the first failed attempt. @defaultValue the definition's, else 3 */
+  readonly maxRetries?: number;
+  /** At most one live job per (queue, idempotencyKey). */
+  readonly idempotencyKey?: string;
+}
+
+/** A claimed job, as a handler sees it. */
+export interface Job<P = unknown> {
+  readonly id: number;
+  readonly queue: string;
+  readonly name: string;
+  readonly payload: P;
+  readonly priority: number;
+  readonly runAt: Date;
+  readonly retryTimes: number;
+  readonly maxRetries: number | null;
+  readonly batchId: number | null;
+  readonly createdAt: Date;
+  /** The claim this worker holds on the job (the fence). */
+  readonly lockId: string;
+}
+
+/** The row as stored (snake_case, as in the DB). */
+export interface JobRow {
+  id: number;
+  queue: string;
+  name: string;
+  payload: string;
+  priority: number;
+  run_at: Date;
+  lock_id: string;
+  retry_times: number;
+  max_retries: number | null;
+  batch_id: number | null;
+  created_at: Date;
+}
+
+export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
+  return {
+    id: Number(row.id),
+    queue: row.queue,
+    name: row.name,
+    payload: JSON.parse(row.payload) as P,
+    priority: row.priority,
+    runAt: row.run_at,
+    retryTimes: row.retry_times,
+    maxRetries: row.max_retries,
+    batchId: row.batch_id === null ? null : Number(row.batch_id),
+    createdAt: row.created_at,
+    lockId: row.lock_id,
+  };
+}
+
+/** What a handler receives beside its payload. */
+export interface JobContext<P = unknown> {
+  readonly job: Job<P>;
+  /** Aborted when the attempt times out or the worker is forced to stop. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  /** The sluice knex instance, for handlers that write to the same database. */
+  readonly knex: Knex;
+}
+
+/** Delay before retry number `retryTimes` (1 for the first retry). */
+export type BackoffFunction = (retryTimes: number, error: Error) => number;
+
+export type Backoff =
+  | { readonly type: 'fixed'; readonly delayMs: number }
+  | { readonly type: 'exponential'; readonly delayMs: number; readonly maxDelayMs?: number; readonly jitter?: number }
+  | BackoffFunction;
+
+export interface JobDefinition<P = unknown> {
+  readonly name: string;
+  /** Queue used when a job of this name is enqueued without one. Informational for the worker. */
+  readonly queue?: string;
+  readonly maxRetries?: number;
+  /** Aborts `ctx.signal` and fails the attempt after this long. */
+  readonly timeoutMs?: number;
+  readonly backoff?: Backoff;
+  handle(payload: P, ctx: JobContext<P>): Promise<unknown> | unknown;
+}

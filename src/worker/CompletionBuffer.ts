@@ -1,0 +1,77 @@
+import type { SluiceContext } from '../context.ts';
+import { retryTransient } from '../db/transaction.ts';
+import { ClaimLostError } from '../errors.ts';
+import type { Job } from '../types.ts';
+import { completeJobs } from './completeJobs.ts';
+
+interface Finished {
+  readonly job: Job;
+  readonly durationMs: number;
+}
+
+/**
+ * Batches successful completions: jobs that finish close together are deleted with one fenced
+ * statement per claim, instead of one commit per job (which caps a 2-core host near 1,000
+ * jobs/s). A flush starts on the next turn of the event loop after the first finish; finishes
+ * that arrive while it runs go into the next one.
+ */
+export class CompletionBuffer {
+  #pending = new Map<string, Finished[]>();
+  #size = 0;
+  #flushing: Promise<void> | null = null;
+
+  constructor(
+    private readonly ctx: SluiceContext,
+    private readonly workerId: string,
+  ) {}
+
+  /** Jobs finished but not yet deleted. */
+  get backlog(): number {
+    return this.#size;
+  }
+
+  add(job: Job, durationMs: number): void {
+    const group = this.#pending.get(job.lockId);
+    if (group) group.push({ job, durationMs });
+    else this.#pending.set(job.lockId, [{ job, durationMs }]);
+    this.#size++;
+    this.#flushing ??= this.#flushLoop();
+  }
+
+  /** Resolves once every completion added so far is written (or reported as failed). */
+  async drain(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+  }
+
+  async #flushLoop(): Promise<void> {
+    try {
+      await new Promise((resolve) => setImmediate(resolve));
+      while (this.#pending.size > 0) {
+        const groups = this.#pending;
+        this.#pending = new Map();
+        await Promise.all([...groups].map(([lockId, finished]) => this.#flushGroup(lockId, finished)));
+      }
+    } finally {
+      this.#flushing = null;
+    }
+  }
+
+  async #flushGroup(lockId: string, finished: Finished[]): Promise<void> {
+    const ids = finished.map((f) => f.job.id);
+    try {
+      await retryTransient(() => completeJobs(this.ctx.db, this.ctx.tables, lockId, ids));
+      for (const { job, durationMs } of finished) {
+        this.ctx.events.emit('job:completed', { workerId: this.workerId, jobId: job.id, name: job.name, queue: job.queue, durationMs });
+      }
+    } catch (error) {
+      if (error instanceof ClaimLostError) {
+        this.ctx.events.emit('claim:lost', { workerId: this.workerId, operation: 'complete', lockId, jobIds: ids, lost: error.lost });
+      } else {
+        // The claims stay ours until they expire; the sweeper then hands the jobs out again (at-least-once).
+        this.ctx.events.emit('worker:error', { workerId: this.workerId, error: error as Error, context: `completing ${ids.length} job(s) of ${lockId}` });
+      }
+    } finally {
+      this.#size -= finished.length;
+    }
+  }
+}

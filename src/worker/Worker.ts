@@ -1,0 +1,233 @@
+import type { SluiceContext } from '../context.ts';
+import { assertSchemaCurrent } from '../db/migrate.ts';
+import { retryTransient } from '../db/transaction.ts';
+import type { ResolvedWorkerOptions } from '../options.ts';
+import { jobFromRow, type JobDefinition, type JobRow } from '../types.ts';
+import { claimRandomHead } from './claimRandomHead.ts';
+import { claimSkipLocked } from './claimSkipLocked.ts';
+import { ClaimTokens } from './claimToken.ts';
+import { CompletionBuffer } from './CompletionBuffer.ts';
+import { executeJob, type RunningJob } from './executeJob.ts';
+import { extendClaims } from './extendClaims.ts';
+import { loadHandlers } from './loadHandlers.ts';
+import { releaseClaims } from './releaseClaims.ts';
+
+/**
+ * A worker process's claimer and slots.
+ *
+ *   new ──start()──▶ running ──stop()──▶ stopping ──▶ stopped
+ *
+ * running:  one claim loop fills all free slots at once (one claimer per worker, never one per
+ *           slot); a heartbeat extends the claims of running jobs.
+ * stopping: no more claims; running jobs get shutdownTimeoutMs to finish; what is left is
+ *           released (fenced), completions are flushed, then stopped. stop() is idempotent;
+ *           forceStop() skips the wait and aborts handlers' signals.
+ */
+export class Worker {
+  readonly id: string;
+  readonly #tokens = new ClaimTokens();
+  readonly #running = new Set<RunningJob>();
+  readonly #waiters = new Set<() => void>();
+  readonly #completions: CompletionBuffer;
+  #handlers = new Map<string, JobDefinition<any>>();
+  #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  #loop: Promise<void> = Promise.resolve();
+  #heartbeat: NodeJS.Timeout | undefined;
+  #stopping: Promise<void> | undefined;
+  #forced = false;
+  #processed = 0;
+
+  constructor(
+    private readonly ctx: SluiceContext,
+    readonly options: ResolvedWorkerOptions,
+  ) {
+    this.id = this.#tokens.workerId;
+    this.#completions = new CompletionBuffer(ctx, this.id);
+  }
+
+  get state(): string {
+    return this.#state;
+  }
+
+  get inFlight(): number {
+    return this.#running.size;
+  }
+
+  get processed(): number {
+    return this.#processed;
+  }
+
+  async start(): Promise<void> {
+    if (this.#state !== 'new') throw new Error(`worker ${this.id} was already started`);
+    await assertSchemaCurrent(this.ctx.db, this.ctx.tables);
+    this.#handlers = await loadHandlers(this.options.jobs);
+    this.#state = 'running';
+    this.ctx.events.emit('worker:started', {
+      workerId: this.id,
+      queues: this.options.queues,
+      concurrency: this.options.concurrency,
+      strategy: this.options.claim,
+    });
+    this.#loop = this.#claimLoop();
+    this.#scheduleHeartbeat();
+  }
+
+  /** Graceful: stop claiming, let running jobs finish (up to shutdownTimeoutMs), release the rest. */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#shutdown();
+    return this.#stopping;
+  }
+
+  /** Like stop(), without waiting for running jobs: their signals abort and their claims are released. */
+  forceStop(): Promise<void> {
+    this.#forced = true;
+    this.#wake();
+    return this.stop();
+  }
+
+  async #claimLoop(): Promise<void> {
+    const { concurrency, claimBatchSize, queues, pollIntervalMs } = this.options;
+    let nextQueue = 0;
+    let lastWasFull = false;
+    while (this.#state === 'running') {
+      const free = concurrency - this.#running.size;
+      const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, concurrency) / 2)) : 1;
+      if (free < threshold || this.#completions.backlog > 2 * concurrency) {
+        await this.#idle(pollIntervalMs);
+        continue;
+      }
+      let requested = 0;
+      let claimed = 0;
+      try {
+        for (let i = 0; i < queues.length && claimed < free; i++) {
+          const queue = queues[(nextQueue + i) % queues.length] as string;
+          const want = Math.min(free - claimed, claimBatchSize);
+          requested += want;
+          const rows = await this.#claim(queue, want);
+          claimed += rows.length;
+          for (const row of rows) this.#start(row);
+        }
+        nextQueue = (nextQueue + 1) % queues.length;
+      } catch (error) {
+        this.ctx.events.emit('worker:error', { workerId: this.id, error: error as Error, context: 'claiming' });
+        await this.#idle(jittered(pollIntervalMs));
+        continue;
+      }
+      lastWasFull = claimed > 0 && claimed === requested;
+      if (claimed === 0) await this.#idle(jittered(pollIntervalMs));
+    }
+  }
+
+  async #claim(queue: string, want: number): Promise<JobRow[]> {
+    const { db, tables } = this.ctx;
+    const lockId = this.#tokens.next();
+    const rows =
+      this.options.claim === 'skip-locked'
+        ? await claimSkipLocked(db, tables, { queue, want, lockId })
+        : await retryTransient(() => claimRandomHead(db, tables, { queue, want, lockId, headSize: this.options.headSize }));
+    if (rows.length > 0) {
+      this.ctx.events.emit('job:claimed', { workerId: this.id, lockId, queue, count: rows.length, strategy: this.options.claim });
+    }
+    return rows;
+  }
+
+  #start(row: JobRow): void {
+    const running: RunningJob = { job: jobFromRow(row), startedAt: Date.now(), cancel: new AbortController(), abandoned: false };
+    this.#running.add(running);
+    const deps = {
+      ctx: this.ctx,
+      options: this.options,
+      handlers: this.#handlers,
+      completions: this.#completions,
+      workerId: this.id,
+      logger: this.ctx.logger,
+    };
+    void executeJob(deps, running).finally(() => {
+      this.#running.delete(running);
+      this.#processed++;
+      this.#wake();
+    });
+  }
+
+  /** Extends every running claim, fenced; a job whose claim was lost gets its signal aborted. */
+  #scheduleHeartbeat(): void {
+    this.#heartbeat = setTimeout(async () => {
+      for (const [lockId, group] of this.#byClaim([...this.#running])) {
+        try {
+          const lost = await extendClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
+          if (lost.length === 0) continue;
+          this.ctx.events.emit('claim:lost', { workerId: this.id, operation: 'extend', lockId, jobIds: lost, lost: lost.length });
+          for (const r of group) if (lost.includes(r.job.id)) r.cancel.abort(new Error(`claim ${lockId} on job ${r.job.id} was lost`));
+        } catch (error) {
+          this.ctx.events.emit('worker:error', { workerId: this.id, error: error as Error, context: 'extending claims' });
+        }
+      }
+      if (this.#state === 'running' || this.#state === 'stopping') this.#scheduleHeartbeat();
+    }, jittered(this.options.heartbeatIntervalMs));
+  }
+
+  async #shutdown(): Promise<void> {
+    if (this.#state === 'new' || this.#state === 'stopped') {
+      this.#state = 'stopped';
+      return;
+    }
+    this.#state = 'stopping';
+    this.ctx.events.emit('worker:stopping', { workerId: this.id, inFlight: this.#running.size });
+    this.#wake();
+    await this.#loop;
+    const deadline = Date.now() + this.options.shutdownTimeoutMs;
+    while (this.#running.size > 0 && !this.#forced && Date.now() < deadline) {
+      await this.#idle(Math.min(250, deadline - Date.now()));
+    }
+    let released = 0;
+    for (const [lockId, group] of this.#byClaim([...this.#running])) {
+      for (const r of group) {
+        r.abandoned = true;
+        r.cancel.abort(new Error('worker stopped before the job finished'));
+      }
+      try {
+        released += await releaseClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
+      } catch (error) {
+        this.ctx.events.emit('worker:error', { workerId: this.id, error: error as Error, context: 'releasing claims at stop' });
+      }
+    }
+    await this.#completions.drain();
+    clearTimeout(this.#heartbeat);
+    this.#state = 'stopped';
+    this.ctx.events.emit('worker:stopped', { workerId: this.id, released, processed: this.#processed });
+  }
+
+  #byClaim(running: RunningJob[]): Map<string, RunningJob[]> {
+    const groups = new Map<string, RunningJob[]>();
+    for (const r of running) {
+      if (r.abandoned) continue;
+      const group = groups.get(r.job.lockId);
+      if (group) group.push(r);
+      else groups.set(r.job.lockId, [r]);
+    }
+    return groups;
+  }
+
+  /** Waits up to `ms`, or until a slot frees or stop is called. */
+  #idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.#waiters.add(done);
+    });
+  }
+
+  #wake(): void {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+}
+
+/** ±25 % so that a fleet started together does not poll in step. */
+function jittered(ms: number): number {
+  return Math.round(ms * (0.75 + Math.random() * 0.5));
+}
+

@@ -1,0 +1,65 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import type { JobRow } from '../types.ts';
+import { loadClaimedJobs } from './loadClaimedJobs.ts';
+
+/**
+ * Params: ?1 queue, ?2 headSize. Returns the ids at the head of the queue: free, due, in
+ * priority / run_at / id order. A plain (non-locking) read served by ix_head without filesort.
+ */
+const sqlHead = (t: Tables) => `
+SELECT id
+FROM ${t.jobs}
+WHERE queue = ?
+  AND lock_id = ''
+  AND run_at <= NOW(3)
+ORDER BY priority, run_at, id
+LIMIT ?`;
+
+/**
+ * Params: ?1 lockId, ?2 ids (list). Claims whichever of those rows are still free and due, by
+ * primary key. affectedRows = rows claimed. Two workers that picked the same id: one gets it.
+ */
+const sqlClaim = (t: Tables) => `
+UPDATE ${t.jobs}
+SET lock_id = ?,
+    locked_at = NOW(3)
+WHERE id IN (?)
+  AND lock_id = ''
+  AND run_at <= NOW(3)`;
+
+export interface ClaimRequest {
+  readonly queue: string;
+  readonly want: number;
+  readonly lockId: string;
+  readonly headSize: number;
+}
+
+/**
+ * The default claim (the design card): read a head of candidates without locks, pick `want`
+ * distinct ones at random, claim them optimistically, load what we won. No transaction, no
+ * locking read: contention costs a wasted round trip, never a double claim.
+ */
+export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRequest): Promise<JobRow[]> {
+  const head = await db.select<{ id: number }>(sqlHead(tables), [req.queue, Math.max(req.headSize, req.want)]);
+  if (head.length === 0) return [];
+  const picked = pickRandom(
+    head.map((r) => Number(r.id)),
+    req.want,
+  );
+  const { affectedRows } = await db.write(sqlClaim(tables), [req.lockId, picked]);
+  if (affectedRows === 0) return [];
+  return loadClaimedJobs(db, tables, picked, req.lockId);
+}
+
+/** Pure: `count` distinct elements of `ids`, uniformly at random (partial Fisher–Yates). */
+export function pickRandom(ids: number[], count: number): number[] {
+  if (count >= ids.length) return ids;
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(Math.random() * (ids.length - i));
+    const tmp = ids[i] as number;
+    ids[i] = ids[j] as number;
+    ids[j] = tmp;
+  }
+  return ids.slice(0, count);
+}

@@ -1,0 +1,87 @@
+import type { Logger } from 'pino';
+import type { SluiceContext } from '../context.ts';
+import { retryTransient } from '../db/transaction.ts';
+import { ClaimLostError, UnknownJobTypeError } from '../errors.ts';
+import type { ResolvedWorkerOptions } from '../options.ts';
+import type { Job, JobDefinition } from '../types.ts';
+import { backoffDelayMs } from './backoff.ts';
+import type { CompletionBuffer } from './CompletionBuffer.ts';
+import { deadLetterJob } from './deadLetterJob.ts';
+import { retryJob } from './retryJob.ts';
+import { runHandler, type HandlerOutcome } from './runHandler.ts';
+
+/** One claimed job while this worker holds it. */
+export interface RunningJob {
+  readonly job: Job;
+  readonly startedAt: number;
+  /** Aborts the handler's signal: claim lost, or forced stop. */
+  readonly cancel: AbortController;
+  /** Set when shutdown released the claim: the attempt's outcome is no longer ours to write. */
+  abandoned: boolean;
+}
+
+export interface ExecuteDeps {
+  readonly ctx: SluiceContext;
+  readonly options: ResolvedWorkerOptions;
+  readonly handlers: ReadonlyMap<string, JobDefinition<any>>;
+  readonly completions: CompletionBuffer;
+  readonly workerId: string;
+  readonly logger: Logger;
+}
+
+const MAX_ERROR_CHARS = 8_000;
+
+/**
+ * Runs one claimed job to its outcome: success → batched fenced delete; failure → fenced
+ * release with backoff; permanent failure or retries exhausted → fenced move to dead_jobs.
+ * A job already over its retries when claimed (its earlier claims expired) is dead-lettered
+ * without running.
+ */
+export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promise<void> {
+  const { ctx, options, handlers, workerId } = deps;
+  const { job } = running;
+  const definition = handlers.get(job.name);
+  const maxRetries = job.maxRetries ?? definition?.maxRetries ?? options.maxRetries;
+  try {
+    if (job.retryTimes > maxRetries) {
+      const reason = `retries exhausted: ${job.retryTimes} failed attempt(s) > maxRetries ${maxRetries} (its last claim expired: the worker died or stalled)`;
+      await deadLetter(deps, job, job.retryTimes, maxRetries, reason);
+      return;
+    }
+    const outcome: HandlerOutcome = definition
+      ? await runHandler(definition, job.payload, { job, logger: deps.logger.child({ jobId: job.id, job: job.name }), knex: ctx.knex }, running.cancel.signal)
+      : { ok: false, error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false };
+    if (running.abandoned) return;
+    if (outcome.ok) {
+      deps.completions.add(job, Date.now() - running.startedAt);
+      return;
+    }
+    const attempt = job.retryTimes + 1;
+    ctx.events.emit('job:failed', { workerId, jobId: job.id, name: job.name, queue: job.queue, error: outcome.error, attempt });
+    const lastError = describeError(outcome.error);
+    if (outcome.permanent || attempt > maxRetries) {
+      await deadLetter(deps, job, attempt, maxRetries, lastError);
+    } else {
+      const delayMs = backoffDelayMs(definition?.backoff ?? options.backoff, attempt, outcome.error);
+      await retryTransient(() => retryJob(ctx.db, ctx.tables, job, delayMs, lastError));
+      ctx.events.emit('job:retried', { workerId, jobId: job.id, name: job.name, delayMs, retryTimes: attempt });
+    }
+  } catch (error) {
+    if (error instanceof ClaimLostError) {
+      ctx.events.emit('claim:lost', { workerId, operation: error.operation, lockId: error.lockId, jobIds: error.jobIds, lost: error.lost });
+    } else {
+      // Our claim stands until it expires; the sweeper then releases the job (at-least-once).
+      ctx.events.emit('worker:error', { workerId, error: error as Error, context: `finishing job ${job.id}` });
+    }
+  }
+}
+
+async function deadLetter(deps: ExecuteDeps, job: Job, retryTimes: number, maxRetries: number, lastError: string): Promise<void> {
+  await deadLetterJob(deps.ctx.db, deps.ctx.tables, { id: job.id, lockId: job.lockId, retryTimes, maxRetries }, lastError);
+  deps.ctx.events.emit('job:dead', { workerId: deps.workerId, jobId: job.id, name: job.name, queue: job.queue, error: lastError });
+}
+
+function describeError(error: Error): string {
+  const text = error.stack ?? `${error.name}: ${error.message}`;
+  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text;
+}
