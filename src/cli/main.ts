@@ -1,0 +1,47 @@
+import { SluiceError } from '../errors.ts';
+import { demoCommand } from './demo.ts';
+import { migrateCommand } from './migrate.ts';
+import { statsCommand } from './stats.ts';
+import { sweepCommand } from './sweep.ts';
+import { workCommand } from './work.ts';
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  migrate: migrateCommand,
+  work: workCommand,
+  sweep: sweepCommand,
+  stats: statsCommand,
+  demo: demoCommand,
+};
+
+const HELP = `sluice: a batch-transactional MySQL/MariaDB job runner
+
+usage: sluice <command> [options]      (sluice <command> --help for its options)
+
+  migrate   apply pending schema migrations
+  work      run a worker (PM2: the worker app)
+  sweep     run the maintenance process: leader-elected sweeper (PM2: the maintenance app)
+  stats     jobs per queue
+  demo      migrate, enqueue 10,000 jobs in one batch, drain them with 2 worker processes, prove exactly-once
+
+The database comes from --url, else MYSQL_URL, else mysql://root@127.0.0.1:3306/test.`;
+
+/** argv parsing and dispatch only. Returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${HELP}\n`);
+    return command ? 0 : 2;
+  }
+  const run = COMMANDS[command];
+  if (!run) {
+    process.stderr.write(`sluice: unknown command "${command}"\n\n${HELP}\n`);
+    return 2;
+  }
+  try {
+    return await run(rest);
+  } catch (error) {
+    const message = error instanceof SluiceError ? `${error.code}: ${error.message}` : (error as Error).stack ?? String(error);
+    process.stderr.write(`sluice ${command}: ${message}\n`);
+    return 1;
+  }
+}

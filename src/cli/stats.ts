@@ -1,0 +1,34 @@
+import { createSluice } from '../Sluice.ts';
+import { help } from './migrate.ts';
+import { COMMON_HELP, parse } from './parse.ts';
+
+export const STATS_HELP = `sluice stats: jobs per queue (ready, delayed, running, dead, oldest ready age)
+
+  --json       one JSON document instead of a table
+${COMMON_HELP}`;
+
+export async function statsCommand(argv: string[]): Promise<number> {
+  const { values: v } = parse(argv, { json: { type: 'boolean' } });
+  if (v.help) return help(STATS_HELP);
+  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2 });
+  try {
+    const stats = await sluice.stats();
+    if (v.json) {
+      process.stdout.write(`${JSON.stringify({ queues: stats })}\n`);
+      return 0;
+    }
+    const rows = stats.map((s) => [s.queue, s.ready, s.delayed, s.running, s.dead, s.oldestReadyMs === null ? '-' : `${(s.oldestReadyMs / 1000).toFixed(1)}s`]);
+    process.stdout.write(`${table(['queue', 'ready', 'delayed', 'running', 'dead', 'oldest ready'], rows)}\n`);
+    return 0;
+  } finally {
+    await sluice.close();
+  }
+}
+
+/** Left-aligned text table. */
+export function table(header: string[], rows: (string | number)[][]): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
+}

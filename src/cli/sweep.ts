@@ -1,0 +1,49 @@
+import { createSluice } from '../Sluice.ts';
+import { stopOnSignals } from '../shutdown.ts';
+import { help } from './migrate.ts';
+import { COMMON_HELP, intFlag, parse } from './parse.ts';
+
+export const SWEEP_HELP = `sluice sweep: the maintenance process (leader-elected sweeper) until SIGINT/SIGTERM
+
+  --once               one pass, print its result as JSON, exit
+  --schedule CRON      node-cron expression, seconds allowed (default: */5 * * * * *)
+  --lock-timeout-ms N  release claims older than this (default: 30000)
+  --lease-ms N         leader lease length (default: 30000)
+  --batch-size N       rows per sweep statement (default: 500)
+  --jitter-ms N        random delay before each tick (default: 1000)
+${COMMON_HELP}`;
+
+export async function sweepCommand(argv: string[]): Promise<number> {
+  const { values: v } = parse(argv, {
+    once: { type: 'boolean' },
+    schedule: { type: 'string' },
+    'lock-timeout-ms': { type: 'string' },
+    'lease-ms': { type: 'string' },
+    'batch-size': { type: 'string' },
+    'jitter-ms': { type: 'string' },
+  });
+  if (v.help) return help(SWEEP_HELP);
+  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 4 });
+  const maintainer = sluice.maintenance({
+    schedule: v.schedule,
+    lockTimeoutMs: intFlag('lock-timeout-ms', v['lock-timeout-ms']),
+    leaseMs: intFlag('lease-ms', v['lease-ms']),
+    batchSize: intFlag('batch-size', v['batch-size']),
+    jitterMs: intFlag('jitter-ms', v['jitter-ms']),
+  });
+  try {
+    if (v.once) {
+      const result = await maintainer.runOnce();
+      await maintainer.stop();
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return 0;
+    }
+    const stopped = stopOnSignals(maintainer, sluice.logger);
+    await maintainer.start();
+    process.send?.('ready');
+    await stopped;
+    return 0;
+  } finally {
+    await sluice.close();
+  }
+}
