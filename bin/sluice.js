@@ -5,3 +5,6 @@ import { register } from 'tsx/esm/api';
 register();
 const { main } = await import('../src/cli/main.ts');
 process.exitCode = await main(process.argv.slice(2));
+// Everything sluice opened is closed by now; a handler that ignored its abort signal may still
+// hold a timer. Give log lines a moment to flush, then leave.
+setTimeout(() => process.exit(), 2_000).unref();

@@ -62,6 +62,7 @@ export interface JobRow {
   created_at: Date;
 }
 
+/** Converts at the DB boundary. A payload that is not valid JSON (written around sluice) throws. */
 export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
   return {
     id: Number(row.id),

@@ -2,7 +2,8 @@ import type { SluiceContext } from '../context.ts';
 import { assertSchemaCurrent } from '../db/migrate.ts';
 import { retryTransient } from '../db/transaction.ts';
 import type { ResolvedWorkerOptions } from '../options.ts';
-import { jobFromRow, type JobDefinition, type JobRow } from '../types.ts';
+import { PermanentJobError } from '../errors.ts';
+import { jobFromRow, type Job, type JobDefinition, type JobRow } from '../types.ts';
 import { claimRandomHead } from './claimRandomHead.ts';
 import { claimSkipLocked } from './claimSkipLocked.ts';
 import { ClaimTokens } from './claimToken.ts';
@@ -132,7 +133,15 @@ export class Worker {
   }
 
   #start(row: JobRow): void {
-    const running: RunningJob = { job: jobFromRow(row), startedAt: Date.now(), cancel: new AbortController(), abandoned: false };
+    let job: Job;
+    let payloadError: Error | undefined;
+    try {
+      job = jobFromRow(row);
+    } catch (error) {
+      payloadError = new PermanentJobError(`payload of job ${row.id} is not valid JSON: ${(error as Error).message}`);
+      job = { ...jobFromRow({ ...row, payload: 'null' }) };
+    }
+    const running: RunningJob = { job, startedAt: Date.now(), cancel: new AbortController(), abandoned: false, payloadError };
     this.#running.add(running);
     const deps = {
       ctx: this.ctx,

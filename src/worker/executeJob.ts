@@ -18,6 +18,8 @@ export interface RunningJob {
   readonly cancel: AbortController;
   /** Set when shutdown released the claim: the attempt's outcome is no longer ours to write. */
   abandoned: boolean;
+  /** Set when the stored payload could not be parsed: the job fails permanently without running. */
+  readonly payloadError?: Error;
 }
 
 export interface ExecuteDeps {
@@ -48,7 +50,9 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
       await deadLetter(deps, job, job.retryTimes, maxRetries, reason);
       return;
     }
-    const outcome: HandlerOutcome = definition
+    const outcome: HandlerOutcome = running.payloadError
+      ? { ok: false, error: running.payloadError, permanent: true }
+      : definition
       ? await runHandler(definition, job.payload, { job, logger: deps.logger.child({ jobId: job.id, job: job.name }), knex: ctx.knex }, running.cancel.signal)
       : { ok: false, error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false };
     if (running.abandoned) return;

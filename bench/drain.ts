@@ -1,0 +1,99 @@
+/**
+ * One timed drain: N child processes empty a filled queue table. The clock starts when the last
+ * child says 'ready' (children start claiming as soon as they are up, as `sluice work` does, so
+ * the jobs the early ones finished before then are subtracted: the rate is the jobs left at that
+ * moment over the time until the table holds none). Then SIGINT, and every child must exit 0.
+ */
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { startFleet } from './processFleet.ts';
+import { difference, readCounters, type Counters } from './serverCounters.ts';
+
+export interface DrainTarget {
+  /** For progress lines, e.g. "random-head ×2 sluice". */
+  readonly label: string;
+  /** The live jobs table the children drain. */
+  readonly table: string;
+  readonly queue: string;
+  readonly workers: number;
+  /** node arguments of one child. */
+  readonly args: readonly string[];
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export interface DrainMeasurement {
+  /** Jobs drained inside the timed window. */
+  readonly jobs: number;
+  /** Jobs finished before the last child was ready (outside the window). */
+  readonly startedEarly: number;
+  readonly seconds: number;
+  readonly jobsPerSec: number;
+  /** Server counters over the window, the benchmark's own probes subtracted from Questions. */
+  readonly server: Counters;
+}
+
+const POLL_INTERVAL_MS = 50;
+const PROGRESS_INTERVAL_MS = 2_000;
+const DRAIN_TIMEOUT_MS = 240_000;
+
+export async function measureDrain(conn: Connection, target: DrainTarget, filled: number): Promise<DrainMeasurement> {
+  const fleet = await startFleet(target.workers, target.args, target.env);
+  let measurement: DrainMeasurement;
+  try {
+    measurement = await timeDrain(conn, target, fleet.readyAt, filled);
+  } finally {
+    const codes = await fleet.stop();
+    if (codes.some((code) => code !== 0)) throw new Error(`${target.label}: worker exit codes ${codes.join(', ')} (expected all 0)`);
+  }
+  return measurement;
+}
+
+async function timeDrain(conn: Connection, target: DrainTarget, readyAt: number, filled: number): Promise<DrainMeasurement> {
+  const before = await readCounters(conn);
+  const left = await countJobs(conn, target);
+  const { emptyAt, probes } = await waitUntilEmpty(conn, target, readyAt, left);
+  const server = difference(await readCounters(conn), before);
+  const seconds = (emptyAt - readyAt) / 1000;
+  return {
+    jobs: left,
+    startedEarly: filled - left,
+    seconds,
+    jobsPerSec: left / seconds,
+    server: { ...server, Questions: server.Questions - probes - 1 },
+  };
+}
+
+/** Params: ?1 queue. Jobs still in the live table for the queue. */
+const sqlCount = (table: string) => `
+SELECT COUNT(*) AS n
+FROM \`${table}\`
+WHERE queue = ?`;
+
+async function countJobs(conn: Connection, target: DrainTarget): Promise<number> {
+  const [rows] = await conn.query<RowDataPacket[]>(sqlCount(target.table), [target.queue]);
+  return Number(rows[0]?.n);
+}
+
+/**
+ * Polls the count every POLL_INTERVAL_MS. Returns when the probe that found zero was sent (the
+ * table emptied between the two last probes) and how many probes were sent.
+ */
+async function waitUntilEmpty(conn: Connection, target: DrainTarget, startedAt: number, initial: number) {
+  let probes = 1;
+  let left = initial;
+  let sentAt = performance.now();
+  let lastProgress = sentAt;
+  while (left > 0) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+    sentAt = performance.now();
+    left = await countJobs(conn, target);
+    probes++;
+    const now = performance.now();
+    if (now - startedAt > DRAIN_TIMEOUT_MS) throw new Error(`${target.label}: ${left} jobs left after ${DRAIN_TIMEOUT_MS} ms`);
+    if (now - lastProgress >= PROGRESS_INTERVAL_MS) {
+      const rate = Math.round((initial - left) / ((now - startedAt) / 1000));
+      process.stderr.write(`[bench]   ${target.label}: ${left.toLocaleString('en-US')} left, ${rate.toLocaleString('en-US')} jobs/s\n`);
+      lastProgress = now;
+    }
+  }
+  return { emptyAt: sentAt, probes };
+}

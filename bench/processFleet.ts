@@ -1,0 +1,53 @@
+/**
+ * A fleet of N real child processes: spawned together, each announcing itself with the IPC
+ * message 'ready'; stopped together with SIGINT, reporting every exit code. Children's stdout
+ * and stderr go to our stderr, so our stdout carries only the report.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+
+export interface Fleet {
+  /** performance.now() when the last child said 'ready'. */
+  readonly readyAt: number;
+  /** SIGINT to every child; resolves with their exit codes (null: killed by a signal). */
+  stop(): Promise<(number | null)[]>;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+
+export async function startFleet(count: number, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Fleet> {
+  const children = Array.from({ length: count }, () =>
+    spawn(process.execPath, args, { stdio: ['ignore', 2, 2, 'ipc'], env: { ...process.env, ...env } }),
+  );
+  try {
+    await Promise.all(children.map(whenReady));
+  } catch (error) {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    throw error;
+  }
+  const readyAt = performance.now();
+  return { readyAt, stop: () => Promise.all(children.map(interrupt)) };
+}
+
+function whenReady(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`child ${child.pid} not ready after ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    child.on('message', (message) => {
+      if (message !== 'ready') return;
+      clearTimeout(timer);
+      resolve();
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`child ${child.pid} exited with ${code} before it was ready`));
+    });
+  });
+}
+
+async function interrupt(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = once(child, 'exit');
+  child.kill('SIGINT');
+  const [code] = (await exited) as [number | null];
+  return code;
+}

@@ -1,0 +1,23 @@
+/**
+ * The workload both sides write: `count` no-op jobs on the bench queue with a small JSON payload,
+ * priority 0, due now. sluice gets these specs as they are; the raw ceiling turns them into the
+ * same column values with the same JSON.stringify.
+ */
+export const BENCH_QUEUE = 'bench';
+export const JOB_NAME = 'noop';
+
+export interface BenchJob {
+  readonly name: string;
+  readonly queue: string;
+  readonly priority: number;
+  readonly payload: { readonly n: number; readonly email: string };
+}
+
+export function makeJobs(count: number): BenchJob[] {
+  return Array.from({ length: count }, (_, n) => ({
+    name: JOB_NAME,
+    queue: BENCH_QUEUE,
+    priority: 0,
+    payload: { n, email: `user${n}@example.com` },
+  }));
+}
