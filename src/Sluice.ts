@@ -6,7 +6,13 @@ import { fromKnex } from './db/executor.ts';
 import { migrate } from './db/migrate.ts';
 import { readServerInfo, type ServerInfo } from './db/serverInfo.ts';
 import { tablesFor } from './db/tables.ts';
-import { enqueueBatch, type EnqueueBatchResult, type EnqueueOptions } from './enqueue/enqueueBatch.ts';
+import { getBatch, type BatchStatus } from './batches/getBatch.ts';
+import type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
+import { listDeadJobs, type DeadJob } from './deadJobs/listDeadJobs.ts';
+import { purgeDeadJobs } from './deadJobs/purgeDeadJobs.ts';
+import { redriveDeadJobs } from './deadJobs/redriveDeadJobs.ts';
+import { enqueueBatch, type EnqueueBatchOptions, type EnqueueBatchResult, type EnqueueOptions } from './enqueue/enqueueBatch.ts';
+import { pausedQueues, pauseQueue, resumeQueue } from './queues/pauseQueue.ts';
 import { enqueueJob, type EnqueueResult } from './enqueue/enqueueJob.ts';
 import { SluiceEvents } from './events.ts';
 import { createLogger, subscribeLogger } from './logging.ts';
@@ -71,9 +77,37 @@ export class Sluice {
     return this.#guard(() => enqueueJob(this.#ctx, job, options));
   }
 
-  enqueueBatch(jobs: readonly JobSpec[], options?: EnqueueOptions): Promise<EnqueueBatchResult> {
+  enqueueBatch(jobs: readonly JobSpec[], options?: EnqueueBatchOptions): Promise<EnqueueBatchResult> {
     return this.#guard(() => enqueueBatch(this.#ctx, jobs, options));
   }
+
+  /** A batch's size, pending / succeeded / dead counts and finishedAt; null if no such batch. */
+  batch(batchId: number): Promise<BatchStatus | null> {
+    return this.#guard(() => getBatch(this.#ctx.db, this.#ctx.tables, batchId));
+  }
+
+  /** No worker claims from a paused queue; jobs already running finish. */
+  pauseQueue(queue: string): Promise<void> {
+    return this.#guard(() => pauseQueue(this.#ctx.db, this.#ctx.tables, queue));
+  }
+
+  resumeQueue(queue: string): Promise<void> {
+    return this.#guard(() => resumeQueue(this.#ctx.db, this.#ctx.tables, queue));
+  }
+
+  pausedQueues(): Promise<{ queue: string; pausedAt: Date }[]> {
+    return this.#guard(() => pausedQueues(this.#ctx.db, this.#ctx.tables));
+  }
+
+  /** Dead jobs: list (paged), re-drive into the live queue, or purge — each filtered. */
+  readonly deadJobs = {
+    list: (filter?: DeadJobFilter, page?: { afterId?: number; limit?: number }): Promise<DeadJob[]> =>
+      this.#guard(() => listDeadJobs(this.#ctx.db, this.#ctx.tables, filter, page)),
+    redrive: (filter?: DeadJobFilter, options?: { batchSize?: number; onProgress?: (n: number) => void }): Promise<{ redriven: number }> =>
+      this.#guard(() => redriveDeadJobs(this.#ctx.db, this.#ctx.tables, filter, options)),
+    purge: (filter?: DeadJobFilter, options?: { batchSize?: number }): Promise<{ purged: number }> =>
+      this.#guard(() => purgeDeadJobs(this.#ctx.db, this.#ctx.tables, filter, options)),
+  };
 
   /** A worker (not started): `await worker.start()`, later `await worker.stop()`. */
   worker(options: WorkerOptions = {}): Worker {

@@ -12,14 +12,17 @@ export class SluiceError extends Error {
   }
 }
 
-/** A job handed to enqueue/enqueueBatch is invalid. Nothing of its batch was written. */
+/**
+ * A job handed to enqueue/enqueueBatch is invalid. Nothing of its batch was written. `index` is
+ * the job's position in the batch, or -1 for the batch as a whole (its options, its size).
+ */
 export class JobValidationError extends SluiceError {
   constructor(
     readonly index: number,
     readonly field: string,
     readonly reason: string,
   ) {
-    super('SLUICE_JOB_INVALID', `job ${index}: ${field} ${reason}`);
+    super('SLUICE_JOB_INVALID', `${index >= 0 ? `job ${index}` : 'batch'}: ${field} ${reason}`);
   }
 }
 

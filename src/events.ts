@@ -24,6 +24,7 @@ export interface SluiceEventMap {
     leader: boolean;
     released: number;
     deadLettered: number;
+    batchesFinished: number;
     durationMs: number;
   };
   'maintenance:error': { holder: string; error: Error; context: string };

@@ -18,6 +18,9 @@ export {
 export type { SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
 export type { SluiceOptions, WorkerOptions, MaintenanceOptions, ClaimStrategy } from './options.ts';
 export type { JobSpec, Job, JobContext, JobDefinition, Backoff } from './types.ts';
-export type { EnqueueOptions, EnqueueBatchResult } from './enqueue/enqueueBatch.ts';
+export type { EnqueueOptions, EnqueueBatchOptions, EnqueueBatchResult } from './enqueue/enqueueBatch.ts';
+export type { BatchStatus } from './batches/getBatch.ts';
+export type { DeadJob } from './deadJobs/listDeadJobs.ts';
+export type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
 export type { EnqueueResult } from './enqueue/enqueueJob.ts';
 export type { QueueStats } from './stats/queueStats.ts';

@@ -7,6 +7,8 @@ export interface Tables {
   readonly batches: string;
   readonly deadJobs: string;
   readonly leases: string;
+  readonly queues: string;
+  readonly idempotencyKeys: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -24,6 +26,8 @@ export function tablesFor(prefix: string): Tables {
     batches: `\`${prefix}batches\``,
     deadJobs: `\`${prefix}dead_jobs\``,
     leases: `\`${prefix}leases\``,
+    queues: `\`${prefix}queues\``,
+    idempotencyKeys: `\`${prefix}idempotency_keys\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };

@@ -5,13 +5,14 @@ import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../types.ts';
 import type { Knex } from 'knex';
+import type { StoredCompletionJob } from '../maintenance/finishBatches.ts';
 import { chunkLimitsFor, planChunks } from './planChunks.ts';
 import { validateJob, type NormalizedJob } from './validateJob.ts';
 
-/** Params: ?1 size. Returns insertId = the new batch's id. */
+/** Params: ?1 size, ?2 completion job (JSON) or NULL. Returns insertId = the new batch's id. */
 const sqlInsertBatch = (t: SluiceContext['tables']) => `
-INSERT INTO ${t.batches} (size, created_at)
-VALUES (?, NOW(3))`;
+INSERT INTO ${t.batches} (size, on_complete, created_at)
+VALUES (?, ?, NOW(3))`;
 
 /**
  * Multi-row INSERT prefix; the VALUES tuples are rendered with mysql2's escaping (text
@@ -24,6 +25,14 @@ const sqlInsertJobsPrefix = (t: SluiceContext['tables']) =>
 export interface EnqueueOptions {
   /** The caller's knex transaction: the jobs commit or roll back with the caller's own rows. */
   readonly trx?: Knex.Transaction;
+}
+
+export interface EnqueueBatchOptions extends EnqueueOptions {
+  /**
+   * A job enqueued once, when every job of the batch has finished (succeeded or dead-lettered).
+   * Its payload (an object) receives `batch: { id, size, succeeded, dead }`.
+   */
+  readonly onComplete?: JobSpec;
 }
 
 export interface EnqueueBatchResult {
@@ -39,7 +48,7 @@ export interface EnqueueBatchResult {
 export async function enqueueBatch(
   ctx: SluiceContext,
   jobs: readonly JobSpec[],
-  options: EnqueueOptions = {},
+  options: EnqueueBatchOptions = {},
 ): Promise<EnqueueBatchResult> {
   const started = performance.now();
   if (!Array.isArray(jobs)) throw new JobValidationError(-1, 'jobs', 'must be an array of jobs');
@@ -56,6 +65,7 @@ export async function enqueueBatch(
       seenKeys.add(key);
     }
   }
+  const onComplete = options.onComplete === undefined ? null : storedCompletionJob(options.onComplete, limits);
   if (jobs.length === 0) return { batchId: null, count: 0 };
 
   const { maxAllowedPacket } = await ctx.serverInfo();
@@ -64,7 +74,7 @@ export async function enqueueBatch(
 
   let chunks = 0;
   const result = await withTransaction(db, async (tx) => {
-    const { insertId: batchId } = await tx.write(sqlInsertBatch(ctx.tables), [jobs.length]);
+    const { insertId: batchId } = await tx.write(sqlInsertBatch(ctx.tables), [jobs.length, onComplete]);
     const tuples = renderTuples(jobs, limits, batchId);
     let inserted = 0;
     chunks = 0;
@@ -79,6 +89,25 @@ export async function enqueueBatch(
   });
   ctx.events.emit('batch:enqueued', { ...result, chunks, durationMs: Math.round(performance.now() - started) });
   return result;
+}
+
+/** Validates the completion job now (nothing is written if it is bad) and renders it for the batches row. */
+function storedCompletionJob(spec: JobSpec, limits: { maxPayloadBytes: number }): string {
+  let job: NormalizedJob;
+  try {
+    job = validateJob(spec, -1, limits);
+  } catch (error) {
+    if (error instanceof JobValidationError) throw new JobValidationError(-1, `onComplete.${error.field}`, error.reason);
+    throw error;
+  }
+  if (spec.payload !== undefined && (typeof spec.payload !== 'object' || spec.payload === null || Array.isArray(spec.payload))) {
+    throw new JobValidationError(-1, 'onComplete.payload', 'must be an object (the batch summary is added to it)');
+  }
+  if (job.runAt !== null || job.delayMs > 0 || job.idempotencyKey !== null) {
+    throw new JobValidationError(-1, 'onComplete', 'takes no runAt, delayMs or idempotencyKey (it runs when the batch finishes)');
+  }
+  const stored: StoredCompletionJob = { queue: job.queue, name: job.name, payload: job.payload, priority: job.priority, maxRetries: job.maxRetries };
+  return JSON.stringify(stored);
 }
 
 /** Lazily renders each job as a VALUES tuple (validation already passed, so it cannot throw here). */

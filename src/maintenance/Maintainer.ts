@@ -7,6 +7,7 @@ import { OptionsError } from '../errors.ts';
 import type { ResolvedMaintenanceOptions } from '../options.ts';
 import { ClaimTokens } from '../worker/claimToken.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
+import { finishBatches } from './finishBatches.ts';
 import { LeaderLease } from './leaderLease.ts';
 import { releaseStaleClaims } from './releaseStaleClaims.ts';
 
@@ -15,6 +16,8 @@ export interface SweepResult {
   readonly leader: boolean;
   readonly released: number;
   readonly deadLettered: number;
+  /** Batches marked finished (and completion jobs enqueued) in this pass. */
+  readonly batchesFinished: number;
 }
 
 const LEASE_NAME = 'maintenance';
@@ -22,7 +25,8 @@ const LEASE_NAME = 'maintenance';
 /**
  * The maintenance process: on a node-cron schedule (each tick delayed by random jitter), take
  * or renew the leader lease, and if we lead, run each service once, in order:
- * releaseStaleClaims → deadLetterExhausted. runOnce() does one pass and returns its counts.
+ * releaseStaleClaims → deadLetterExhausted → finishBatches. runOnce() does one pass and returns
+ * its counts.
  */
 export class Maintainer {
   readonly holder = `${ClaimTokens.processPrefix}~${randomBytes(4).toString('hex')}`;
@@ -85,7 +89,7 @@ export class Maintainer {
     });
     this.#setLeading(leader);
     if (!leader) {
-      const result = { leader, released: 0, deadLettered: 0 };
+      const result = { leader, released: 0, deadLettered: 0, batchesFinished: 0 };
       this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: 0 });
       return result;
     }
@@ -93,7 +97,8 @@ export class Maintainer {
     const { lockTimeoutMs, batchSize, jitterMs } = this.options;
     const { released, ids } = await releaseStaleClaims(db, tables, { lockTimeoutMs, batchSize, jitterMs });
     const deadLettered = ids.length > 0 ? await deadLetterExhausted(db, tables, ids, batchSize) : 0;
-    const result = { leader, released, deadLettered };
+    const { finished: batchesFinished } = await finishBatches(db, tables, batchSize);
+    const result = { leader, released, deadLettered, batchesFinished };
     this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: Math.round(performance.now() - started) });
     return result;
   }

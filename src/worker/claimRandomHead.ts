@@ -18,7 +18,8 @@ LIMIT ?`;
 
 /**
  * Params: ?1 lockId, ?2 ids (list). Claims whichever of those rows are still free and due, by
- * primary key. affectedRows = rows claimed. Two workers that picked the same id: one gets it.
+ * primary key, unless their queue is paused. affectedRows = rows claimed. Two workers that
+ * picked the same id: one gets it.
  */
 const sqlClaim = (t: Tables) => `
 UPDATE ${t.jobs}
@@ -26,7 +27,8 @@ SET lock_id = ?,
     locked_at = NOW(3)
 WHERE id IN (?)
   AND lock_id = ''
-  AND run_at <= NOW(3)`;
+  AND run_at <= NOW(3)
+  AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ${t.jobs}.queue AND q.paused_at IS NOT NULL)`;
 
 export interface ClaimRequest {
   readonly queue: string;

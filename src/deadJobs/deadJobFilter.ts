@@ -1,0 +1,53 @@
+import { OptionsError } from '../errors.ts';
+
+/** Which dead jobs a list / re-drive / purge applies to. All fields optional; they combine with AND. */
+export interface DeadJobFilter {
+  queue?: string;
+  name?: string;
+  /** Dead for at least this long (failed_at <= NOW(3) - olderThanMs). */
+  olderThanMs?: number;
+  /** Dead for at most this long. */
+  newerThanMs?: number;
+  /** Only these dead-job ids. */
+  ids?: number[];
+  /** Also match rows already re-driven (kept as history). @defaultValue false */
+  includeRedriven?: boolean;
+}
+
+/**
+ * Pure: renders a filter as SQL conditions with `?` placeholders (values never concatenated),
+ * restricted to rows not yet re-driven unless `includeRedriven`.
+ */
+export function deadJobConditions(filter: DeadJobFilter): { sql: string; params: unknown[] } {
+  const clauses = filter.includeRedriven ? ['TRUE'] : ['redriven_at IS NULL'];
+  const params: unknown[] = [];
+  if (filter.queue !== undefined) {
+    clauses.push('queue = ?');
+    params.push(filter.queue);
+  }
+  if (filter.name !== undefined) {
+    clauses.push('name = ?');
+    params.push(filter.name);
+  }
+  if (filter.olderThanMs !== undefined) {
+    clauses.push('failed_at <= NOW(3) - INTERVAL ? MICROSECOND');
+    params.push(milliseconds('olderThanMs', filter.olderThanMs) * 1000);
+  }
+  if (filter.newerThanMs !== undefined) {
+    clauses.push('failed_at > NOW(3) - INTERVAL ? MICROSECOND');
+    params.push(milliseconds('newerThanMs', filter.newerThanMs) * 1000);
+  }
+  if (filter.ids !== undefined) {
+    if (filter.ids.length === 0) clauses.push('FALSE');
+    else {
+      clauses.push('id IN (?)');
+      params.push(filter.ids);
+    }
+  }
+  return { sql: clauses.join('\n  AND '), params };
+}
+
+function milliseconds(field: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new OptionsError(field, `must be a non-negative number of milliseconds (got ${value})`);
+  return Math.round(value);
+}

@@ -1,0 +1,75 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { deadJobConditions, type DeadJobFilter } from './deadJobFilter.ts';
+
+/** Params: filter values…, ?after id, ?limit. Returns dead jobs (not re-driven), oldest id first. */
+const sqlList = (t: Tables, where: string) => `
+SELECT id, queue, name, payload, priority, retry_times, max_retries, batch_id, idempotency_key, last_error, created_at, failed_at
+FROM ${t.deadJobs}
+WHERE ${where}
+  AND id > ?
+ORDER BY id
+LIMIT ?`;
+
+export interface DeadJob {
+  readonly id: number;
+  readonly queue: string;
+  readonly name: string;
+  readonly payload: unknown;
+  readonly priority: number;
+  readonly retryTimes: number;
+  readonly maxRetries: number;
+  readonly batchId: number | null;
+  readonly idempotencyKey: string | null;
+  readonly lastError: string | null;
+  readonly createdAt: Date;
+  readonly failedAt: Date;
+}
+
+interface DeadJobRow {
+  id: number;
+  queue: string;
+  name: string;
+  payload: string;
+  priority: number;
+  retry_times: number;
+  max_retries: number;
+  batch_id: number | null;
+  idempotency_key: string | null;
+  last_error: string | null;
+  created_at: Date;
+  failed_at: Date;
+}
+
+/** One page of dead jobs; pass the last id as `afterId` for the next page. */
+export async function listDeadJobs(
+  db: Executor,
+  tables: Tables,
+  filter: DeadJobFilter = {},
+  page: { afterId?: number; limit?: number } = {},
+): Promise<DeadJob[]> {
+  const { sql, params } = deadJobConditions(filter);
+  const rows = await db.select<DeadJobRow>(sqlList(tables, sql), [...params, page.afterId ?? 0, page.limit ?? 100]);
+  return rows.map((r) => ({
+    id: Number(r.id),
+    queue: r.queue,
+    name: r.name,
+    payload: safeParse(r.payload),
+    priority: r.priority,
+    retryTimes: r.retry_times,
+    maxRetries: r.max_retries,
+    batchId: r.batch_id === null ? null : Number(r.batch_id),
+    idempotencyKey: r.idempotency_key,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    failedAt: r.failed_at,
+  }));
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,61 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Executor } from '../db/executor.ts';
+import { withTransaction } from '../db/transaction.ts';
+import type { Tables } from '../db/tables.ts';
+import { deadJobConditions, type DeadJobFilter } from './deadJobFilter.ts';
+
+/** Params: filter values…, ?limit. Locks the next batch of matching dead jobs not yet re-driven. */
+const sqlLockBatch = (t: Tables, where: string) => `
+SELECT id
+FROM ${t.deadJobs}
+WHERE ${where}
+ORDER BY id
+LIMIT ?
+FOR UPDATE`;
+
+/**
+ * Params: ?1 dead job id. Re-inserts it as a new live job: due now, retry_times 0, its last error
+ * kept. Returns insertId = the new job's id.
+ */
+const sqlReinsert = (t: Tables) => `
+INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, batch_id, idempotency_key, last_error, created_at)
+SELECT queue, name, payload, priority, NOW(3), max_retries, batch_id, idempotency_key, last_error, NOW(3)
+FROM ${t.deadJobs}
+WHERE id = ?`;
+
+/** Params: ?1 new job id, ?2 dead job id. Keeps the dead row as history, pointing at its new job. */
+const sqlMarkRedriven = (t: Tables) => `
+UPDATE ${t.deadJobs}
+SET redriven_at = NOW(3),
+    redriven_as = ?
+WHERE id = ?
+  AND redriven_at IS NULL`;
+
+/**
+ * Moves matching dead jobs back into the live queue in bounded batches, one short transaction
+ * each (a failure loses nothing: the batch rolls back whole). Each dead row stays as history.
+ */
+export async function redriveDeadJobs(
+  db: Executor,
+  tables: Tables,
+  filter: DeadJobFilter = {},
+  options: { batchSize?: number; onProgress?: (redriven: number) => void } = {},
+): Promise<{ redriven: number }> {
+  const batchSize = options.batchSize ?? 200;
+  const { sql, params } = deadJobConditions({ ...filter, includeRedriven: false });
+  let redriven = 0;
+  for (;;) {
+    const moved = await withTransaction(db, async (tx) => {
+      const ids = (await tx.select<{ id: number }>(sqlLockBatch(tables, sql), [...params, batchSize])).map((r) => Number(r.id));
+      for (const id of ids) {
+        const { insertId } = await tx.write(sqlReinsert(tables), [id]);
+        await tx.write(sqlMarkRedriven(tables), [insertId, id]);
+      }
+      return ids.length;
+    });
+    redriven += moved;
+    options.onProgress?.(redriven);
+    if (moved < batchSize) return { redriven };
+    await sleep(Math.random() * 20);
+  }
+}

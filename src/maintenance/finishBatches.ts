@@ -1,0 +1,86 @@
+import type { Executor } from '../db/executor.ts';
+import { withTransaction } from '../db/transaction.ts';
+import type { Tables } from '../db/tables.ts';
+import { getBatch } from '../batches/getBatch.ts';
+
+/** Params: ?1 after id, ?2 limit. Unfinished batches in id order (ix_unfinished). */
+const sqlUnfinished = (t: Tables) => `
+SELECT id
+FROM ${t.batches}
+WHERE finished_at IS NULL
+  AND id > ?
+ORDER BY id
+LIMIT ?`;
+
+/** Params: ?1 batch id. 1 row if any job of the batch is still live (ix_batch). */
+const sqlHasLiveJob = (t: Tables) => `
+SELECT 1 AS live
+FROM ${t.jobs}
+WHERE batch_id = ?
+LIMIT 1`;
+
+/**
+ * Params: ?1 batch id. Marks the batch finished; matches only if nobody did yet, so exactly one
+ * caller ever sees affectedRows 1 — and only that caller enqueues the completion job, in the same
+ * transaction. Returns affectedRows.
+ */
+const sqlMarkFinished = (t: Tables) => `
+UPDATE ${t.batches}
+SET finished_at = NOW(3)
+WHERE id = ?
+  AND finished_at IS NULL`;
+
+/** Params: ?1 batch id. The batch's completion job spec (JSON), if any. */
+const sqlOnComplete = (t: Tables) => `
+SELECT on_complete
+FROM ${t.batches}
+WHERE id = ?`;
+
+/**
+ * Params: ?1 queue, ?2 name, ?3 payload JSON, ?4 priority, ?5 max_retries, ?6 idempotency key.
+ * Enqueues a batch's completion job, due now.
+ */
+const sqlInsertCompletionJob = (t: Tables) => `
+INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, idempotency_key, created_at)
+VALUES (?, ?, ?, ?, NOW(3), ?, ?, NOW(3))`;
+
+/** What enqueueBatch stores for `onComplete`, already validated. */
+export interface StoredCompletionJob {
+  queue: string;
+  name: string;
+  payload: string;
+  priority: number;
+  maxRetries: number | null;
+}
+
+/**
+ * The batch-finishing service: for each unfinished batch with no live job, mark it finished and
+ * enqueue its completion job — exactly once, even with several maintenance processes. Works in
+ * bounded pages.
+ */
+export async function finishBatches(db: Executor, tables: Tables, pageSize: number): Promise<{ finished: number; completionJobs: number }> {
+  let finished = 0;
+  let completionJobs = 0;
+  let afterId = 0;
+  for (;;) {
+    const ids = (await db.select<{ id: number }>(sqlUnfinished(tables), [afterId, pageSize])).map((r) => Number(r.id));
+    for (const id of ids) {
+      if ((await db.select(sqlHasLiveJob(tables), [id])).length > 0) continue;
+      const enqueued = await withTransaction(db, async (tx) => {
+        const { affectedRows } = await tx.write(sqlMarkFinished(tables), [id]);
+        if (affectedRows !== 1) return null;
+        const [row] = await tx.select<{ on_complete: string | null }>(sqlOnComplete(tables), [id]);
+        if (!row?.on_complete) return false;
+        const job = JSON.parse(row.on_complete) as StoredCompletionJob;
+        const status = await getBatch(tx, tables, id);
+        const payload = JSON.stringify({ ...(JSON.parse(job.payload) as object), batch: status && { id, size: status.size, succeeded: status.succeeded, dead: status.dead } });
+        await tx.write(sqlInsertCompletionJob(tables), [job.queue, job.name, payload, job.priority, job.maxRetries, `batch-complete:${id}`]);
+        return true;
+      });
+      if (enqueued !== null) finished++;
+      if (enqueued) completionJobs++;
+    }
+    if (ids.length < pageSize) return { finished, completionJobs };
+    afterId = ids[ids.length - 1] as number;
+  }
+}
