@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { SluiceContext } from './context.ts';
 import { connect, describeConnectionFailure, redactUrl, resolveUrl } from './db/connect.ts';
 import { fromKnex } from './db/executor.ts';
+import { ER } from './db/mysqlErrors.ts';
+import { SchemaVersionError } from './errors.ts';
 import { migrate } from './db/migrate.ts';
 import { readServerInfo, type ServerInfo } from './db/serverInfo.ts';
 import { tablesFor } from './db/tables.ts';
@@ -133,12 +135,15 @@ export class Sluice {
     return this.#closing;
   }
 
-  /** Re-throws connection failures as ConnectionError with the fix and no password. */
+  /** Re-throws connection failures as ConnectionError and a missing schema as SchemaVersionError, each with the fix and no password. */
   async #guard<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (error) {
-      const code = (error as { code?: string }).code;
+      const { code, errno, sqlMessage } = error as { code?: string; errno?: number; sqlMessage?: string };
+      if (errno === ER.NO_SUCH_TABLE) {
+        throw new SchemaVersionError(`${sqlMessage}: run \`sluice migrate\` (or sluice.migrate()) against this database first`);
+      }
       if (this.#url && (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ER_ACCESS_DENIED_ERROR' || code === 'ER_BAD_DB_ERROR')) {
         throw describeConnectionFailure(this.#url, error);
       }

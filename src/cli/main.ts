@@ -1,6 +1,8 @@
 import { SluiceError } from '../errors.ts';
+import { deadCommand } from './dead.ts';
 import { demoCommand } from './demo.ts';
 import { migrateCommand } from './migrate.ts';
+import { queueCommand } from './queue.ts';
 import { statsCommand } from './stats.ts';
 import { sweepCommand } from './sweep.ts';
 import { workCommand } from './work.ts';
@@ -10,6 +12,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   work: workCommand,
   sweep: sweepCommand,
   stats: statsCommand,
+  dead: deadCommand,
+  queue: queueCommand,
   demo: demoCommand,
 };
 
@@ -21,6 +25,8 @@ usage: sluice <command> [options]      (sluice <command> --help for its options)
   work      run a worker (PM2: the worker app)
   sweep     run the maintenance process: leader-elected sweeper (PM2: the maintenance app)
   stats     jobs per queue
+  dead      list, re-drive or purge dead jobs
+  queue     pause or resume a queue
   demo      migrate, enqueue 10,000 jobs in one batch, drain them with 2 worker processes, prove exactly-once
 
 The database comes from --url, else MYSQL_URL, else mysql://root@127.0.0.1:3306/test.`;
