@@ -16,5 +16,8 @@ export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinit
   if (definition.timeoutMs !== undefined && !(Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
     throw new JobDefinitionError(where, 'timeoutMs must be a positive number');
   }
+  if (definition.delivery !== undefined && !['at-least-once', 'exactly-once', 'at-most-once'].includes(definition.delivery)) {
+    throw new JobDefinitionError(where, `delivery must be 'at-least-once', 'exactly-once' or 'at-most-once' (got ${JSON.stringify(definition.delivery)})`);
+  }
   return Object.freeze({ ...definition });
 }

@@ -87,7 +87,15 @@ export interface JobContext<P = unknown> {
   readonly logger: Logger;
   /** The sluice knex instance, for handlers that write to the same database. */
   readonly knex: Knex;
+  /**
+   * exactly-once jobs only: the transaction in which the job's fenced removal commits. Write
+   * through it, and the writes commit with the job's completion or not at all.
+   */
+  readonly trx?: Knex.Transaction;
 }
+
+/** What a job's success and failure promise. See README "Delivery modes". */
+export type Delivery = 'at-least-once' | 'exactly-once' | 'at-most-once';
 
 /** Delay before retry number `retryTimes` (1 for the first retry). */
 export type BackoffFunction = (retryTimes: number, error: Error) => number;
@@ -105,5 +113,7 @@ export interface JobDefinition<P = unknown> {
   /** Aborts `ctx.signal` and fails the attempt after this long. */
   readonly timeoutMs?: number;
   readonly backoff?: Backoff;
+  /** @defaultValue `'at-least-once'` */
+  readonly delivery?: Delivery;
   handle(payload: P, ctx: JobContext<P>): Promise<unknown> | unknown;
 }

@@ -8,7 +8,7 @@ import { backoffDelayMs } from './backoff.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import { deadLetterJob } from './deadLetterJob.ts';
 import { retryJob } from './retryJob.ts';
-import { runHandler, type HandlerOutcome } from './runHandler.ts';
+import { runAttempt, type AttemptResult } from './runAttempt.ts';
 
 /** One claimed job while this worker holds it. */
 export interface RunningJob {
@@ -34,7 +34,8 @@ export interface ExecuteDeps {
 const MAX_ERROR_CHARS = 8_000;
 
 /**
- * Runs one claimed job to its outcome: success → batched fenced delete; failure → fenced
+ * Runs one claimed job to its outcome under its delivery mode (runAttempt): success → fenced
+ * delete (batched for at-least-once); failure → fenced
  * release with backoff; permanent failure or retries exhausted → fenced move to dead_jobs.
  * A job already over its retries when claimed (its earlier claims expired) is dead-lettered
  * without running.
@@ -50,18 +51,23 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
       await deadLetter(deps, job, job.retryTimes, maxRetries, reason);
       return;
     }
-    const outcome: HandlerOutcome = running.payloadError
-      ? { ok: false, error: running.payloadError, permanent: true }
+    const outcome: AttemptResult = running.payloadError
+      ? { kind: 'failed', error: running.payloadError, permanent: true, dropped: false }
       : definition
-      ? await runHandler(definition, job.payload, { job, logger: deps.logger.child({ jobId: job.id, job: job.name }), knex: ctx.knex }, running.cancel.signal)
-      : { ok: false, error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false };
-    if (running.abandoned) return;
-    if (outcome.ok) {
+        ? await runAttempt({ ctx, definition, job, logger: deps.logger.child({ jobId: job.id, job: job.name }), cancel: running.cancel.signal })
+        : { kind: 'failed', error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false, dropped: false };
+    if (running.abandoned && outcome.kind !== 'completed') return;
+    if (outcome.kind === 'deferred') {
       deps.completions.add(job, Date.now() - running.startedAt);
+      return;
+    }
+    if (outcome.kind === 'completed') {
+      ctx.events.emit('job:completed', { workerId, jobId: job.id, name: job.name, queue: job.queue, durationMs: Date.now() - running.startedAt });
       return;
     }
     const attempt = job.retryTimes + 1;
     ctx.events.emit('job:failed', { workerId, jobId: job.id, name: job.name, queue: job.queue, error: outcome.error, attempt });
+    if (outcome.dropped) return;
     const lastError = describeError(outcome.error);
     if (outcome.permanent || attempt > maxRetries) {
       await deadLetter(deps, job, attempt, maxRetries, lastError);
