@@ -19,7 +19,7 @@ CREATE TABLE IF NOT EXISTS ${t.idempotencyKeys} (
   PRIMARY KEY (queue, idempotency_key),
   KEY ix_owner (owner),
   KEY ix_job (job_id),
-  KEY ix_expires (expires_at)
+  KEY ix_expires (expires_at, job_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`);
 }
 

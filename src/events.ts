@@ -25,6 +25,7 @@ export interface SluiceEventMap {
     released: number;
     deadLettered: number;
     batchesFinished: number;
+    keysPruned: number;
     durationMs: number;
   };
   'maintenance:error': { holder: string; error: Error; context: string };

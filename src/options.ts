@@ -21,6 +21,8 @@ export interface SluiceOptions {
   maxBatchSize?: number;
   /** Most rows in one multi-row INSERT (the packet limit also applies). @defaultValue 5,000 */
   maxRowsPerInsert?: number;
+  /** How long a finished job's idempotency key keeps refusing duplicates. @defaultValue 24 h */
+  idempotencyRetentionMs?: number;
 }
 
 export interface ResolvedSluiceOptions {
@@ -29,6 +31,7 @@ export interface ResolvedSluiceOptions {
   readonly maxPayloadBytes: number;
   readonly maxBatchSize: number;
   readonly maxRowsPerInsert: number;
+  readonly idempotencyRetentionMs: number;
 }
 
 export const SLUICE_DEFAULTS = {
@@ -37,6 +40,7 @@ export const SLUICE_DEFAULTS = {
   maxPayloadBytes: 1024 * 1024,
   maxBatchSize: 1_000_000,
   maxRowsPerInsert: 5_000,
+  idempotencyRetentionMs: 24 * 3600 * 1000,
 } satisfies ResolvedSluiceOptions;
 
 export type ClaimStrategy = 'random-head' | 'skip-locked';
@@ -142,12 +146,14 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
   positiveInt('maxPayloadBytes', r.maxPayloadBytes, 15 * 1024 * 1024);
   positiveInt('maxBatchSize', r.maxBatchSize);
   positiveInt('maxRowsPerInsert', r.maxRowsPerInsert, 100_000);
+  positiveInt('idempotencyRetentionMs', r.idempotencyRetentionMs);
   return {
     tablePrefix: r.tablePrefix,
     poolMax: r.poolMax,
     maxPayloadBytes: r.maxPayloadBytes,
     maxBatchSize: r.maxBatchSize,
     maxRowsPerInsert: r.maxRowsPerInsert,
+    idempotencyRetentionMs: r.idempotencyRetentionMs,
   };
 }
 

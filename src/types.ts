@@ -42,6 +42,7 @@ export interface Job<P = unknown> {
   readonly retryTimes: number;
   readonly maxRetries: number | null;
   readonly batchId: number | null;
+  readonly idempotencyKey: string | null;
   readonly createdAt: Date;
   /** The claim this worker holds on the job (the fence). */
   readonly lockId: string;
@@ -59,6 +60,7 @@ export interface JobRow {
   retry_times: number;
   max_retries: number | null;
   batch_id: number | null;
+  idempotency_key: string | null;
   created_at: Date;
 }
 
@@ -74,6 +76,7 @@ export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
     retryTimes: row.retry_times,
     maxRetries: row.max_retries,
     batchId: row.batch_id === null ? null : Number(row.batch_id),
+    idempotencyKey: row.idempotency_key,
     createdAt: row.created_at,
     lockId: row.lock_id,
   };

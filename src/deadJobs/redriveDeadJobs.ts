@@ -15,11 +15,12 @@ FOR UPDATE`;
 
 /**
  * Params: ?1 dead job id. Re-inserts it as a new live job: due now, retry_times 0, its last error
- * kept. Returns insertId = the new job's id.
+ * kept. A re-drive is a deliberate re-run, so the job carries no idempotency key (its old key
+ * runs out its retention). Returns insertId = the new job's id.
  */
 const sqlReinsert = (t: Tables) => `
 INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, batch_id, idempotency_key, last_error, created_at)
-SELECT queue, name, payload, priority, NOW(3), max_retries, batch_id, idempotency_key, last_error, NOW(3)
+SELECT queue, name, payload, priority, NOW(3), max_retries, batch_id, NULL, last_error, NOW(3)
 FROM ${t.deadJobs}
 WHERE id = ?`;
 

@@ -7,6 +7,7 @@ import type { JobSpec } from '../types.ts';
 import type { Knex } from 'knex';
 import type { StoredCompletionJob } from '../maintenance/finishBatches.ts';
 import { chunkLimitsFor, planChunks } from './planChunks.ts';
+import { keyOf, linkIdempotencyKeys, reserveIdempotencyKeys, type KeyedJob } from './reserveIdempotencyKeys.ts';
 import { validateJob, type NormalizedJob } from './validateJob.ts';
 
 /** Params: ?1 size, ?2 completion job (JSON) or NULL. Returns insertId = the new batch's id. */
@@ -36,8 +37,12 @@ export interface EnqueueBatchOptions extends EnqueueOptions {
 }
 
 export interface EnqueueBatchResult {
+  /** null when nothing was written (an empty batch, or every job a duplicate). */
   readonly batchId: number | null;
+  /** Jobs written. */
   readonly count: number;
+  /** Jobs left out because their idempotency key is held by another job (live or recently finished). */
+  readonly skipped: number;
 }
 
 /**
@@ -56,17 +61,20 @@ export async function enqueueBatch(
     throw new JobValidationError(-1, 'jobs', `holds ${jobs.length} jobs, over maxBatchSize ${ctx.options.maxBatchSize}`);
   }
   const limits = { maxPayloadBytes: ctx.options.maxPayloadBytes };
+  const keyed: KeyedJob[] = [];
   const seenKeys = new Set<string>();
   for (let i = 0; i < jobs.length; i++) {
     const job = validateJob(jobs[i] as JobSpec, i, limits);
     if (job.idempotencyKey !== null) {
-      const key = `${job.queue}\u0000${job.idempotencyKey}`;
-      if (seenKeys.has(key)) throw new JobValidationError(i, 'idempotencyKey', `repeats a key used earlier in this batch (${job.idempotencyKey})`);
-      seenKeys.add(key);
+      const entry = { queue: job.queue, idempotencyKey: job.idempotencyKey };
+      if (seenKeys.has(keyOf(entry))) throw new JobValidationError(i, 'idempotencyKey', `repeats a key used earlier in this batch (${job.idempotencyKey})`);
+      seenKeys.add(keyOf(entry));
+      keyed.push(entry);
     }
   }
+  seenKeys.clear();
   const onComplete = options.onComplete === undefined ? null : storedCompletionJob(options.onComplete, limits);
-  if (jobs.length === 0) return { batchId: null, count: 0 };
+  if (jobs.length === 0) return { batchId: null, count: 0, skipped: 0 };
 
   const { maxAllowedPacket } = await ctx.serverInfo();
   const chunkLimits = chunkLimitsFor(maxAllowedPacket, ctx.options.maxRowsPerInsert);
@@ -74,20 +82,25 @@ export async function enqueueBatch(
 
   let chunks = 0;
   const result = await withTransaction(db, async (tx) => {
-    const { insertId: batchId } = await tx.write(sqlInsertBatch(ctx.tables), [jobs.length, onComplete]);
-    const tuples = renderTuples(jobs, limits, batchId);
+    const reservation = keyed.length > 0 ? await reserveIdempotencyKeys(tx, ctx.tables, keyed, chunkLimits) : null;
+    const skipped = reservation ? keyed.length - reservation.won.size : 0;
+    const expected = jobs.length - skipped;
+    if (expected === 0) return { batchId: null, count: 0, skipped };
+    const { insertId: batchId } = await tx.write(sqlInsertBatch(ctx.tables), [expected, onComplete]);
+    const tuples = renderTuples(jobs, limits, batchId, reservation?.won ?? null);
     let inserted = 0;
     chunks = 0;
     for (const statement of planChunks(sqlInsertJobsPrefix(ctx.tables), tuples, chunkLimits)) {
       inserted += (await tx.write(statement)).affectedRows;
       chunks++;
     }
-    if (inserted !== jobs.length) {
-      throw new Error(`batch ${batchId}: inserted ${inserted} of ${jobs.length} rows; rolled back`);
+    if (inserted !== expected) {
+      throw new Error(`batch ${batchId}: inserted ${inserted} of ${expected} rows; rolled back`);
     }
-    return { batchId, count: inserted };
+    if (reservation) await linkIdempotencyKeys(tx, ctx.tables, reservation.owner);
+    return { batchId, count: inserted, skipped };
   });
-  ctx.events.emit('batch:enqueued', { ...result, chunks, durationMs: Math.round(performance.now() - started) });
+  ctx.events.emit('batch:enqueued', { batchId: result.batchId, count: result.count, chunks, durationMs: Math.round(performance.now() - started) });
   return result;
 }
 
@@ -110,9 +123,21 @@ function storedCompletionJob(spec: JobSpec, limits: { maxPayloadBytes: number })
   return JSON.stringify(stored);
 }
 
-/** Lazily renders each job as a VALUES tuple (validation already passed, so it cannot throw here). */
-function* renderTuples(jobs: readonly JobSpec[], limits: { maxPayloadBytes: number }, batchId: number | null): Generator<string> {
-  for (let i = 0; i < jobs.length; i++) yield renderTuple(validateJob(jobs[i] as JobSpec, i, limits), batchId);
+/**
+ * Lazily renders each job as a VALUES tuple (validation already passed, so it cannot throw here),
+ * leaving out jobs whose idempotency key another job holds.
+ */
+function* renderTuples(
+  jobs: readonly JobSpec[],
+  limits: { maxPayloadBytes: number },
+  batchId: number | null,
+  wonKeys: ReadonlySet<string> | null,
+): Generator<string> {
+  for (let i = 0; i < jobs.length; i++) {
+    const job = validateJob(jobs[i] as JobSpec, i, limits);
+    if (job.idempotencyKey !== null && wonKeys && !wonKeys.has(keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey }))) continue;
+    yield renderTuple(job, batchId);
+  }
 }
 
 export function renderTuple(job: NormalizedJob, batchId: number | null): string {

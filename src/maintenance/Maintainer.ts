@@ -8,6 +8,7 @@ import type { ResolvedMaintenanceOptions } from '../options.ts';
 import { ClaimTokens } from '../worker/claimToken.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { finishBatches } from './finishBatches.ts';
+import { IdempotencyKeyPruner } from './pruneIdempotencyKeys.ts';
 import { LeaderLease } from './leaderLease.ts';
 import { releaseStaleClaims } from './releaseStaleClaims.ts';
 
@@ -18,6 +19,8 @@ export interface SweepResult {
   readonly deadLettered: number;
   /** Batches marked finished (and completion jobs enqueued) in this pass. */
   readonly batchesFinished: number;
+  /** Idempotency keys whose retention ended, deleted in this pass. */
+  readonly keysPruned: number;
 }
 
 const LEASE_NAME = 'maintenance';
@@ -25,12 +28,13 @@ const LEASE_NAME = 'maintenance';
 /**
  * The maintenance process: on a node-cron schedule (each tick delayed by random jitter), take
  * or renew the leader lease, and if we lead, run each service once, in order:
- * releaseStaleClaims → deadLetterExhausted → finishBatches. runOnce() does one pass and returns
- * its counts.
+ * releaseStaleClaims → deadLetterExhausted → finishBatches → IdempotencyKeyPruner. runOnce()
+ * does one pass and returns its counts.
  */
 export class Maintainer {
   readonly holder = `${ClaimTokens.processPrefix}~${randomBytes(4).toString('hex')}`;
   readonly #lease: LeaderLease;
+  readonly #keys: IdempotencyKeyPruner;
   #task: ScheduledTask | undefined;
   #pass: Promise<SweepResult> | null = null;
   #leading = false;
@@ -42,6 +46,7 @@ export class Maintainer {
   ) {
     if (!cron.validate(options.schedule)) throw new OptionsError('schedule', `is not a valid cron expression: ${JSON.stringify(options.schedule)}`);
     this.#lease = new LeaderLease(ctx.db, ctx.tables, LEASE_NAME, this.holder, options.leaseMs);
+    this.#keys = new IdempotencyKeyPruner(ctx.db, ctx.tables, ctx.options.idempotencyRetentionMs, options.batchSize);
   }
 
   get leading(): boolean {
@@ -89,7 +94,7 @@ export class Maintainer {
     });
     this.#setLeading(leader);
     if (!leader) {
-      const result = { leader, released: 0, deadLettered: 0, batchesFinished: 0 };
+      const result = { leader, released: 0, deadLettered: 0, batchesFinished: 0, keysPruned: 0 };
       this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: 0 });
       return result;
     }
@@ -98,7 +103,8 @@ export class Maintainer {
     const { released, ids } = await releaseStaleClaims(db, tables, { lockTimeoutMs, batchSize, jitterMs });
     const deadLettered = ids.length > 0 ? await deadLetterExhausted(db, tables, ids, batchSize) : 0;
     const { finished: batchesFinished } = await finishBatches(db, tables, batchSize);
-    const result = { leader, released, deadLettered, batchesFinished };
+    const { pruned: keysPruned } = await this.#keys.runOnce();
+    const result = { leader, released, deadLettered, batchesFinished, keysPruned };
     this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: Math.round(performance.now() - started) });
     return result;
   }

@@ -9,7 +9,8 @@ ON DUPLICATE KEY UPDATE name = name`;
 
 /**
  * Params: ?1 holder, ?2 lease length in microseconds, ?3 name, ?4 holder. Takes the lease if it
- * expired, or renews it if we hold it, on the DB clock. affectedRows 1 = we lead (mysql2 counts
+ * expired (expires_at <= NOW(3): a row created or released this very millisecond is free), or
+ * renews it if we hold it, on the DB clock. affectedRows 1 = we lead (mysql2 counts
  * matched rows), 0 = someone else does.
  */
 const sqlAcquire = (t: Tables) => `
@@ -17,7 +18,7 @@ UPDATE ${t.leases}
 SET holder = ?,
     expires_at = NOW(3) + INTERVAL ? MICROSECOND
 WHERE name = ?
-  AND (holder = ? OR expires_at < NOW(3))`;
+  AND (holder = ? OR expires_at <= NOW(3))`;
 
 /** Params: ?1 name, ?2 holder. Gives the lease up at once if we hold it. */
 const sqlRelease = (t: Tables) => `

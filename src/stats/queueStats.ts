@@ -14,10 +14,11 @@ SELECT queue,
 FROM ${t.jobs}
 GROUP BY queue`;
 
-/** Params: none. Dead jobs per queue. */
+/** Params: none. Dead jobs per queue (re-driven rows are history: their job is live again). */
 const sqlDeadCounts = (t: Tables) => `
 SELECT queue, COUNT(*) AS dead
 FROM ${t.deadJobs}
+WHERE redriven_at IS NULL
 GROUP BY queue`;
 
 export interface QueueStats {

@@ -3,6 +3,7 @@ import { retryTransient } from '../db/transaction.ts';
 import { ClaimLostError } from '../errors.ts';
 import type { Job } from '../types.ts';
 import { completeJobs } from './completeJobs.ts';
+import { expireIdempotencyKeys } from './expireIdempotencyKeys.ts';
 
 interface Finished {
   readonly job: Job;
@@ -60,6 +61,8 @@ export class CompletionBuffer {
     const ids = finished.map((f) => f.job.id);
     try {
       await retryTransient(() => completeJobs(this.ctx.db, this.ctx.tables, lockId, ids));
+      const keyed = finished.filter((f) => f.job.idempotencyKey !== null).map((f) => f.job.id);
+      if (keyed.length > 0) await expireIdempotencyKeys(this.ctx.db, this.ctx.tables, keyed, this.ctx.options.idempotencyRetentionMs);
       for (const { job, durationMs } of finished) {
         this.ctx.events.emit('job:completed', { workerId: this.workerId, jobId: job.id, name: job.name, queue: job.queue, durationMs });
       }

@@ -7,6 +7,7 @@ import type { Job, JobDefinition } from '../types.ts';
 import { backoffDelayMs } from './backoff.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import { deadLetterJob } from './deadLetterJob.ts';
+import { expireIdempotencyKeys } from './expireIdempotencyKeys.ts';
 import { retryJob } from './retryJob.ts';
 import { runAttempt, type AttemptResult } from './runAttempt.ts';
 
@@ -62,12 +63,16 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
       return;
     }
     if (outcome.kind === 'completed') {
+      await startKeyRetention(deps, job);
       ctx.events.emit('job:completed', { workerId, jobId: job.id, name: job.name, queue: job.queue, durationMs: Date.now() - running.startedAt });
       return;
     }
     const attempt = job.retryTimes + 1;
     ctx.events.emit('job:failed', { workerId, jobId: job.id, name: job.name, queue: job.queue, error: outcome.error, attempt });
-    if (outcome.dropped) return;
+    if (outcome.dropped) {
+      await startKeyRetention(deps, job);
+      return;
+    }
     const lastError = describeError(outcome.error);
     if (outcome.permanent || attempt > maxRetries) {
       await deadLetter(deps, job, attempt, maxRetries, lastError);
@@ -88,7 +93,14 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
 
 async function deadLetter(deps: ExecuteDeps, job: Job, retryTimes: number, maxRetries: number, lastError: string): Promise<void> {
   await deadLetterJob(deps.ctx.db, deps.ctx.tables, { id: job.id, lockId: job.lockId, retryTimes, maxRetries }, lastError);
+  await startKeyRetention(deps, job);
   deps.ctx.events.emit('job:dead', { workerId: deps.workerId, jobId: job.id, name: job.name, queue: job.queue, error: lastError });
+}
+
+/** A finished job's idempotency key keeps refusing duplicates for the retention from now. */
+async function startKeyRetention(deps: ExecuteDeps, job: Job): Promise<void> {
+  if (job.idempotencyKey === null) return;
+  await expireIdempotencyKeys(deps.ctx.db, deps.ctx.tables, [job.id], deps.ctx.options.idempotencyRetentionMs);
 }
 
 function describeError(error: Error): string {
