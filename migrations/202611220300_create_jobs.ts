@@ -6,6 +6,7 @@ import type { Tables } from '../src/db/tables.ts';
  * - ix_head serves the claim's head scan (queue, free, ORDER BY priority, run_at, id) with no filesort;
  *   InnoDB appends the primary key, so `id` orders ties.
  * - ix_locked_at serves the sweeper (claims older than the lock timeout); free rows hold NULL.
+ * - backoff: the job's own retry backoff as JSON ({"type":"fixed"|"exponential",…}); NULL = the definition's.
  * - max_retries NULL means "as the job's definition says" (the worker knows definitions; the enqueuer need not).
  * - ix_batch serves batch look-ups; ux_idempotency makes a (queue, key) pair unique (NULL keys repeat).
  */
@@ -22,6 +23,7 @@ CREATE TABLE IF NOT EXISTS ${t.jobs} (
   locked_at       DATETIME(3)       NULL,
   retry_times     INT UNSIGNED      NOT NULL DEFAULT 0,
   max_retries     INT UNSIGNED      NULL,
+  backoff         VARCHAR(255)      NULL,
   batch_id        BIGINT UNSIGNED   NULL,
   idempotency_key VARCHAR(191)      NULL,
   last_error      TEXT              NULL,

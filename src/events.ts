@@ -17,6 +17,7 @@ export interface SluiceEventMap {
   'worker:stopping': { workerId: string; inFlight: number };
   'worker:stopped': { workerId: string; released: number; processed: number };
   'worker:error': { workerId: string; error: Error; context: string };
+  'batch:finished': { holder: string; batchId: number; completionJob: boolean };
   'leader:acquired': { holder: string; lease: string };
   'leader:lost': { holder: string; lease: string };
   'sweep:completed': {

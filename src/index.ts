@@ -17,7 +17,7 @@ export {
 } from './errors.ts';
 export type { SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
 export type { SluiceOptions, WorkerOptions, MaintenanceOptions, ClaimStrategy } from './options.ts';
-export type { JobSpec, Job, JobContext, JobDefinition, Backoff, Delivery } from './types.ts';
+export type { JobSpec, Job, JobContext, JobDefinition, Backoff, StoredBackoff, Delivery } from './types.ts';
 export type { EnqueueOptions, EnqueueBatchOptions, EnqueueBatchResult } from './enqueue/enqueueBatch.ts';
 export type { BatchStatus } from './batches/getBatch.ts';
 export type { DeadJob } from './deadJobs/listDeadJobs.ts';

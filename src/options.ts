@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { OptionsError } from './errors.ts';
 import type { Backoff, JobDefinition } from './types.ts';
+import { backoffProblem } from './worker/backoff.ts';
 
 /** createSluice's options. Every field is optional. */
 export interface SluiceOptions {
@@ -178,6 +179,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (r.claim !== 'random-head' && r.claim !== 'skip-locked') {
     throw new OptionsError('claim', `must be 'random-head' or 'skip-locked' (got ${JSON.stringify(r.claim)})`);
   }
+  const backoff = backoffProblem(r.backoff, true);
+  if (backoff) throw new OptionsError('backoff', backoff);
   if (r.heartbeatIntervalMs * 2 > r.lockTimeoutMs) {
     throw new OptionsError('heartbeatIntervalMs', `must be at most half of lockTimeoutMs (${r.heartbeatIntervalMs} vs ${r.lockTimeoutMs}), or live jobs get swept`);
   }

@@ -27,8 +27,10 @@ export interface JobSpec {
   readonly delayMs?: number;
   /** Retries after the first failed attempt. @defaultValue the definition's, else 3 */
   readonly maxRetries?: number;
-  /** At most one live job per (queue, idempotencyKey). */
+  /** At most one job per (queue, idempotencyKey) while live and for the retention after it finishes. */
   readonly idempotencyKey?: string;
+  /** This job's retry backoff; overrides its definition's. */
+  readonly backoff?: StoredBackoff;
 }
 
 /** A claimed job, as a handler sees it. */
@@ -43,6 +45,8 @@ export interface Job<P = unknown> {
   readonly maxRetries: number | null;
   readonly batchId: number | null;
   readonly idempotencyKey: string | null;
+  /** The job's own backoff, if it was enqueued with one. */
+  readonly backoff: StoredBackoff | null;
   readonly createdAt: Date;
   /** The claim this worker holds on the job (the fence). */
   readonly lockId: string;
@@ -61,6 +65,7 @@ export interface JobRow {
   max_retries: number | null;
   batch_id: number | null;
   idempotency_key: string | null;
+  backoff: string | null;
   created_at: Date;
 }
 
@@ -77,6 +82,7 @@ export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
     maxRetries: row.max_retries,
     batchId: row.batch_id === null ? null : Number(row.batch_id),
     idempotencyKey: row.idempotency_key,
+    backoff: row.backoff === null ? null : (JSON.parse(row.backoff) as StoredBackoff),
     createdAt: row.created_at,
     lockId: row.lock_id,
   };
@@ -103,10 +109,12 @@ export type Delivery = 'at-least-once' | 'exactly-once' | 'at-most-once';
 /** Delay before retry number `retryTimes` (1 for the first retry). */
 export type BackoffFunction = (retryTimes: number, error: Error) => number;
 
-export type Backoff =
+/** A backoff that can be stored with a job. */
+export type StoredBackoff =
   | { readonly type: 'fixed'; readonly delayMs: number }
-  | { readonly type: 'exponential'; readonly delayMs: number; readonly maxDelayMs?: number; readonly jitter?: number }
-  | BackoffFunction;
+  | { readonly type: 'exponential'; readonly delayMs: number; readonly maxDelayMs?: number; readonly jitter?: number };
+
+export type Backoff = StoredBackoff | BackoffFunction;
 
 export interface JobDefinition<P = unknown> {
   readonly name: string;

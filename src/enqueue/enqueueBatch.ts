@@ -21,7 +21,7 @@ VALUES (?, ?, NOW(3))`;
  * Returns affectedRows = rows inserted.
  */
 const sqlInsertJobsPrefix = (t: SluiceContext['tables']) =>
-  `INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, batch_id, idempotency_key, created_at) VALUES `;
+  `INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, backoff, batch_id, idempotency_key, created_at) VALUES `;
 
 export interface EnqueueOptions {
   /** The caller's knex transaction: the jobs commit or roll back with the caller's own rows. */
@@ -116,8 +116,8 @@ function storedCompletionJob(spec: JobSpec, limits: { maxPayloadBytes: number })
   if (spec.payload !== undefined && (typeof spec.payload !== 'object' || spec.payload === null || Array.isArray(spec.payload))) {
     throw new JobValidationError(-1, 'onComplete.payload', 'must be an object (the batch summary is added to it)');
   }
-  if (job.runAt !== null || job.delayMs > 0 || job.idempotencyKey !== null) {
-    throw new JobValidationError(-1, 'onComplete', 'takes no runAt, delayMs or idempotencyKey (it runs when the batch finishes)');
+  if (job.runAt !== null || job.delayMs > 0 || job.idempotencyKey !== null || job.backoff !== null) {
+    throw new JobValidationError(-1, 'onComplete', 'takes no runAt, delayMs, idempotencyKey or backoff (it runs when the batch finishes, with its definition\'s backoff)');
   }
   const stored: StoredCompletionJob = { queue: job.queue, name: job.name, payload: job.payload, priority: job.priority, maxRetries: job.maxRetries };
   return JSON.stringify(stored);
@@ -149,5 +149,5 @@ export function renderTuple(job: NormalizedJob, batchId: number | null): string 
         : 'NOW(3)';
   return `(${escape(job.queue)},${escape(job.name)},${escape(job.payload)},${job.priority},${runAt},${
     job.maxRetries ?? 'NULL'
-  },${batchId ?? 'NULL'},${job.idempotencyKey === null ? 'NULL' : escape(job.idempotencyKey)},NOW(3))`;
+  },${job.backoff === null ? 'NULL' : escape(job.backoff)},${batchId ?? 'NULL'},${job.idempotencyKey === null ? 'NULL' : escape(job.idempotencyKey)},NOW(3))`;
 }

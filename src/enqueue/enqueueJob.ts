@@ -10,7 +10,7 @@ import { validateJob } from './validateJob.ts';
 
 /** One job, one INSERT. Returns insertId = the job's id. */
 const sqlInsertJob = (t: SluiceContext['tables'], tuple: string) => `
-INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, batch_id, idempotency_key, created_at)
+INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, backoff, batch_id, idempotency_key, created_at)
 VALUES ${tuple}`;
 
 export interface EnqueueResult {

@@ -1,10 +1,11 @@
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../types.ts';
+import { backoffProblem } from '../worker/backoff.ts';
 
 /** Job and queue names: what fits a log line, a file name and an index without quoting. */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 const QUEUE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
-const KNOWN_FIELDS = new Set(['name', 'payload', 'queue', 'priority', 'runAt', 'delayMs', 'maxRetries', 'idempotencyKey']);
+const KNOWN_FIELDS = new Set(['name', 'payload', 'queue', 'priority', 'runAt', 'delayMs', 'maxRetries', 'idempotencyKey', 'backoff']);
 const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
 const MIN_RUN_AT = Date.UTC(1970, 0, 2);
 const MAX_RUN_AT = Date.UTC(9999, 0, 1);
@@ -21,6 +22,8 @@ export interface NormalizedJob {
   readonly delayMs: number;
   readonly maxRetries: number | null;
   readonly idempotencyKey: string | null;
+  /** JSON text, or null for the definition's backoff. */
+  readonly backoff: string | null;
 }
 
 export interface ValidationLimits {
@@ -91,7 +94,15 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
     fail('idempotencyKey', `must be a string of 1–191 characters (got ${describe(spec.idempotencyKey)})`);
   }
 
+  let backoff: string | null = null;
+  if (spec.backoff !== undefined) {
+    const problem = backoffProblem(spec.backoff, false);
+    if (problem) fail('backoff', problem);
+    backoff = JSON.stringify(spec.backoff);
+  }
+
   return {
+    backoff,
     queue,
     name: spec.name,
     payload: payload as string,

@@ -102,7 +102,9 @@ export class Maintainer {
     const { lockTimeoutMs, batchSize, jitterMs } = this.options;
     const { released, ids } = await releaseStaleClaims(db, tables, { lockTimeoutMs, batchSize, jitterMs });
     const deadLettered = ids.length > 0 ? await deadLetterExhausted(db, tables, ids, batchSize) : 0;
-    const { finished: batchesFinished } = await finishBatches(db, tables, batchSize);
+    const { finished } = await finishBatches(db, tables, batchSize);
+    for (const batch of finished) this.ctx.events.emit('batch:finished', { holder: this.holder, ...batch });
+    const batchesFinished = finished.length;
     const { pruned: keysPruned } = await this.#keys.runOnce();
     const result = { leader, released, deadLettered, batchesFinished, keysPruned };
     this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: Math.round(performance.now() - started) });

@@ -58,9 +58,12 @@ export interface StoredCompletionJob {
  * enqueue its completion job — exactly once, even with several maintenance processes. Works in
  * bounded pages.
  */
-export async function finishBatches(db: Executor, tables: Tables, pageSize: number): Promise<{ finished: number; completionJobs: number }> {
-  let finished = 0;
-  let completionJobs = 0;
+export async function finishBatches(
+  db: Executor,
+  tables: Tables,
+  pageSize: number,
+): Promise<{ finished: { batchId: number; completionJob: boolean }[] }> {
+  const finished: { batchId: number; completionJob: boolean }[] = [];
   let afterId = 0;
   for (;;) {
     const ids = (await db.select<{ id: number }>(sqlUnfinished(tables), [afterId, pageSize])).map((r) => Number(r.id));
@@ -77,10 +80,9 @@ export async function finishBatches(db: Executor, tables: Tables, pageSize: numb
         await tx.write(sqlInsertCompletionJob(tables), [job.queue, job.name, payload, job.priority, job.maxRetries, `batch-complete:${id}`]);
         return true;
       });
-      if (enqueued !== null) finished++;
-      if (enqueued) completionJobs++;
+      if (enqueued !== null) finished.push({ batchId: id, completionJob: enqueued });
     }
-    if (ids.length < pageSize) return { finished, completionJobs };
+    if (ids.length < pageSize) return { finished };
     afterId = ids[ids.length - 1] as number;
   }
 }

@@ -8,7 +8,7 @@ import type { JobRow } from '../types.ts';
  * transactions hold (their claims, uncommitted enqueues). Returns the full rows.
  */
 const sqlLockHead = (t: Tables) => `
-SELECT id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, created_at
+SELECT id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, backoff, created_at
 FROM ${t.jobs}
 WHERE queue = ?
   AND lock_id = ''

@@ -77,7 +77,7 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
     if (outcome.permanent || attempt > maxRetries) {
       await deadLetter(deps, job, attempt, maxRetries, lastError);
     } else {
-      const delayMs = backoffDelayMs(definition?.backoff ?? options.backoff, attempt, outcome.error);
+      const delayMs = backoffDelayMs(job.backoff ?? definition?.backoff ?? options.backoff, attempt, outcome.error);
       await retryTransient(() => retryJob(ctx.db, ctx.tables, job, delayMs, lastError));
       ctx.events.emit('job:retried', { workerId, jobId: job.id, name: job.name, delayMs, retryTimes: attempt });
     }

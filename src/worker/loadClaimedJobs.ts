@@ -7,7 +7,7 @@ import type { JobRow } from '../types.ts';
  * exactly the rows its claim statement changed, since the lockId is unique to that statement.
  */
 const sqlLoadClaimed = (t: Tables) => `
-SELECT id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, created_at
+SELECT id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, backoff, created_at
 FROM ${t.jobs}
 WHERE id IN (?)
   AND lock_id = ?
