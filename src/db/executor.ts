@@ -24,8 +24,13 @@ export function fromKnex(knex: Knex | Knex.Transaction): Executor {
   const inTransaction = 'isTransaction' in knex && knex.isTransaction === true;
   // Values are escaped client-side by mysql2; an empty list is passed as no bindings at all so
   // that SQL built with pre-escaped literals (bulk INSERT) is sent untouched.
-  const raw = (sql: string, params?: readonly unknown[]) =>
-    params && params.length > 0 ? knex.raw(sql, params as Knex.RawBinding[]) : knex.raw(sql);
+  const raw = async (sql: string, params?: readonly unknown[]) => {
+    try {
+      return await (params && params.length > 0 ? knex.raw(sql, params as Knex.RawBinding[]) : knex.raw(sql));
+    } catch (error) {
+      throw shortenSqlInMessage(error);
+    }
+  };
   return {
     knex,
     inTransaction,
@@ -38,4 +43,20 @@ export function fromKnex(knex: Knex | Knex.Transaction): Executor {
       return { affectedRows: header.affectedRows, insertId: Number(header.insertId) };
     },
   };
+}
+
+const MAX_SQL_IN_MESSAGE = 300;
+
+/**
+ * knex prefixes the failed statement to the driver's message. A multi-row INSERT is megabytes
+ * long and carries payloads; keep the server's own message and the statement's first characters.
+ * The error object itself (errno, code, sqlMessage) is unchanged.
+ */
+function shortenSqlInMessage(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const sqlMessage = (error as { sqlMessage?: string }).sqlMessage;
+  if (error.message.length <= MAX_SQL_IN_MESSAGE + (sqlMessage?.length ?? 0) + 3) return error;
+  const sql = error.message.slice(0, MAX_SQL_IN_MESSAGE).replace(/\s+/g, ' ').trim();
+  error.message = `${sqlMessage ?? error.message.slice(-200)} (in: ${sql}…)`;
+  return error;
 }
