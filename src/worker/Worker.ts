@@ -11,6 +11,7 @@ import { CompletionBuffer } from './CompletionBuffer.ts';
 import { executeJob, type RunningJob } from './executeJob.ts';
 import { extendClaims } from './extendClaims.ts';
 import { loadHandlers } from './loadHandlers.ts';
+import { QueuePriorities, samePriorities } from './queuePriorities.ts';
 import { releaseClaims } from './releaseClaims.ts';
 
 /**
@@ -30,6 +31,7 @@ export class Worker {
   readonly #running = new Set<RunningJob>();
   readonly #waiters = new Set<() => void>();
   readonly #completions: CompletionBuffer;
+  readonly #priorities: QueuePriorities;
   #handlers = new Map<string, JobDefinition<any>>();
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   #loop: Promise<void> = Promise.resolve();
@@ -44,6 +46,7 @@ export class Worker {
   ) {
     this.id = this.#tokens.workerId;
     this.#completions = new CompletionBuffer(ctx, this.id);
+    this.#priorities = new QueuePriorities(ctx.db, ctx.tables, options.pollIntervalMs);
   }
 
   get state(): string {
@@ -119,13 +122,25 @@ export class Worker {
     }
   }
 
+  /** Claims up to `want` jobs of one queue; a short head refreshes the priority set and tries once more. */
   async #claim(queue: string, want: number): Promise<JobRow[]> {
+    const cached = await this.#priorities.get(queue);
+    const rows = await this.#claimWith(queue, want, cached);
+    if (rows.length < want) {
+      const fresh = await this.#priorities.refresh(queue);
+      if (!samePriorities(fresh, cached)) rows.push(...(await this.#claimWith(queue, want - rows.length, fresh)));
+    }
+    return rows;
+  }
+
+  async #claimWith(queue: string, want: number, priorities: readonly number[]): Promise<JobRow[]> {
+    if (priorities.length === 0) return [];
     const { db, tables } = this.ctx;
     const lockId = this.#tokens.next();
     const rows =
       this.options.claim === 'skip-locked'
-        ? await claimSkipLocked(db, tables, { queue, want, lockId })
-        : await retryTransient(() => claimRandomHead(db, tables, { queue, want, lockId, headSize: this.options.headSize }));
+        ? await claimSkipLocked(db, tables, { queue, priorities, want, lockId })
+        : await retryTransient(() => claimRandomHead(db, tables, { queue, priorities, want, lockId, headSize: this.options.headSize }));
     if (rows.length > 0) {
       this.ctx.events.emit('job:claimed', { workerId: this.id, lockId, queue, count: rows.length, strategy: this.options.claim });
     }
@@ -161,12 +176,18 @@ export class Worker {
   /** Extends every running claim, fenced; a job whose claim was lost gets its signal aborted. */
   #scheduleHeartbeat(): void {
     this.#heartbeat = setTimeout(async () => {
-      for (const [lockId, group] of this.#byClaim([...this.#running])) {
+      for (const [lockId, snapshot] of this.#byClaim([...this.#running])) {
+        // Groups are extended one after another: a job that finished meanwhile may already be
+        // deleted, and a row we deleted ourselves is not a lost claim.
+        const group = snapshot.filter((r) => this.#running.has(r));
+        if (group.length === 0) continue;
         try {
-          const lost = await extendClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
+          const missing = await extendClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
+          const lost = group.filter((r) => missing.includes(r.job.id) && this.#running.has(r));
           if (lost.length === 0) continue;
-          this.ctx.events.emit('claim:lost', { workerId: this.id, operation: 'extend', lockId, jobIds: lost, lost: lost.length });
-          for (const r of group) if (lost.includes(r.job.id)) r.cancel.abort(new Error(`claim ${lockId} on job ${r.job.id} was lost`));
+          const jobIds = lost.map((r) => r.job.id);
+          this.ctx.events.emit('claim:lost', { workerId: this.id, operation: 'extend', lockId, jobIds, lost: jobIds.length });
+          for (const r of lost) r.cancel.abort(new Error(`claim ${lockId} on job ${r.job.id} was lost`));
         } catch (error) {
           this.ctx.events.emit('worker:error', { workerId: this.id, error: error as Error, context: 'extending claims' });
         }

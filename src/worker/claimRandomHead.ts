@@ -4,14 +4,17 @@ import type { JobRow } from '../types.ts';
 import { loadClaimedJobs } from './loadClaimedJobs.ts';
 
 /**
- * Params: ?1 queue, ?2 headSize. Returns the ids at the head of the queue: free, due, in
- * priority / run_at / id order. A plain (non-locking) read served by ix_head without filesort.
+ * Params: ?1 queue, ?2 priorities (list: the queue's distinct free priorities), ?3 headSize.
+ * Returns the ids at the head of the queue: free, due, in priority / run_at / id order. A plain
+ * (non-locking) read of one bounded ix_head range per priority, without filesort: rows not yet
+ * due are never walked.
  */
 const sqlHead = (t: Tables) => `
 SELECT id
 FROM ${t.jobs}
 WHERE queue = ?
   AND lock_id = ''
+  AND priority IN (?)
   AND run_at <= NOW(3)
 ORDER BY priority, run_at, id
 LIMIT ?`;
@@ -32,6 +35,8 @@ WHERE id IN (?)
 
 export interface ClaimRequest {
   readonly queue: string;
+  /** The queue's distinct priorities among free jobs (QueuePriorities). */
+  readonly priorities: readonly number[];
   readonly want: number;
   readonly lockId: string;
   readonly headSize: number;
@@ -43,7 +48,8 @@ export interface ClaimRequest {
  * locking read: contention costs a wasted round trip, never a double claim.
  */
 export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRequest): Promise<JobRow[]> {
-  const head = await db.select<{ id: number }>(sqlHead(tables), [req.queue, Math.max(req.headSize, req.want)]);
+  if (req.priorities.length === 0) return [];
+  const head = await db.select<{ id: number }>(sqlHead(tables), [req.queue, req.priorities, Math.max(req.headSize, req.want)]);
   if (head.length === 0) return [];
   const picked = pickRandom(
     head.map((r) => Number(r.id)),

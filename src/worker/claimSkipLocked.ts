@@ -4,14 +4,16 @@ import type { Tables } from '../db/tables.ts';
 import type { JobRow } from '../types.ts';
 
 /**
- * Params: ?1 queue, ?2 want. Locks up to `want` free, due rows at the head, skipping rows other
- * transactions hold (their claims, uncommitted enqueues). Returns the full rows.
+ * Params: ?1 queue, ?2 priorities (list), ?3 want. Locks up to `want` free, due rows at the head
+ * (bounded ix_head ranges, as in claimRandomHead), skipping rows other transactions hold (their
+ * claims, uncommitted enqueues). Returns the full rows.
  */
 const sqlLockHead = (t: Tables) => `
 SELECT id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, backoff, created_at
 FROM ${t.jobs}
 WHERE queue = ?
   AND lock_id = ''
+  AND priority IN (?)
   AND run_at <= NOW(3)
 ORDER BY priority, run_at, id
 LIMIT ?
@@ -30,6 +32,8 @@ WHERE id IN (?)
 
 export interface SkipLockedRequest {
   readonly queue: string;
+  /** The queue's distinct priorities among free jobs (QueuePriorities). */
+  readonly priorities: readonly number[];
   readonly want: number;
   readonly lockId: string;
 }
@@ -40,8 +44,9 @@ export interface SkipLockedRequest {
  * the transaction inside withTransaction.
  */
 export async function claimSkipLocked(db: Executor, tables: Tables, req: SkipLockedRequest): Promise<JobRow[]> {
+  if (req.priorities.length === 0) return [];
   return withTransaction(db, async (tx) => {
-    const rows = await tx.select<JobRow>(sqlLockHead(tables), [req.queue, req.want]);
+    const rows = await tx.select<JobRow>(sqlLockHead(tables), [req.queue, req.priorities, req.want]);
     if (rows.length === 0) return [];
     const { affectedRows } = await tx.write(sqlClaimLocked(tables), [req.lockId, rows.map((r) => r.id)]);
     if (affectedRows === 0) return [];

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import type { Maintainer, Sluice } from '../../src/index.ts';
+import { ago, insertJob, HOUR, jobRow } from '../helpers/factory.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+
+const db = useTestDatabase('leader_lease');
+
+interface Contender {
+  sluice: Sluice;
+  maintainer: Maintainer;
+  changes: string[];
+}
+
+/** A maintenance process of its own: its own sluice instance (pool), its own Maintainer. */
+function contender(options: { poolMax?: number } = {}): Contender {
+  const sluice = db.open(options);
+  const maintainer = sluice.maintenance({ lockTimeoutMs: 60_000, leaseMs: 30_000, jitterMs: 0 });
+  const changes: string[] = [];
+  sluice.events.on('leader:acquired', ({ holder }) => changes.push(`acquired ${holder}`));
+  sluice.events.on('leader:lost', ({ holder }) => changes.push(`lost ${holder}`));
+  return { sluice, maintainer, changes };
+}
+
+async function stopAll(...contenders: Contender[]): Promise<void> {
+  await Promise.all(contenders.map((c) => c.maintainer.stop()));
+}
+
+describe('leader lease', () => {
+  it('lets exactly one of two maintainers lead, pass after pass, even when they run at the same moment', async () => {
+    const a = contender();
+    const b = contender();
+    try {
+      const leaders: string[] = [];
+      for (let round = 0; round < 10; round++) {
+        const [ra, rb] = await Promise.all([a.maintainer.runOnce(), b.maintainer.runOnce()]);
+        expect([ra.leader, rb.leader].filter(Boolean), `round ${round}`).toHaveLength(1);
+        leaders.push(ra.leader ? 'a' : 'b');
+        expect(a.maintainer.leading).toBe(ra.leader);
+        expect(b.maintainer.leading).toBe(rb.leader);
+      }
+      // The leader renews; the other never takes over while the lease is live.
+      expect(new Set(leaders).size).toBe(1);
+      const [{ holder }] = (await db.query<{ holder: string }>("SELECT holder FROM sluice_leases WHERE name = 'maintenance'")) as [{ holder: string }];
+      expect(holder).toBe(leaders[0] === 'a' ? a.maintainer.holder : b.maintainer.holder);
+    } finally {
+      await stopAll(a, b);
+    }
+  });
+
+  it('only the leader sweeps', async () => {
+    const a = contender();
+    const b = contender();
+    try {
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
+      const id = await insertJob(db, { lockId: 'dead-host~x.1', lockedAt: ago(2 * HOUR) });
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: false, released: 0 });
+      expect(await jobRow(db, id)).toMatchObject({ lock_id: 'dead-host~x.1' });
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true, released: 1 });
+    } finally {
+      await stopAll(a, b);
+    }
+  });
+
+  it('hands over at once when the leader stops and gives up its lease', async () => {
+    const a = contender();
+    const b = contender();
+    try {
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: false });
+      await a.maintainer.stop();
+      expect(a.maintainer.leading).toBe(false);
+      expect(await db.query("SELECT holder FROM sluice_leases WHERE name = 'maintenance'")).toEqual([{ holder: '' }]);
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: true });
+      expect(a.changes).toEqual([`acquired ${a.maintainer.holder}`, `lost ${a.maintainer.holder}`]);
+      expect(b.changes).toEqual([`acquired ${b.maintainer.holder}`]);
+    } finally {
+      await stopAll(a, b);
+    }
+  });
+
+  it('lets another take over once the lease expires (a leader that died or stalled)', async () => {
+    const a = contender();
+    const b = contender();
+    try {
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: false });
+      await db.query("UPDATE sluice_leases SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE name = 'maintenance'");
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: true });
+      // The old leader finds out on its next pass and stays out while b's lease is live.
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: false });
+      expect(a.maintainer.leading).toBe(false);
+      expect(a.changes).toEqual([`acquired ${a.maintainer.holder}`, `lost ${a.maintainer.holder}`]);
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: true });
+    } finally {
+      await stopAll(a, b);
+    }
+  });
+
+  it('writes the lease on the database clock, leaseMs ahead', async () => {
+    const sluice = db.open({ poolMax: 1 });
+    const maintainer = sluice.maintenance({ leaseMs: 45_000, jitterMs: 0 });
+    try {
+      await sluice.knex.raw("SET timestamp = UNIX_TIMESTAMP('2031-05-06 07:08:09.123')");
+      expect(await maintainer.runOnce()).toMatchObject({ leader: true });
+      expect(await db.query("SELECT holder, expires_at FROM sluice_leases WHERE name = 'maintenance'")).toEqual([
+        { holder: maintainer.holder, expires_at: new Date('2031-05-06T07:08:54.123Z') },
+      ]);
+    } finally {
+      await sluice.knex.raw('SET timestamp = DEFAULT');
+      await maintainer.stop();
+    }
+  });
+
+  it('takes a lease created or released in the same millisecond (no wait for the clock to tick)', async () => {
+    // Each contender runs on one connection whose clock is pinned, so every NOW(3) it reads is equal.
+    const a = contender({ poolMax: 1 });
+    const b = contender({ poolMax: 1 });
+    try {
+      for (const c of [a, b]) await c.sluice.knex.raw("SET timestamp = UNIX_TIMESTAMP('2031-05-06 07:08:09.123')");
+      // A fresh lease row: created and acquired at the same instant.
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: false });
+      // Released and re-acquired at the same instant.
+      await a.maintainer.stop();
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: true });
+    } finally {
+      for (const c of [a, b]) await c.sluice.knex.raw('SET timestamp = DEFAULT');
+      await stopAll(a, b);
+    }
+  });
+});

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { ago, countRows, dbNow, deadRow, fromNow, HOUR, insertJob, insertJobs, jobRow, MINUTE, SECOND } from '../helpers/factory.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+
+const db = useTestDatabase('release_stale');
+
+describe('Maintainer.runOnce: releasing stale claims', () => {
+  it('releases only claims older than the lock timeout, bumping retry_times and recording why', async () => {
+    const maintainer = db.sluice.maintenance({ lockTimeoutMs: MINUTE, jitterMs: 0 });
+    const stale = [
+      await insertJob(db, { lockId: 'host-1~a.1', lockedAt: ago(2 * HOUR) }),
+      await insertJob(db, { lockId: 'host-1~a.2', lockedAt: ago(5 * MINUTE), retryTimes: 2 }),
+    ];
+    // A live claim (heartbeat 5 s ago), a free job, a free delayed job: none of these is the sweeper's.
+    const fresh = await insertJob(db, { lockId: 'host-2~b.1', lockedAt: ago(5 * SECOND) });
+    const free = await insertJob(db);
+    const delayed = await insertJob(db, { runAt: fromNow(HOUR), retryTimes: 1, lastError: 'earlier' });
+    const untouched = await Promise.all([fresh, free, delayed].map((id) => jobRow(db, id)));
+
+    const result = await maintainer.runOnce();
+
+    expect(result).toMatchObject({ leader: true, released: 2, deadLettered: 0 });
+    expect(await jobRow(db, stale[0] as number)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 1 });
+    expect(await jobRow(db, stale[1] as number)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 3 });
+    expect((await jobRow(db, stale[0] as number))?.last_error).toMatch(/^claim host-1~a\.1 expired after 60000 ms without a heartbeat/);
+    expect((await jobRow(db, stale[1] as number))?.last_error).toMatch(/^claim host-1~a\.2 expired/);
+    expect(await Promise.all([fresh, free, delayed].map((id) => jobRow(db, id)))).toEqual(untouched);
+    await maintainer.stop();
+  });
+
+  it('honours the lock timeout at its boundary', async () => {
+    const maintainer = db.sluice.maintenance({ lockTimeoutMs: 10 * MINUTE, jitterMs: 0 });
+    const older = await insertJob(db, { lockId: 'h~c.1', lockedAt: ago(11 * MINUTE) });
+    const younger = await insertJob(db, { lockId: 'h~c.2', lockedAt: ago(9 * MINUTE) });
+    expect(await maintainer.runOnce()).toMatchObject({ released: 1 });
+    expect(await jobRow(db, older)).toMatchObject({ lock_id: '', retry_times: 1 });
+    expect(await jobRow(db, younger)).toMatchObject({ lock_id: 'h~c.2', retry_times: 0 });
+    await maintainer.stop();
+  });
+
+  it('works through a backlog in batches: 35 stale claims with batchSize 10 are all released in one pass', async () => {
+    const maintainer = db.sluice.maintenance({ lockTimeoutMs: MINUTE, batchSize: 10, jitterMs: 0 });
+    const ids: number[] = [];
+    for (let i = 0; i < 35; i++) ids.push(await insertJob(db, { lockId: `h~d.${i}`, lockedAt: ago(HOUR + i * SECOND) }));
+    const claimedFresh = await insertJobs(db, 3, { lockId: 'h~live.1', lockedAt: dbNow });
+
+    expect(await maintainer.runOnce()).toMatchObject({ leader: true, released: 35, deadLettered: 0 });
+    expect(await countRows(db, 'sluice_jobs', "lock_id = '' AND locked_at IS NULL AND retry_times = 1")).toBe(35);
+    expect(await countRows(db, 'sluice_jobs', 'lock_id = ? AND retry_times = 0', ['h~live.1'])).toBe(claimedFresh.length);
+    // A second pass finds nothing more.
+    expect(await maintainer.runOnce()).toMatchObject({ leader: true, released: 0, deadLettered: 0 });
+    await maintainer.stop();
+  });
+
+  it('dead-letters released jobs whose explicit max_retries is used up, and only those', async () => {
+    const maintainer = db.sluice.maintenance({ lockTimeoutMs: MINUTE, jitterMs: 0 });
+    const exhausted = await insertJob(db, {
+      name: 'billing',
+      queue: 'money',
+      payload: { invoice: 7 },
+      lockId: 'h~e.1',
+      lockedAt: ago(HOUR),
+      retryTimes: 2,
+      maxRetries: 2,
+      idempotencyKey: 'inv-7',
+    });
+    const hasRetriesLeft = await insertJob(db, { lockId: 'h~e.2', lockedAt: ago(HOUR), retryTimes: 1, maxRetries: 5 });
+    // NULL max_retries follows the job's definition, which only a worker knows: released, kept.
+    const byDefinition = await insertJob(db, { lockId: 'h~e.3', lockedAt: ago(HOUR), retryTimes: 10, maxRetries: null });
+    // Over its limit but not stale: not this pass's to judge.
+    const live = await insertJob(db, { lockId: 'h~e.4', lockedAt: dbNow, retryTimes: 9, maxRetries: 2 });
+
+    expect(await maintainer.runOnce()).toMatchObject({ leader: true, released: 3, deadLettered: 1 });
+
+    expect(await jobRow(db, exhausted)).toBeUndefined();
+    const dead = await deadRow(db, exhausted);
+    expect(dead).toMatchObject({
+      id: exhausted,
+      name: 'billing',
+      queue: 'money',
+      retry_times: 3,
+      max_retries: 2,
+      idempotency_key: 'inv-7',
+    });
+    expect(JSON.parse(dead?.payload as string)).toEqual({ invoice: 7 });
+    expect(dead?.last_error).toMatch(/^claim h~e\.1 expired/);
+    expect(await jobRow(db, hasRetriesLeft)).toMatchObject({ lock_id: '', retry_times: 2 });
+    expect(await jobRow(db, byDefinition)).toMatchObject({ lock_id: '', retry_times: 11 });
+    expect(await jobRow(db, live)).toMatchObject({ lock_id: 'h~e.4', retry_times: 9 });
+    expect(await countRows(db, 'sluice_dead_jobs')).toBe(1);
+    await maintainer.stop();
+  });
+
+  it('emits sweep:completed with the counts', async () => {
+    const sluice = db.open();
+    const completed: unknown[] = [];
+    sluice.events.on('sweep:completed', (e) => completed.push(e));
+    const maintainer = sluice.maintenance({ lockTimeoutMs: 1_000, jitterMs: 0 });
+    await insertJob(db, { lockId: 'h~f.1', lockedAt: ago(HOUR), retryTimes: 0, maxRetries: 0 });
+    await maintainer.runOnce();
+    expect(completed).toEqual([expect.objectContaining({ holder: maintainer.holder, leader: true, released: 1, deadLettered: 1 })]);
+    await maintainer.stop();
+  });
+});

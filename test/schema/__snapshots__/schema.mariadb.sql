@@ -1,0 +1,103 @@
+-- <prefix>batches
+CREATE TABLE `<prefix>batches` (
+  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,
+  `size` int(10) unsigned NOT NULL,
+  `created_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  `finished_at` datetime(3) DEFAULT NULL,
+  `on_complete` mediumtext DEFAULT NULL,
+  PRIMARY KEY (`id`),
+  KEY `ix_unfinished` (`finished_at`,`id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>dead_jobs
+CREATE TABLE `<prefix>dead_jobs` (
+  `id` bigint(20) unsigned NOT NULL,
+  `queue` varchar(64) NOT NULL,
+  `name` varchar(128) NOT NULL,
+  `payload` mediumtext NOT NULL,
+  `priority` smallint(6) NOT NULL,
+  `retry_times` int(10) unsigned NOT NULL,
+  `max_retries` int(10) unsigned DEFAULT NULL,
+  `batch_id` bigint(20) unsigned DEFAULT NULL,
+  `idempotency_key` varchar(191) DEFAULT NULL,
+  `last_error` text DEFAULT NULL,
+  `created_at` datetime(3) NOT NULL,
+  `failed_at` datetime(3) NOT NULL,
+  `redriven_at` datetime(3) DEFAULT NULL,
+  `redriven_as` bigint(20) unsigned DEFAULT NULL,
+  PRIMARY KEY (`id`),
+  KEY `ix_queue_failed` (`queue`,`failed_at`),
+  KEY `ix_redriven` (`redriven_at`,`id`),
+  KEY `ix_batch` (`batch_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>idempotency_keys
+CREATE TABLE `<prefix>idempotency_keys` (
+  `queue` varchar(64) NOT NULL,
+  `idempotency_key` varchar(191) NOT NULL,
+  `job_id` bigint(20) unsigned DEFAULT NULL,
+  `owner` char(24) NOT NULL,
+  `expires_at` datetime(3) DEFAULT NULL,
+  `created_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  PRIMARY KEY (`queue`,`idempotency_key`),
+  KEY `ix_owner` (`owner`),
+  KEY `ix_job` (`job_id`),
+  KEY `ix_expires` (`expires_at`,`job_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>jobs
+CREATE TABLE `<prefix>jobs` (
+  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,
+  `queue` varchar(64) NOT NULL,
+  `name` varchar(128) NOT NULL,
+  `payload` mediumtext NOT NULL,
+  `priority` smallint(6) NOT NULL DEFAULT 0,
+  `run_at` datetime(3) NOT NULL,
+  `lock_id` varchar(128) NOT NULL DEFAULT '',
+  `locked_at` datetime(3) DEFAULT NULL,
+  `retry_times` int(10) unsigned NOT NULL DEFAULT 0,
+  `max_retries` int(10) unsigned DEFAULT NULL,
+  `backoff` varchar(255) DEFAULT NULL,
+  `batch_id` bigint(20) unsigned DEFAULT NULL,
+  `idempotency_key` varchar(191) DEFAULT NULL,
+  `last_error` text DEFAULT NULL,
+  `created_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
+  PRIMARY KEY (`id`),
+  UNIQUE KEY `ux_idempotency` (`queue`,`idempotency_key`),
+  KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
+  KEY `ix_locked_at` (`locked_at`),
+  KEY `ix_batch` (`batch_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>leases
+CREATE TABLE `<prefix>leases` (
+  `name` varchar(64) NOT NULL,
+  `holder` varchar(191) NOT NULL DEFAULT '',
+  `expires_at` datetime(3) NOT NULL,
+  PRIMARY KEY (`name`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>migrations
+CREATE TABLE `<prefix>migrations` (
+  `id` int(10) unsigned NOT NULL AUTO_INCREMENT,
+  `name` varchar(255) DEFAULT NULL,
+  `batch` int(11) DEFAULT NULL,
+  `migration_time` timestamp NULL DEFAULT NULL,
+  PRIMARY KEY (`id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci;
+
+-- <prefix>migrations_lock
+CREATE TABLE `<prefix>migrations_lock` (
+  `index` int(10) unsigned NOT NULL AUTO_INCREMENT,
+  `is_locked` int(11) DEFAULT NULL,
+  PRIMARY KEY (`index`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci;
+
+-- <prefix>queues
+CREATE TABLE `<prefix>queues` (
+  `queue` varchar(64) NOT NULL,
+  `paused_at` datetime(3) DEFAULT NULL,
+  `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  PRIMARY KEY (`queue`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
