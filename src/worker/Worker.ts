@@ -216,7 +216,10 @@ export class Worker {
         r.cancel.abort(new Error('worker stopped before the job finished'));
       }
       try {
-        released += await releaseClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
+        const ids = group.map((r) => r.job.id);
+        const count = await releaseClaims(this.ctx.db, this.ctx.tables, lockId, ids);
+        released += count;
+        if (count < ids.length) this.ctx.events.emit('claim:lost', { workerId: this.id, operation: 'release', lockId, jobIds: ids, lost: ids.length - count });
       } catch (error) {
         this.ctx.events.emit('worker:error', { workerId: this.id, error: error as Error, context: 'releasing claims at stop' });
       }
