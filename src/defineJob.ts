@@ -1,6 +1,7 @@
 import { JobDefinitionError } from './errors.ts';
 import { NAME_PATTERN } from './enqueue/validateJob.ts';
 import type { JobDefinition } from './types.ts';
+import { scheduleProblem } from './scheduler/parseSchedule.ts';
 import { backoffProblem } from './worker/backoff.ts';
 
 /** Declares a job type. Checks its shape now, so a bad definition fails at load, not at the first job. */
@@ -20,6 +21,10 @@ export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinit
   if (definition.backoff !== undefined) {
     const problem = backoffProblem(definition.backoff, true);
     if (problem) throw new JobDefinitionError(where, `backoff ${problem}`);
+  }
+  if (definition.schedule !== undefined || definition.timezone !== undefined) {
+    const problem = scheduleProblem(definition.schedule, definition.timezone);
+    if (problem) throw new JobDefinitionError(where, problem);
   }
   if (definition.delivery !== undefined && !['at-least-once', 'exactly-once', 'at-most-once'].includes(definition.delivery)) {
     throw new JobDefinitionError(where, `delivery must be 'at-least-once', 'exactly-once' or 'at-most-once' (got ${JSON.stringify(definition.delivery)})`);

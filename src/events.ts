@@ -18,6 +18,7 @@ export interface SluiceEventMap {
   'worker:stopped': { workerId: string; released: number; processed: number };
   'worker:error': { workerId: string; error: Error; context: string };
   'batch:finished': { holder: string; batchId: number; completionJob: boolean };
+  'schedule:enqueued': { name: string; slot: string; jobId: number; duplicate: boolean };
   'leader:acquired': { holder: string; lease: string };
   'leader:lost': { holder: string; lease: string };
   'sweep:completed': {

@@ -38,6 +38,9 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
   events.on('worker:stopped', (e) => logger.info({ event: 'worker:stopped', ...e }, 'worker stopped'));
   events.on('worker:error', ({ error, ...e }) => logger.error({ event: 'worker:error', ...e, err: error }, error.message));
   events.on('batch:finished', (e) => logger.info({ event: 'batch:finished', ...e }, `batch ${e.batchId} finished`));
+  events.on('schedule:enqueued', (e) =>
+    (e.duplicate ? logger.debug : logger.info).call(logger, { event: 'schedule:enqueued', ...e }, e.duplicate ? 'slot already enqueued elsewhere' : `scheduled ${e.name}@${e.slot}`),
+  );
   events.on('leader:acquired', (e) => logger.info({ event: 'leader:acquired', ...e }, 'maintenance leadership acquired'));
   events.on('leader:lost', (e) => logger.warn({ event: 'leader:lost', ...e }, 'maintenance leadership lost'));
   events.on('sweep:completed', (e) => {

@@ -116,6 +116,13 @@ export interface MaintenanceOptions {
   batchSize?: number;
   /** Random delay added before each tick and between batches, up to this much. @defaultValue 1,000 */
   jitterMs?: number;
+  /**
+   * Job definitions (a jobs folder or a list) whose `schedule` this process enqueues. Every
+   * maintenance process may carry them: each tick is enqueued once fleet-wide. @defaultValue none
+   */
+  jobs?: string | JobDefinition<any>[];
+  /** Random delay before a scheduled enqueue. @defaultValue 500 */
+  scheduleJitterMs?: number;
 }
 
 export interface ResolvedMaintenanceOptions {
@@ -124,6 +131,8 @@ export interface ResolvedMaintenanceOptions {
   readonly leaseMs: number;
   readonly batchSize: number;
   readonly jitterMs: number;
+  readonly jobs: string | readonly JobDefinition<any>[] | null;
+  readonly scheduleJitterMs: number;
 }
 
 export const MAINTENANCE_DEFAULTS = {
@@ -132,6 +141,8 @@ export const MAINTENANCE_DEFAULTS = {
   leaseMs: 30_000,
   batchSize: 500,
   jitterMs: 1_000,
+  jobs: null,
+  scheduleJitterMs: 500,
 } satisfies ResolvedMaintenanceOptions;
 
 function positiveInt(option: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -193,6 +204,7 @@ export function resolveMaintenanceOptions(options: MaintenanceOptions): Resolved
   positiveInt('leaseMs', r.leaseMs);
   positiveInt('batchSize', r.batchSize, 10_000);
   if (!Number.isInteger(r.jitterMs) || r.jitterMs < 0) throw new OptionsError('jitterMs', 'must be a non-negative integer');
+  if (!Number.isInteger(r.scheduleJitterMs) || r.scheduleJitterMs < 0) throw new OptionsError('scheduleJitterMs', 'must be a non-negative integer');
   if (typeof r.schedule !== 'string' || r.schedule.trim() === '') throw new OptionsError('schedule', 'must be a cron expression');
   return r;
 }

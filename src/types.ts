@@ -126,5 +126,12 @@ export interface JobDefinition<P = unknown> {
   readonly backoff?: Backoff;
   /** @defaultValue `'at-least-once'` */
   readonly delivery?: Delivery;
+  /**
+   * Recurring: a node-cron expression (seconds field allowed). The maintenance process enqueues
+   * one job per tick, fleet-wide, with payload `{ scheduledAt }`.
+   */
+  readonly schedule?: string;
+  /** IANA time zone for `schedule`. @defaultValue the process's */
+  readonly timezone?: string;
   handle(payload: P, ctx: JobContext<P>): Promise<unknown> | unknown;
 }

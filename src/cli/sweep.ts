@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createSluice } from '../Sluice.ts';
 import { stopOnSignals } from '../shutdown.ts';
 import { help } from './migrate.ts';
@@ -11,6 +12,7 @@ export const SWEEP_HELP = `sluice sweep: the maintenance process (leader-elected
   --lease-ms N         leader lease length (default: 30000)
   --batch-size N       rows per sweep statement (default: 500)
   --jitter-ms N        random delay before each tick (default: 1000)
+  --jobs DIR           job files whose \`schedule\` this process enqueues (default: jobs, if that folder exists)
 ${COMMON_HELP}`;
 
 export async function sweepCommand(argv: string[]): Promise<number> {
@@ -21,6 +23,7 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     'lease-ms': { type: 'string' },
     'batch-size': { type: 'string' },
     'jitter-ms': { type: 'string' },
+    jobs: { type: 'string' },
   });
   if (v.help) return help(SWEEP_HELP);
   const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 4 });
@@ -30,6 +33,7 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     leaseMs: intFlag('lease-ms', v['lease-ms']),
     batchSize: intFlag('batch-size', v['batch-size']),
     jitterMs: intFlag('jitter-ms', v['jitter-ms']),
+    jobs: v.jobs ?? (existsSync('jobs') ? 'jobs' : undefined),
   });
   try {
     if (v.once) {

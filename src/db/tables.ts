@@ -9,6 +9,8 @@ export interface Tables {
   readonly leases: string;
   readonly queues: string;
   readonly idempotencyKeys: string;
+  readonly workers: string;
+  readonly jobHistory: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -28,6 +30,8 @@ export function tablesFor(prefix: string): Tables {
     leases: `\`${prefix}leases\``,
     queues: `\`${prefix}queues\``,
     idempotencyKeys: `\`${prefix}idempotency_keys\``,
+    workers: `\`${prefix}workers\``,
+    jobHistory: `\`${prefix}job_history\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };

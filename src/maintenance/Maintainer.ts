@@ -5,7 +5,9 @@ import type { SluiceContext } from '../context.ts';
 import { assertSchemaCurrent } from '../db/migrate.ts';
 import { OptionsError } from '../errors.ts';
 import type { ResolvedMaintenanceOptions } from '../options.ts';
+import { Scheduler } from '../scheduler/Scheduler.ts';
 import { ClaimTokens } from '../worker/claimToken.ts';
+import { loadHandlers } from '../worker/loadHandlers.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { finishBatches } from './finishBatches.ts';
 import { IdempotencyKeyPruner } from './pruneIdempotencyKeys.ts';
@@ -36,6 +38,7 @@ export class Maintainer {
   readonly #lease: LeaderLease;
   readonly #keys: IdempotencyKeyPruner;
   #task: ScheduledTask | undefined;
+  #scheduler: Scheduler | undefined;
   #pass: Promise<SweepResult> | null = null;
   #leading = false;
   #stopped = false;
@@ -55,6 +58,11 @@ export class Maintainer {
 
   async start(): Promise<void> {
     await assertSchemaCurrent(this.ctx.db, this.ctx.tables);
+    if (this.options.jobs !== null) {
+      const definitions = [...(await loadHandlers(this.options.jobs)).values()];
+      this.#scheduler = new Scheduler(this.ctx, definitions, this.options.scheduleJitterMs);
+      this.#scheduler.start();
+    }
     this.#task = cron.schedule(this.options.schedule, () => this.#tick(), { noOverlap: true, name: `sluice-maintenance-${this.holder}` });
   }
 
@@ -69,6 +77,7 @@ export class Maintainer {
   async stop(): Promise<void> {
     this.#stopped = true;
     await this.#task?.destroy();
+    await this.#scheduler?.stop();
     await this.#pass?.catch(() => undefined);
     if (this.#leading) {
       await this.#lease.release().catch(() => undefined);

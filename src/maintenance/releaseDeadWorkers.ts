@@ -1,0 +1,76 @@
+import type { Executor } from '../db/executor.ts';
+import { retryTransient } from '../db/transaction.ts';
+import type { Tables } from '../db/tables.ts';
+
+/** Params: stale threshold in microseconds, limit. Workers whose heartbeat is older than the threshold. */
+const sqlStaleWorkers = (t: Tables) => `
+SELECT id
+FROM ${t.workers}
+WHERE heartbeat_at < NOW(3) - INTERVAL ? MICROSECOND
+ORDER BY heartbeat_at
+LIMIT ?`;
+
+/**
+ * Params: lock_id LIKE pattern, limit. The claims a worker holds: every lock_id it writes starts
+ * with its id. Served by ix_locked_at: only claimed rows (locked_at NOT NULL) are scanned, and
+ * their number is bounded by the fleet's concurrency, not by the backlog.
+ */
+const sqlClaimsOf = (t: Tables) => `
+SELECT id
+FROM ${t.jobs}
+WHERE locked_at IS NOT NULL
+  AND lock_id LIKE ?
+LIMIT ?`;
+
+/**
+ * Params: ids (list), lock_id LIKE pattern. Releases those claims if the dead worker still holds
+ * them (fenced by its lock_id prefix), bumping retry_times: its attempts count as failed.
+ */
+const sqlRelease = (t: Tables) => `
+UPDATE ${t.jobs}
+SET last_error = CONCAT('worker of claim ', lock_id, ' stopped heartbeating (died or stalled)'),
+    lock_id = '',
+    locked_at = NULL,
+    retry_times = retry_times + 1
+WHERE id IN (?)
+  AND lock_id LIKE ?`;
+
+/** Params: id, stale threshold in microseconds. Removes a dead worker's row if it is still stale. */
+const sqlRemoveWorker = (t: Tables) => `
+DELETE FROM ${t.workers}
+WHERE id = ?
+  AND heartbeat_at < NOW(3) - INTERVAL ? MICROSECOND`;
+
+/**
+ * The fast recovery path: a worker that stopped heartbeating for `staleMs` is dead; its claims
+ * go back to the queue at once instead of after the (much longer) lock timeout. Returns the
+ * claims released, the jobs' ids (for dead-lettering exhausted ones) and the workers removed.
+ */
+export async function releaseDeadWorkers(
+  db: Executor,
+  tables: Tables,
+  options: { staleMs: number; batchSize: number },
+): Promise<{ workers: string[]; released: number; ids: number[] }> {
+  const staleUs = options.staleMs * 1000;
+  const dead = (await db.select<{ id: string }>(sqlStaleWorkers(tables), [staleUs, options.batchSize])).map((r) => r.id);
+  let released = 0;
+  const ids: number[] = [];
+  for (const workerId of dead) {
+    const pattern = `${escapeLike(workerId)}.%`;
+    for (;;) {
+      const claims = (await db.select<{ id: number }>(sqlClaimsOf(tables), [pattern, options.batchSize])).map((r) => Number(r.id));
+      if (claims.length === 0) break;
+      const { affectedRows } = await retryTransient(() => db.write(sqlRelease(tables), [claims, pattern]));
+      released += affectedRows;
+      ids.push(...claims);
+      if (claims.length < options.batchSize) break;
+    }
+    await db.write(sqlRemoveWorker(tables), [workerId, staleUs]);
+  }
+  return { workers: dead, released, ids };
+}
+
+/** Pure: a LIKE pattern that matches `text` literally. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

@@ -1,0 +1,104 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+
+/** Params: id, host, pid, queues, concurrency, concurrency limit. Registers (or re-registers) a worker. */
+const sqlRegister = (t: Tables) => `
+INSERT INTO ${t.workers} (id, host, pid, queues, started_at, heartbeat_at, concurrency, concurrency_limit)
+VALUES (?, ?, ?, ?, NOW(3), NOW(3), ?, ?)
+ON DUPLICATE KEY UPDATE heartbeat_at = NOW(3)`;
+
+/**
+ * Params: in_flight, processed, failed, cpu, free_mem, concurrency_limit, claim latency, id.
+ * A worker's heartbeat. affectedRows 0 means the sweeper already declared it dead and removed it.
+ */
+const sqlHeartbeat = (t: Tables) => `
+UPDATE ${t.workers}
+SET heartbeat_at = NOW(3),
+    in_flight = ?,
+    processed = ?,
+    failed = ?,
+    cpu = ?,
+    free_mem = ?,
+    concurrency_limit = ?,
+    claim_latency_ms = ?
+WHERE id = ?`;
+
+/** Params: id. */
+const sqlDeregister = (t: Tables) => `
+DELETE FROM ${t.workers}
+WHERE id = ?`;
+
+/** Params: none. The fleet, with each heartbeat's age on the DB clock. */
+const sqlList = (t: Tables) => `
+SELECT id, host, pid, queues, started_at, heartbeat_at, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms,
+       TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 AS heartbeat_age_ms
+FROM ${t.workers}
+ORDER BY host, pid, id`;
+
+export interface WorkerRegistration {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly queues: readonly string[];
+  readonly concurrency: number;
+}
+
+export interface WorkerHeartbeat {
+  readonly inFlight: number;
+  readonly processed: number;
+  readonly failed: number;
+  readonly cpu: number | null;
+  readonly freeMem: number | null;
+  readonly concurrencyLimit: number;
+  readonly claimLatencyMs: number | null;
+}
+
+export interface WorkerInfo extends WorkerRegistration, WorkerHeartbeat {
+  readonly startedAt: Date;
+  readonly heartbeatAt: Date;
+  readonly heartbeatAgeMs: number;
+}
+
+export async function registerWorker(db: Executor, tables: Tables, w: WorkerRegistration): Promise<void> {
+  await db.write(sqlRegister(tables), [w.id, w.host, w.pid, w.queues.join(','), w.concurrency, w.concurrency]);
+}
+
+/** Returns false if the row is gone (the sweeper declared this worker dead). */
+export async function heartbeatWorker(db: Executor, tables: Tables, id: string, h: WorkerHeartbeat): Promise<boolean> {
+  const { affectedRows } = await db.write(sqlHeartbeat(tables), [
+    h.inFlight,
+    h.processed,
+    h.failed,
+    h.cpu,
+    h.freeMem,
+    h.concurrencyLimit,
+    h.claimLatencyMs,
+    id,
+  ]);
+  return affectedRows === 1;
+}
+
+export async function deregisterWorker(db: Executor, tables: Tables, id: string): Promise<void> {
+  await db.write(sqlDeregister(tables), [id]);
+}
+
+export async function listWorkers(db: Executor, tables: Tables): Promise<WorkerInfo[]> {
+  const rows = await db.select<Record<string, unknown>>(sqlList(tables));
+  return rows.map((r) => ({
+    id: String(r.id),
+    host: String(r.host),
+    pid: Number(r.pid),
+    queues: String(r.queues).split(',').filter(Boolean),
+    concurrency: Number(r.concurrency),
+    concurrencyLimit: Number(r.concurrency_limit),
+    inFlight: Number(r.in_flight),
+    processed: Number(r.processed),
+    failed: Number(r.failed),
+    cpu: r.cpu === null ? null : Number(r.cpu),
+    freeMem: r.free_mem === null ? null : Number(r.free_mem),
+    claimLatencyMs: r.claim_latency_ms === null ? null : Number(r.claim_latency_ms),
+    startedAt: r.started_at as Date,
+    heartbeatAt: r.heartbeat_at as Date,
+    heartbeatAgeMs: Number(r.heartbeat_age_ms),
+  }));
+}
