@@ -3,7 +3,8 @@ import type { Tables } from '../src/db/tables.ts';
 
 /**
  * The worker registry: one row per live worker, refreshed by its heartbeat (on the DB clock).
- * The sweeper releases the claims of workers whose heartbeat went stale and removes their rows.
+ * The sweeper releases the claims of workers whose heartbeat is older than a few of their own
+ * heartbeat intervals, and removes their rows.
  */
 export async function up(knex: Knex, t: Tables): Promise<void> {
   await knex.raw(`
@@ -14,6 +15,7 @@ CREATE TABLE IF NOT EXISTS ${t.workers} (
   queues         VARCHAR(1024)   NOT NULL,
   started_at     DATETIME(3)     NOT NULL,
   heartbeat_at   DATETIME(3)     NOT NULL,
+  heartbeat_interval_ms INT UNSIGNED NOT NULL,
   concurrency    INT UNSIGNED    NOT NULL,
   concurrency_limit INT UNSIGNED NOT NULL,
   in_flight      INT UNSIGNED    NOT NULL DEFAULT 0,

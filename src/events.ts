@@ -28,6 +28,10 @@ export interface SluiceEventMap {
     deadLettered: number;
     batchesFinished: number;
     keysPruned: number;
+    workersRemoved: number;
+    deadWorkerClaims: number;
+    historyPruned: number;
+    deadPruned: number;
     durationMs: number;
   };
   'maintenance:error': { holder: string; error: Error; context: string };

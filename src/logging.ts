@@ -44,7 +44,7 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
   events.on('leader:acquired', (e) => logger.info({ event: 'leader:acquired', ...e }, 'maintenance leadership acquired'));
   events.on('leader:lost', (e) => logger.warn({ event: 'leader:lost', ...e }, 'maintenance leadership lost'));
   events.on('sweep:completed', (e) => {
-    const changed = e.released + e.deadLettered + e.batchesFinished + e.keysPruned > 0;
+    const changed = e.released + e.deadLettered + e.batchesFinished + e.keysPruned + e.workersRemoved + e.historyPruned + e.deadPruned > 0;
     (changed ? logger.info : logger.debug).call(logger, { event: 'sweep:completed', ...e }, 'sweep completed');
   });
   events.on('maintenance:error', ({ error, ...e }) =>

@@ -24,6 +24,10 @@ export interface SluiceOptions {
   maxRowsPerInsert?: number;
   /** How long a finished job's idempotency key keeps refusing duplicates. @defaultValue 24 h */
   idempotencyRetentionMs?: number;
+  /** How long completed jobs stay in job_history; 0 keeps no history. @defaultValue 24 h */
+  historyRetentionMs?: number;
+  /** How long dead jobs are kept; 0 keeps them until purged. @defaultValue 7 days */
+  deadRetentionMs?: number;
 }
 
 export interface ResolvedSluiceOptions {
@@ -33,6 +37,8 @@ export interface ResolvedSluiceOptions {
   readonly maxBatchSize: number;
   readonly maxRowsPerInsert: number;
   readonly idempotencyRetentionMs: number;
+  readonly historyRetentionMs: number;
+  readonly deadRetentionMs: number;
 }
 
 export const SLUICE_DEFAULTS = {
@@ -42,6 +48,8 @@ export const SLUICE_DEFAULTS = {
   maxBatchSize: 1_000_000,
   maxRowsPerInsert: 5_000,
   idempotencyRetentionMs: 24 * 3600 * 1000,
+  historyRetentionMs: 24 * 3600 * 1000,
+  deadRetentionMs: 7 * 24 * 3600 * 1000,
 } satisfies ResolvedSluiceOptions;
 
 export type ClaimStrategy = 'random-head' | 'skip-locked';
@@ -123,6 +131,10 @@ export interface MaintenanceOptions {
   jobs?: string | JobDefinition<any>[];
   /** Random delay before a scheduled enqueue. @defaultValue 500 */
   scheduleJitterMs?: number;
+  /** A worker that missed this many of its own heartbeat intervals is dead: its claims are released. @defaultValue 2.5 */
+  missedHeartbeats?: number;
+  /** Most retention-pruning batches per table in one pass. @defaultValue 20 */
+  maxPruneBatches?: number;
 }
 
 export interface ResolvedMaintenanceOptions {
@@ -133,6 +145,8 @@ export interface ResolvedMaintenanceOptions {
   readonly jitterMs: number;
   readonly jobs: string | readonly JobDefinition<any>[] | null;
   readonly scheduleJitterMs: number;
+  readonly missedHeartbeats: number;
+  readonly maxPruneBatches: number;
 }
 
 export const MAINTENANCE_DEFAULTS = {
@@ -143,6 +157,8 @@ export const MAINTENANCE_DEFAULTS = {
   jitterMs: 1_000,
   jobs: null,
   scheduleJitterMs: 500,
+  missedHeartbeats: 2.5,
+  maxPruneBatches: 20,
 } satisfies ResolvedMaintenanceOptions;
 
 function positiveInt(option: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -159,6 +175,9 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
   positiveInt('maxBatchSize', r.maxBatchSize);
   positiveInt('maxRowsPerInsert', r.maxRowsPerInsert, 100_000);
   positiveInt('idempotencyRetentionMs', r.idempotencyRetentionMs);
+  for (const key of ['historyRetentionMs', 'deadRetentionMs'] as const) {
+    if (!Number.isInteger(r[key]) || r[key] < 0) throw new OptionsError(key, `must be a whole number of milliseconds, 0 to disable (got ${String(r[key])})`);
+  }
   return {
     tablePrefix: r.tablePrefix,
     poolMax: r.poolMax,
@@ -166,6 +185,8 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
     maxBatchSize: r.maxBatchSize,
     maxRowsPerInsert: r.maxRowsPerInsert,
     idempotencyRetentionMs: r.idempotencyRetentionMs,
+    historyRetentionMs: r.historyRetentionMs,
+    deadRetentionMs: r.deadRetentionMs,
   };
 }
 
@@ -205,6 +226,8 @@ export function resolveMaintenanceOptions(options: MaintenanceOptions): Resolved
   positiveInt('batchSize', r.batchSize, 10_000);
   if (!Number.isInteger(r.jitterMs) || r.jitterMs < 0) throw new OptionsError('jitterMs', 'must be a non-negative integer');
   if (!Number.isInteger(r.scheduleJitterMs) || r.scheduleJitterMs < 0) throw new OptionsError('scheduleJitterMs', 'must be a non-negative integer');
+  if (!(typeof r.missedHeartbeats === 'number' && r.missedHeartbeats >= 1.5)) throw new OptionsError('missedHeartbeats', 'must be a number of at least 1.5');
+  positiveInt('maxPruneBatches', r.maxPruneBatches, 10_000);
   if (typeof r.schedule !== 'string' || r.schedule.trim() === '') throw new OptionsError('schedule', 'must be a cron expression');
   return r;
 }

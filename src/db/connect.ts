@@ -59,8 +59,14 @@ export function connect({ url, poolMax }: ConnectOptions): Knex {
     pool: {
       min: 0,
       max: poolMax,
+      // UTC for every NOW(3)/DATETIME(3); READ COMMITTED so that no queue statement takes gap
+      // locks or shared locks on rows it only reads (INSERT … SELECT, MYSQL.md §1.1–1.2).
       afterCreate(connection: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, c: unknown) => void) {
-        connection.query("SET time_zone = '+00:00'", (err) => done(err, connection));
+        // (Two statements: MySQL 8 names the variable transaction_isolation, MariaDB 10.x tx_isolation.)
+        connection.query("SET time_zone = '+00:00'", (zoneError) => {
+          if (zoneError) return done(zoneError, connection);
+          connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (isolationError) => done(isolationError, connection));
+        });
       },
     },
     acquireConnectionTimeout: 30_000,

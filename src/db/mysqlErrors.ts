@@ -8,6 +8,7 @@ export const ER = {
   LOCK_WAIT_TIMEOUT: 1205,
   LOCK_DEADLOCK: 1213,
   CHECKREAD: 1020,
+  AUTOINC_READ_FAILED: 1467,
   NET_PACKET_TOO_LARGE: 1153,
   NO_SUCH_TABLE: 1146,
   BAD_DB: 1049,
@@ -28,10 +29,13 @@ function errnoOf(error: unknown): number | undefined {
   return typeof errno === 'number' ? errno : undefined;
 }
 
-/** A transaction-level conflict: the whole transaction was (or must be) rolled back and may be re-run. */
+/**
+ * A transaction-level conflict: the whole transaction was (or must be) rolled back and may be
+ * re-run. 1467 is how MariaDB reports a deadlock on an AUTO-INC table lock.
+ */
 export function isTransientConflict(error: unknown): boolean {
   const errno = errnoOf(error);
-  return errno === ER.LOCK_DEADLOCK || errno === ER.LOCK_WAIT_TIMEOUT || errno === ER.CHECKREAD;
+  return errno === ER.LOCK_DEADLOCK || errno === ER.LOCK_WAIT_TIMEOUT || errno === ER.CHECKREAD || errno === ER.AUTOINC_READ_FAILED;
 }
 
 /** The connection died; the server rolled back whatever transaction it carried. */

@@ -12,6 +12,8 @@ import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { finishBatches } from './finishBatches.ts';
 import { IdempotencyKeyPruner } from './pruneIdempotencyKeys.ts';
 import { LeaderLease } from './leaderLease.ts';
+import { pruneRetention } from './pruneRetention.ts';
+import { releaseDeadWorkers } from './releaseDeadWorkers.ts';
 import { releaseStaleClaims } from './releaseStaleClaims.ts';
 
 export interface SweepResult {
@@ -23,15 +25,33 @@ export interface SweepResult {
   readonly batchesFinished: number;
   /** Idempotency keys whose retention ended, deleted in this pass. */
   readonly keysPruned: number;
+  /** Workers declared dead (missed heartbeats) and removed from the registry. */
+  readonly workersRemoved: number;
+  /** Claims of those dead workers released (not counted in `released`). */
+  readonly deadWorkerClaims: number;
+  /** job_history and dead_jobs rows past their retention, deleted in this pass. */
+  readonly historyPruned: number;
+  readonly deadPruned: number;
 }
+
+const IDLE_PASS = {
+  released: 0,
+  deadLettered: 0,
+  batchesFinished: 0,
+  keysPruned: 0,
+  workersRemoved: 0,
+  deadWorkerClaims: 0,
+  historyPruned: 0,
+  deadPruned: 0,
+} as const;
 
 const LEASE_NAME = 'maintenance';
 
 /**
  * The maintenance process: on a node-cron schedule (each tick delayed by random jitter), take
  * or renew the leader lease, and if we lead, run each service once, in order:
- * releaseStaleClaims → deadLetterExhausted → finishBatches → IdempotencyKeyPruner. runOnce()
- * does one pass and returns its counts.
+ * releaseDeadWorkers → releaseStaleClaims → deadLetterExhausted → finishBatches →
+ * IdempotencyKeyPruner → pruneRetention. runOnce() does one pass and returns its counts.
  */
 export class Maintainer {
   readonly holder = `${ClaimTokens.processPrefix}~${randomBytes(4).toString('hex')}`;
@@ -103,19 +123,32 @@ export class Maintainer {
     });
     this.#setLeading(leader);
     if (!leader) {
-      const result = { leader, released: 0, deadLettered: 0, batchesFinished: 0, keysPruned: 0 };
+      const result = { leader, ...IDLE_PASS };
       this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: 0 });
       return result;
     }
     const { db, tables } = this.ctx;
-    const { lockTimeoutMs, batchSize, jitterMs } = this.options;
+    const { lockTimeoutMs, batchSize, jitterMs, missedHeartbeats, maxPruneBatches } = this.options;
+    const deadWorkers = await releaseDeadWorkers(db, tables, { missedHeartbeats, batchSize });
     const { released, ids } = await releaseStaleClaims(db, tables, { lockTimeoutMs, batchSize, jitterMs });
-    const deadLettered = ids.length > 0 ? await deadLetterExhausted(db, tables, ids, batchSize) : 0;
+    const releasedIds = [...deadWorkers.ids, ...ids];
+    const deadLettered = releasedIds.length > 0 ? await deadLetterExhausted(db, tables, releasedIds, batchSize) : 0;
     const { finished } = await finishBatches(db, tables, batchSize);
     for (const batch of finished) this.ctx.events.emit('batch:finished', { holder: this.holder, ...batch });
-    const batchesFinished = finished.length;
     const { pruned: keysPruned } = await this.#keys.runOnce();
-    const result = { leader, released, deadLettered, batchesFinished, keysPruned };
+    const { historyRetentionMs, deadRetentionMs } = this.ctx.options;
+    const pruned = await pruneRetention(db, tables, { historyRetentionMs, deadRetentionMs, batchSize, maxBatches: maxPruneBatches, jitterMs });
+    const result = {
+      leader,
+      released,
+      deadLettered,
+      batchesFinished: finished.length,
+      keysPruned,
+      workersRemoved: deadWorkers.workers.length,
+      deadWorkerClaims: deadWorkers.released,
+      historyPruned: pruned.history,
+      deadPruned: pruned.dead,
+    };
     this.ctx.events.emit('sweep:completed', { holder: this.holder, ...result, durationMs: Math.round(performance.now() - started) });
     return result;
   }

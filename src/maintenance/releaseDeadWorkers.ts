@@ -2,11 +2,14 @@ import type { Executor } from '../db/executor.ts';
 import { retryTransient } from '../db/transaction.ts';
 import type { Tables } from '../db/tables.ts';
 
-/** Params: stale threshold in microseconds, limit. Workers whose heartbeat is older than the threshold. */
+/**
+ * Params: missed heartbeats (×1000), limit. Workers whose last heartbeat is older than that many
+ * of their own heartbeat intervals. The registry holds one row per worker: a scan is cheap.
+ */
 const sqlStaleWorkers = (t: Tables) => `
 SELECT id
 FROM ${t.workers}
-WHERE heartbeat_at < NOW(3) - INTERVAL ? MICROSECOND
+WHERE heartbeat_at < NOW(3) - INTERVAL (heartbeat_interval_ms * ?) MICROSECOND
 ORDER BY heartbeat_at
 LIMIT ?`;
 
@@ -35,23 +38,23 @@ SET last_error = CONCAT('worker of claim ', lock_id, ' stopped heartbeating (die
 WHERE id IN (?)
   AND lock_id LIKE ?`;
 
-/** Params: id, stale threshold in microseconds. Removes a dead worker's row if it is still stale. */
+/** Params: id, missed heartbeats (×1000). Removes a dead worker's row if it is still stale. */
 const sqlRemoveWorker = (t: Tables) => `
 DELETE FROM ${t.workers}
 WHERE id = ?
-  AND heartbeat_at < NOW(3) - INTERVAL ? MICROSECOND`;
+  AND heartbeat_at < NOW(3) - INTERVAL (heartbeat_interval_ms * ?) MICROSECOND`;
 
 /**
- * The fast recovery path: a worker that stopped heartbeating for `staleMs` is dead; its claims
- * go back to the queue at once instead of after the (much longer) lock timeout. Returns the
- * claims released, the jobs' ids (for dead-lettering exhausted ones) and the workers removed.
+ * The fast recovery path: a worker that missed `missedHeartbeats` of its heartbeats is dead; its
+ * claims go back to the queue at once instead of after the (much longer) lock timeout. Returns the
+ * workers removed, the claims released and the jobs' ids (for dead-lettering exhausted ones).
  */
 export async function releaseDeadWorkers(
   db: Executor,
   tables: Tables,
-  options: { staleMs: number; batchSize: number },
+  options: { missedHeartbeats: number; batchSize: number },
 ): Promise<{ workers: string[]; released: number; ids: number[] }> {
-  const staleUs = options.staleMs * 1000;
+  const staleUs = Math.round(options.missedHeartbeats * 1000);
   const dead = (await db.select<{ id: string }>(sqlStaleWorkers(tables), [staleUs, options.batchSize])).map((r) => r.id);
   let released = 0;
   const ids: number[] = [];

@@ -60,7 +60,8 @@ export class CompletionBuffer {
   async #flushGroup(lockId: string, finished: Finished[]): Promise<void> {
     const ids = finished.map((f) => f.job.id);
     try {
-      await retryTransient(() => completeJobs(this.ctx.db, this.ctx.tables, lockId, ids));
+      const history = this.ctx.options.historyRetentionMs > 0;
+      await retryTransient(() => completeJobs(this.ctx.db, this.ctx.tables, lockId, ids, { history }));
       const keyed = finished.filter((f) => f.job.idempotencyKey !== null).map((f) => f.job.id);
       if (keyed.length > 0) await expireIdempotencyKeys(this.ctx.db, this.ctx.tables, keyed, this.ctx.options.idempotencyRetentionMs);
       for (const { job, durationMs } of finished) {

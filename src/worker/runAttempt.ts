@@ -46,8 +46,9 @@ class RollbackForFailure extends Error {
 export async function runAttempt({ ctx, definition, job, logger, cancel }: AttemptInput): Promise<AttemptResult> {
   const base = { job, logger, knex: ctx.knex };
   const delivery = definition.delivery ?? 'at-least-once';
+  const history = ctx.options.historyRetentionMs > 0;
   if (delivery === 'at-most-once') {
-    await retryTransient(() => completeJobs(ctx.db, ctx.tables, job.lockId, [job.id]));
+    await retryTransient(() => completeJobs(ctx.db, ctx.tables, job.lockId, [job.id], { history }));
     const outcome = await runHandler(definition, job.payload, base, cancel);
     return outcome.ok ? { kind: 'completed' } : { kind: 'failed', error: outcome.error, permanent: outcome.permanent, dropped: true };
   }
@@ -57,7 +58,7 @@ export async function runAttempt({ ctx, definition, job, logger, cancel }: Attem
         async (trx: Knex.Transaction) => {
           const outcome = await runHandler(definition, job.payload, { ...base, trx }, cancel);
           if (!outcome.ok) throw new RollbackForFailure(outcome);
-          await completeJobs(fromKnex(trx), ctx.tables, job.lockId, [job.id]);
+          await completeJobs(fromKnex(trx), ctx.tables, job.lockId, [job.id], { history });
         },
         { isolationLevel: 'read committed' },
       );

@@ -1,10 +1,10 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 
-/** Params: id, host, pid, queues, concurrency, concurrency limit. Registers (or re-registers) a worker. */
+/** Params: id, host, pid, queues, heartbeat interval, concurrency, concurrency limit. Registers (or re-registers) a worker. */
 const sqlRegister = (t: Tables) => `
-INSERT INTO ${t.workers} (id, host, pid, queues, started_at, heartbeat_at, concurrency, concurrency_limit)
-VALUES (?, ?, ?, ?, NOW(3), NOW(3), ?, ?)
+INSERT INTO ${t.workers} (id, host, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, concurrency, concurrency_limit)
+VALUES (?, ?, ?, ?, NOW(3), NOW(3), ?, ?, ?)
 ON DUPLICATE KEY UPDATE heartbeat_at = NOW(3)`;
 
 /**
@@ -30,7 +30,7 @@ WHERE id = ?`;
 
 /** Params: none. The fleet, with each heartbeat's age on the DB clock. */
 const sqlList = (t: Tables) => `
-SELECT id, host, pid, queues, started_at, heartbeat_at, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms,
+SELECT id, host, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms,
        TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 AS heartbeat_age_ms
 FROM ${t.workers}
 ORDER BY host, pid, id`;
@@ -40,6 +40,7 @@ export interface WorkerRegistration {
   readonly host: string;
   readonly pid: number;
   readonly queues: readonly string[];
+  readonly heartbeatIntervalMs: number;
   readonly concurrency: number;
 }
 
@@ -60,7 +61,7 @@ export interface WorkerInfo extends WorkerRegistration, WorkerHeartbeat {
 }
 
 export async function registerWorker(db: Executor, tables: Tables, w: WorkerRegistration): Promise<void> {
-  await db.write(sqlRegister(tables), [w.id, w.host, w.pid, w.queues.join(','), w.concurrency, w.concurrency]);
+  await db.write(sqlRegister(tables), [w.id, w.host, w.pid, w.queues.join(','), w.heartbeatIntervalMs, w.concurrency, w.concurrency]);
 }
 
 /** Returns false if the row is gone (the sweeper declared this worker dead). */
@@ -89,6 +90,7 @@ export async function listWorkers(db: Executor, tables: Tables): Promise<WorkerI
     host: String(r.host),
     pid: Number(r.pid),
     queues: String(r.queues).split(',').filter(Boolean),
+    heartbeatIntervalMs: Number(r.heartbeat_interval_ms),
     concurrency: Number(r.concurrency),
     concurrencyLimit: Number(r.concurrency_limit),
     inFlight: Number(r.in_flight),

@@ -70,6 +70,21 @@ CREATE TABLE `<prefix>jobs` (
   KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>job_history
+CREATE TABLE `<prefix>job_history` (
+  `job_id` bigint(20) unsigned NOT NULL,
+  `queue` varchar(64) NOT NULL,
+  `name` varchar(128) NOT NULL,
+  `payload` mediumtext NOT NULL,
+  `retry_times` int(10) unsigned NOT NULL,
+  `batch_id` bigint(20) unsigned DEFAULT NULL,
+  `created_at` datetime(3) NOT NULL,
+  `finished_at` datetime(3) NOT NULL,
+  PRIMARY KEY (`job_id`),
+  KEY `ix_finished` (`finished_at`),
+  KEY `ix_queue_finished` (`queue`,`finished_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>leases
 CREATE TABLE `<prefix>leases` (
   `name` varchar(64) NOT NULL,
@@ -100,4 +115,25 @@ CREATE TABLE `<prefix>queues` (
   `paused_at` datetime(3) DEFAULT NULL,
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
   PRIMARY KEY (`queue`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>workers
+CREATE TABLE `<prefix>workers` (
+  `id` varchar(128) NOT NULL,
+  `host` varchar(64) NOT NULL,
+  `pid` int(10) unsigned NOT NULL,
+  `queues` varchar(1024) NOT NULL,
+  `started_at` datetime(3) NOT NULL,
+  `heartbeat_at` datetime(3) NOT NULL,
+  `heartbeat_interval_ms` int(10) unsigned NOT NULL,
+  `concurrency` int(10) unsigned NOT NULL,
+  `concurrency_limit` int(10) unsigned NOT NULL,
+  `in_flight` int(10) unsigned NOT NULL DEFAULT 0,
+  `processed` bigint(20) unsigned NOT NULL DEFAULT 0,
+  `failed` bigint(20) unsigned NOT NULL DEFAULT 0,
+  `cpu` double DEFAULT NULL,
+  `free_mem` double DEFAULT NULL,
+  `claim_latency_ms` double DEFAULT NULL,
+  PRIMARY KEY (`id`),
+  KEY `ix_heartbeat` (`heartbeat_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
