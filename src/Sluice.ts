@@ -30,6 +30,7 @@ import {
 import { queueStats, type QueueStats } from './stats/queueStats.ts';
 import type { JobSpec } from './types.ts';
 import { Worker } from './worker/Worker.ts';
+import { listWorkers, type WorkerInfo } from './workers/workerRegistry.ts';
 
 /** One sluice install (a table prefix in one database), and the pool that reaches it. */
 export class Sluice {
@@ -119,6 +120,11 @@ export class Sluice {
   /** The sweeper (not started): `start()` on its cron schedule, or `runOnce()`. */
   maintenance(options: MaintenanceOptions = {}): Maintainer {
     return new Maintainer(this.#ctx, resolveMaintenanceOptions(options));
+  }
+
+  /** The worker registry: one row per live worker, with its load, counts and heartbeat age. */
+  workers(): Promise<WorkerInfo[]> {
+    return this.#guard(() => listWorkers(this.#ctx.db, this.#ctx.tables));
   }
 
   stats(): Promise<QueueStats[]> {

@@ -17,6 +17,7 @@ export interface SluiceEventMap {
   'worker:stopping': { workerId: string; inFlight: number };
   'worker:stopped': { workerId: string; released: number; processed: number };
   'worker:error': { workerId: string; error: Error; context: string };
+  'worker:concurrency': { workerId: string; from: number; to: number; cpu: number; freeMem: number };
   'batch:finished': { holder: string; batchId: number; completionJob: boolean };
   'schedule:enqueued': { name: string; slot: string; jobId: number; duplicate: boolean };
   'leader:acquired': { holder: string; lease: string };

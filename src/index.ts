@@ -24,3 +24,5 @@ export type { DeadJob } from './deadJobs/listDeadJobs.ts';
 export type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
 export type { EnqueueResult } from './enqueue/enqueueJob.ts';
 export type { QueueStats } from './stats/queueStats.ts';
+export type { WorkerInfo } from './workers/workerRegistry.ts';
+export type { LoadReading } from './stats/processStats.ts';

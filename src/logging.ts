@@ -36,6 +36,7 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
   events.on('worker:started', (e) => logger.info({ event: 'worker:started', ...e }, 'worker started'));
   events.on('worker:stopping', (e) => logger.info({ event: 'worker:stopping', ...e }, 'worker stopping'));
   events.on('worker:stopped', (e) => logger.info({ event: 'worker:stopped', ...e }, 'worker stopped'));
+  events.on('worker:concurrency', (e) => logger.info({ event: 'worker:concurrency', ...e }, `concurrency ${e.from} → ${e.to} (cpu ${e.cpu.toFixed(2)}, free memory ${e.freeMem.toFixed(2)})`));
   events.on('worker:error', ({ error, ...e }) => logger.error({ event: 'worker:error', ...e, err: error }, error.message));
   events.on('batch:finished', (e) => logger.info({ event: 'batch:finished', ...e }, `batch ${e.batchId} finished`));
   events.on('schedule:enqueued', (e) =>

@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { OptionsError } from './errors.ts';
+import { readHostLoad, type LoadReading } from './stats/processStats.ts';
 import type { Backoff, JobDefinition } from './types.ts';
+import type { ConcurrencyPolicy } from './worker/concurrencyPolicy.ts';
 import { backoffProblem } from './worker/backoff.ts';
 
 /** createSluice's options. Every field is optional. */
@@ -70,7 +72,7 @@ export interface WorkerOptions {
   claimBatchSize?: number;
   /** Claims older than this are the sweeper's to take back; the worker heartbeats well within it. @defaultValue 30,000 */
   lockTimeoutMs?: number;
-  /** How often in-flight claims are extended. @defaultValue lockTimeoutMs / 3 */
+  /** How often in-flight claims are extended and the registry row refreshed. @defaultValue the smaller of 2,000 and lockTimeoutMs / 3 */
   heartbeatIntervalMs?: number;
   /** Delay between polls of an empty queue (jittered ±25 %). @defaultValue 1,000 */
   pollIntervalMs?: number;
@@ -80,6 +82,19 @@ export interface WorkerOptions {
   maxRetries?: number;
   /** Default backoff for definitions that set none. @defaultValue exponential from 1 s, capped at 1 h, ±20 % jitter */
   backoff?: Backoff;
+  /** Longest delay between polls of empty queues: each empty poll doubles the delay up to this. @defaultValue 5,000 */
+  maxPollIntervalMs?: number;
+  /**
+   * Load-aware concurrency: above maxCpu (busy fraction) or below minFreeMem (free fraction) the
+   * worker halves how many jobs it runs at once; with room it grows back. @defaultValue enabled, maxCpu 0.9, minFreeMem 0.05
+   */
+  loadPolicy?: Partial<LoadPolicy>;
+  /** Reads the host's load (tests inject one). @defaultValue os-utils */
+  loadSampler?: () => Promise<LoadReading>;
+}
+
+export interface LoadPolicy extends ConcurrencyPolicy {
+  readonly enabled: boolean;
 }
 
 export interface ResolvedWorkerOptions {
@@ -95,6 +110,9 @@ export interface ResolvedWorkerOptions {
   readonly shutdownTimeoutMs: number;
   readonly maxRetries: number;
   readonly backoff: Backoff;
+  readonly maxPollIntervalMs: number;
+  readonly loadPolicy: LoadPolicy;
+  readonly loadSampler: () => Promise<LoadReading>;
 }
 
 export const WORKER_DEFAULTS = {
@@ -105,11 +123,14 @@ export const WORKER_DEFAULTS = {
   headSize: 100,
   claimBatchSize: 50,
   lockTimeoutMs: 30_000,
-  heartbeatIntervalMs: 10_000,
+  heartbeatIntervalMs: 2_000,
   pollIntervalMs: 1_000,
   shutdownTimeoutMs: 10_000,
   maxRetries: 3,
   backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.2 },
+  maxPollIntervalMs: 5_000,
+  loadPolicy: { enabled: true, maxCpu: 0.9, minFreeMem: 0.05 },
+  loadSampler: readHostLoad,
 } satisfies ResolvedWorkerOptions;
 
 /** sluice.maintenance()'s options. */
@@ -194,8 +215,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   const lockTimeoutMs = options.lockTimeoutMs ?? WORKER_DEFAULTS.lockTimeoutMs;
   const r = {
     ...WORKER_DEFAULTS,
-    heartbeatIntervalMs: Math.max(1, Math.floor(lockTimeoutMs / 3)),
+    heartbeatIntervalMs: Math.max(1, Math.min(WORKER_DEFAULTS.heartbeatIntervalMs, Math.floor(lockTimeoutMs / 3))),
     ...defined(options),
+    loadPolicy: { ...WORKER_DEFAULTS.loadPolicy, ...defined(options.loadPolicy ?? {}) },
   };
   if (!Array.isArray(r.queues) || r.queues.length === 0 || r.queues.some((q) => typeof q !== 'string' || !/^[A-Za-z0-9_.:-]{1,64}$/.test(q))) {
     throw new OptionsError('queues', `must be a non-empty list of queue names (got ${JSON.stringify(r.queues)})`);
@@ -207,6 +229,12 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   positiveInt('heartbeatIntervalMs', r.heartbeatIntervalMs);
   positiveInt('pollIntervalMs', r.pollIntervalMs);
   positiveInt('shutdownTimeoutMs', r.shutdownTimeoutMs);
+  positiveInt('maxPollIntervalMs', r.maxPollIntervalMs);
+  if (r.maxPollIntervalMs < r.pollIntervalMs) throw new OptionsError('maxPollIntervalMs', `must be at least pollIntervalMs (${r.pollIntervalMs})`);
+  const { maxCpu, minFreeMem } = r.loadPolicy;
+  if (!(maxCpu > 0 && maxCpu <= 1)) throw new OptionsError('loadPolicy.maxCpu', `must be in (0, 1] (got ${maxCpu})`);
+  if (!(minFreeMem >= 0 && minFreeMem < 1)) throw new OptionsError('loadPolicy.minFreeMem', `must be in [0, 1) (got ${minFreeMem})`);
+  if (typeof r.loadSampler !== 'function') throw new OptionsError('loadSampler', 'must be a function returning a load reading');
   if (!Number.isInteger(r.maxRetries) || r.maxRetries < 0) throw new OptionsError('maxRetries', 'must be a non-negative integer');
   if (r.claim !== 'random-head' && r.claim !== 'skip-locked') {
     throw new OptionsError('claim', `must be 'random-head' or 'skip-locked' (got ${JSON.stringify(r.claim)})`);

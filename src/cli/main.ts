@@ -6,6 +6,7 @@ import { queueCommand } from './queue.ts';
 import { statsCommand } from './stats.ts';
 import { sweepCommand } from './sweep.ts';
 import { workCommand } from './work.ts';
+import { workersCommand } from './workers.ts';
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   migrate: migrateCommand,
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   stats: statsCommand,
   dead: deadCommand,
   queue: queueCommand,
+  workers: workersCommand,
   demo: demoCommand,
 };
 
@@ -27,6 +29,7 @@ usage: sluice <command> [options]      (sluice <command> --help for its options)
   stats     jobs per queue
   dead      list, re-drive or purge dead jobs
   queue     pause or resume a queue
+  workers   the worker fleet (registry)
   demo      migrate, enqueue 10,000 jobs in one batch, drain them with 2 worker processes, prove exactly-once
 
 The database comes from --url, else MYSQL_URL, else mysql://root@127.0.0.1:3306/test.`;

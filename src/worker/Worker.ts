@@ -9,7 +9,8 @@ import { claimSkipLocked } from './claimSkipLocked.ts';
 import { ClaimTokens } from './claimToken.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
 import { executeJob, type RunningJob } from './executeJob.ts';
-import { extendClaims } from './extendClaims.ts';
+import { nextPollDelayMs } from './concurrencyPolicy.ts';
+import { Heartbeat } from './Heartbeat.ts';
 import { loadHandlers } from './loadHandlers.ts';
 import { QueuePriorities, samePriorities } from './queuePriorities.ts';
 import { releaseClaims } from './releaseClaims.ts';
@@ -20,7 +21,8 @@ import { releaseClaims } from './releaseClaims.ts';
  *   new ──start()──▶ running ──stop()──▶ stopping ──▶ stopped
  *
  * running:  one claim loop fills all free slots at once (one claimer per worker, never one per
- *           slot); a heartbeat extends the claims of running jobs.
+ *           slot); a Heartbeat extends the claims of running jobs, adapts the concurrency
+ *           limit to the host's load, and keeps the worker's registry row fresh.
  * stopping: no more claims; running jobs get shutdownTimeoutMs to finish; what is left is
  *           released (fenced), completions are flushed, then stopped. stop() is idempotent;
  *           forceStop() skips the wait and aborts handlers' signals.
@@ -35,7 +37,11 @@ export class Worker {
   #handlers = new Map<string, JobDefinition<any>>();
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   #loop: Promise<void> = Promise.resolve();
-  #heartbeat: NodeJS.Timeout | undefined;
+  readonly #heartbeat: Heartbeat;
+  /** Jobs at once right now: the configured concurrency, lowered by the load policy under pressure. */
+  #limit: number;
+  #failed = 0;
+  #claimLatencyMs: number | null = null;
   #stopping: Promise<void> | undefined;
   #forced = false;
   #processed = 0;
@@ -47,6 +53,25 @@ export class Worker {
     this.id = this.#tokens.workerId;
     this.#completions = new CompletionBuffer(ctx, this.id);
     this.#priorities = new QueuePriorities(ctx.db, ctx.tables, options.pollIntervalMs);
+    this.#limit = options.concurrency;
+    const worker = this;
+    this.#heartbeat = new Heartbeat(ctx, this.id, options, {
+      running: () => [...this.#running],
+      isRunning: (r) => this.#running.has(r),
+      counters: () => ({ processed: this.#processed, failed: this.#failed, claimLatencyMs: this.#claimLatencyMs }),
+      get limit() {
+        return worker.#limit;
+      },
+      set limit(value: number) {
+        worker.#limit = value;
+        worker.#wake();
+      },
+    });
+  }
+
+  /** Jobs this worker runs at once right now (load-aware; at most `concurrency`). */
+  get concurrencyLimit(): number {
+    return this.#limit;
   }
 
   get state(): string {
@@ -65,6 +90,7 @@ export class Worker {
     if (this.#state !== 'new') throw new Error(`worker ${this.id} was already started`);
     await assertSchemaCurrent(this.ctx.db, this.ctx.tables);
     this.#handlers = await loadHandlers(this.options.jobs);
+    await this.#heartbeat.start();
     this.#state = 'running';
     this.ctx.events.emit('worker:started', {
       workerId: this.id,
@@ -73,7 +99,6 @@ export class Worker {
       strategy: this.options.claim,
     });
     this.#loop = this.#claimLoop();
-    this.#scheduleHeartbeat();
   }
 
   /** Graceful: stop claiming, let running jobs finish (up to shutdownTimeoutMs), release the rest. */
@@ -89,14 +114,21 @@ export class Worker {
     return this.stop();
   }
 
+  /**
+   * The one claimer: fills free slots across the queues (in turn); after a full claim it waits
+   * for half a batch of free slots; after an empty poll it sleeps, longer after each (up to
+   * maxPollIntervalMs), so an idle fleet costs the database little.
+   */
   async #claimLoop(): Promise<void> {
-    const { concurrency, claimBatchSize, queues, pollIntervalMs } = this.options;
+    const { claimBatchSize, queues, pollIntervalMs, maxPollIntervalMs } = this.options;
     let nextQueue = 0;
     let lastWasFull = false;
+    let pollDelayMs = pollIntervalMs;
     while (this.#state === 'running') {
-      const free = concurrency - this.#running.size;
-      const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, concurrency) / 2)) : 1;
-      if (free < threshold || this.#completions.backlog > 2 * concurrency) {
+      const limit = this.#limit;
+      const free = limit - this.#running.size;
+      const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, limit) / 2)) : 1;
+      if (free < threshold || this.#completions.backlog > 2 * limit) {
         await this.#idle(pollIntervalMs);
         continue;
       }
@@ -118,7 +150,8 @@ export class Worker {
         continue;
       }
       lastWasFull = claimed > 0 && claimed === requested;
-      if (claimed === 0) await this.#idle(jittered(pollIntervalMs));
+      pollDelayMs = nextPollDelayMs(pollDelayMs, claimed > 0, pollIntervalMs, maxPollIntervalMs);
+      if (claimed === 0) await this.#idle(jittered(pollDelayMs));
     }
   }
 
@@ -137,10 +170,13 @@ export class Worker {
     if (priorities.length === 0) return [];
     const { db, tables } = this.ctx;
     const lockId = this.#tokens.next();
+    const started = performance.now();
     const rows =
       this.options.claim === 'skip-locked'
         ? await claimSkipLocked(db, tables, { queue, priorities, want, lockId })
         : await retryTransient(() => claimRandomHead(db, tables, { queue, priorities, want, lockId, headSize: this.options.headSize }));
+    const latencyMs = performance.now() - started;
+    this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
     if (rows.length > 0) {
       this.ctx.events.emit('job:claimed', { workerId: this.id, lockId, queue, count: rows.length, strategy: this.options.claim });
     }
@@ -166,34 +202,15 @@ export class Worker {
       workerId: this.id,
       logger: this.ctx.logger,
     };
-    void executeJob(deps, running).finally(() => {
-      this.#running.delete(running);
-      this.#processed++;
-      this.#wake();
-    });
-  }
-
-  /** Extends every running claim, fenced; a job whose claim was lost gets its signal aborted. */
-  #scheduleHeartbeat(): void {
-    this.#heartbeat = setTimeout(async () => {
-      for (const [lockId, snapshot] of this.#byClaim([...this.#running])) {
-        // Groups are extended one after another: a job that finished meanwhile may already be
-        // deleted, and a row we deleted ourselves is not a lost claim.
-        const group = snapshot.filter((r) => this.#running.has(r));
-        if (group.length === 0) continue;
-        try {
-          const missing = await extendClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
-          const lost = group.filter((r) => missing.includes(r.job.id) && this.#running.has(r));
-          if (lost.length === 0) continue;
-          const jobIds = lost.map((r) => r.job.id);
-          this.ctx.events.emit('claim:lost', { workerId: this.id, operation: 'extend', lockId, jobIds, lost: jobIds.length });
-          for (const r of lost) r.cancel.abort(new Error(`claim ${lockId} on job ${r.job.id} was lost`));
-        } catch (error) {
-          this.ctx.events.emit('worker:error', { workerId: this.id, error: error as Error, context: 'extending claims' });
-        }
-      }
-      if (this.#state === 'running' || this.#state === 'stopping') this.#scheduleHeartbeat();
-    }, jittered(this.options.heartbeatIntervalMs));
+    void executeJob(deps, running)
+      .then((failed) => {
+        if (failed) this.#failed++;
+      })
+      .finally(() => {
+        this.#running.delete(running);
+        this.#processed++;
+        this.#wake();
+      });
   }
 
   async #shutdown(): Promise<void> {
@@ -225,7 +242,7 @@ export class Worker {
       }
     }
     await this.#completions.drain();
-    clearTimeout(this.#heartbeat);
+    await this.#heartbeat.stop();
     this.#state = 'stopped';
     this.ctx.events.emit('worker:stopped', { workerId: this.id, released, processed: this.#processed });
   }

@@ -41,7 +41,8 @@ const MAX_ERROR_CHARS = 8_000;
  * A job already over its retries when claimed (its earlier claims expired) is dead-lettered
  * without running.
  */
-export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promise<void> {
+/** Returns true when the attempt failed (retried, dead-lettered or dropped). */
+export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promise<boolean> {
   const { ctx, options, handlers, workerId } = deps;
   const { job } = running;
   const definition = handlers.get(job.name);
@@ -50,28 +51,28 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
     if (job.retryTimes > maxRetries) {
       const reason = `retries exhausted: ${job.retryTimes} failed attempt(s) > maxRetries ${maxRetries} (its last claim expired: the worker died or stalled)`;
       await deadLetter(deps, job, job.retryTimes, maxRetries, reason);
-      return;
+      return true;
     }
     const outcome: AttemptResult = running.payloadError
       ? { kind: 'failed', error: running.payloadError, permanent: true, dropped: false }
       : definition
         ? await runAttempt({ ctx, definition, job, logger: deps.logger.child({ jobId: job.id, job: job.name }), cancel: running.cancel.signal })
         : { kind: 'failed', error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false, dropped: false };
-    if (running.abandoned && outcome.kind !== 'completed') return;
+    if (running.abandoned && outcome.kind !== 'completed') return false;
     if (outcome.kind === 'deferred') {
       deps.completions.add(job, Date.now() - running.startedAt);
-      return;
+      return false;
     }
     if (outcome.kind === 'completed') {
       await startKeyRetention(deps, job);
       ctx.events.emit('job:completed', { workerId, jobId: job.id, name: job.name, queue: job.queue, durationMs: Date.now() - running.startedAt });
-      return;
+      return false;
     }
     const attempt = job.retryTimes + 1;
     ctx.events.emit('job:failed', { workerId, jobId: job.id, name: job.name, queue: job.queue, error: outcome.error, attempt });
     if (outcome.dropped) {
       await startKeyRetention(deps, job);
-      return;
+      return true;
     }
     const lastError = describeError(outcome.error);
     if (outcome.permanent || attempt > maxRetries) {
@@ -81,6 +82,7 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
       await retryTransient(() => retryJob(ctx.db, ctx.tables, job, delayMs, lastError));
       ctx.events.emit('job:retried', { workerId, jobId: job.id, name: job.name, delayMs, retryTimes: attempt });
     }
+    return true;
   } catch (error) {
     if (error instanceof ClaimLostError) {
       ctx.events.emit('claim:lost', { workerId, operation: error.operation, lockId: error.lockId, jobIds: error.jobIds, lost: error.lost });
@@ -88,6 +90,7 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
       // Our claim stands until it expires; the sweeper then releases the job (at-least-once).
       ctx.events.emit('worker:error', { workerId, error: error as Error, context: `finishing job ${job.id}` });
     }
+    return false;
   }
 }
 

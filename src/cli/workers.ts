@@ -1,0 +1,39 @@
+import { createSluice } from '../Sluice.ts';
+import { help } from './migrate.ts';
+import { COMMON_HELP, parse } from './parse.ts';
+import { table } from './stats.ts';
+
+export const WORKERS_HELP = `sluice workers: the worker fleet, from the registry (one row per live worker)
+
+  --json       one JSON document instead of a table
+${COMMON_HELP}`;
+
+export async function workersCommand(argv: string[]): Promise<number> {
+  const { values: v } = parse(argv, { json: { type: 'boolean' } });
+  if (v.help) return help(WORKERS_HELP);
+  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2 });
+  try {
+    const workers = await sluice.workers();
+    if (v.json) {
+      process.stdout.write(`${JSON.stringify({ workers })}\n`);
+      return 0;
+    }
+    const percent = (x: number | null) => (x === null ? '-' : `${Math.round(x * 100)}%`);
+    const rows = workers.map((w) => [
+      w.host,
+      w.pid,
+      w.queues.join(','),
+      `${w.inFlight}/${w.concurrencyLimit}/${w.concurrency}`,
+      w.processed,
+      w.failed,
+      percent(w.cpu),
+      percent(w.freeMem),
+      `${(w.heartbeatAgeMs / 1000).toFixed(1)}s`,
+      w.id,
+    ]);
+    process.stdout.write(`${table(['host', 'pid', 'queues', 'running/limit/max', 'processed', 'failed', 'cpu', 'free mem', 'heartbeat', 'id'], rows)}\n`);
+    return 0;
+  } finally {
+    await sluice.close();
+  }
+}
