@@ -16,6 +16,7 @@ import { redriveDeadJobs } from './deadJobs/redriveDeadJobs.ts';
 import { enqueueBatch, type EnqueueBatchOptions, type EnqueueBatchResult, type EnqueueOptions } from './enqueue/enqueueBatch.ts';
 import { pausedQueues, pauseQueue, resumeQueue } from './queues/pauseQueue.ts';
 import { enqueueJob, type EnqueueResult } from './enqueue/enqueueJob.ts';
+import { enqueueStream, type EnqueueStreamOptions, type EnqueueStreamResult } from './enqueue/enqueueStream.ts';
 import { SluiceEvents } from './events.ts';
 import { createLogger, subscribeLogger } from './logging.ts';
 import { Maintainer } from './maintenance/Maintainer.ts';
@@ -82,6 +83,11 @@ export class Sluice {
 
   enqueueBatch(jobs: readonly JobSpec[], options?: EnqueueBatchOptions): Promise<EnqueueBatchResult> {
     return this.#guard(() => enqueueBatch(this.#ctx, jobs, options));
+  }
+
+  /** Enqueues a stream of chunks with memory for one chunk; `atomic` makes it one all-or-nothing batch. */
+  enqueueStream(chunks: AsyncIterable<readonly JobSpec[]>, options: EnqueueStreamOptions): Promise<EnqueueStreamResult> {
+    return this.#guard(() => enqueueStream(this.#ctx, chunks, options));
   }
 
   /** A batch's size, pending / succeeded / dead counts and finishedAt; null if no such batch. */

@@ -20,6 +20,7 @@ export type { SluiceOptions, WorkerOptions, MaintenanceOptions, ClaimStrategy } 
 export type { JobSpec, Job, JobContext, JobDefinition, Backoff, StoredBackoff, Delivery } from './types.ts';
 export type { EnqueueOptions, EnqueueBatchOptions, EnqueueBatchResult } from './enqueue/enqueueBatch.ts';
 export type { BatchStatus } from './batches/getBatch.ts';
+export type { EnqueueStreamOptions, EnqueueStreamResult } from './enqueue/enqueueStream.ts';
 export type { DeadJob } from './deadJobs/listDeadJobs.ts';
 export type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
 export type { EnqueueResult } from './enqueue/enqueueJob.ts';

@@ -1,6 +1,7 @@
 import { SluiceError } from '../errors.ts';
 import { deadCommand } from './dead.ts';
 import { demoCommand } from './demo.ts';
+import { enqueueCommand } from './enqueueNdjson.ts';
 import { migrateCommand } from './migrate.ts';
 import { queueCommand } from './queue.ts';
 import { statsCommand } from './stats.ts';
@@ -10,6 +11,7 @@ import { workersCommand } from './workers.ts';
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   migrate: migrateCommand,
+  enqueue: enqueueCommand,
   work: workCommand,
   sweep: sweepCommand,
   stats: statsCommand,
@@ -24,6 +26,7 @@ const HELP = `sluice: a batch-transactional MySQL/MariaDB job runner
 usage: sluice <command> [options]      (sluice <command> --help for its options)
 
   migrate   apply pending schema migrations
+  enqueue   enqueue jobs from NDJSON (a file or stdin), with progress
   work      run a worker (PM2: the worker app)
   sweep     run the maintenance process: leader-elected sweeper (PM2: the maintenance app)
   stats     jobs per queue

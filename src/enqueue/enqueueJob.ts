@@ -3,7 +3,7 @@ import { fromKnex } from '../db/executor.ts';
 import { withTransaction } from '../db/transaction.ts';
 import type { JobSpec } from '../types.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
-import { renderTuple } from './enqueueBatch.ts';
+import { renderTuple } from './BatchWriter.ts';
 import { chunkLimitsFor } from './planChunks.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from './reserveIdempotencyKeys.ts';
 import { validateJob } from './validateJob.ts';

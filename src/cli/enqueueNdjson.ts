@@ -1,0 +1,143 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { SingleBar } from 'cli-progress';
+import { JobValidationError, SluiceError } from '../errors.ts';
+import { createSluice } from '../Sluice.ts';
+import type { JobSpec } from '../types.ts';
+import { help } from './migrate.ts';
+import { COMMON_HELP, intFlag, parse } from './parse.ts';
+
+export const ENQUEUE_HELP = `sluice enqueue FILE|-: enqueue jobs from NDJSON (one job object per line; - reads stdin)
+
+  --atomic          the whole file is one all-or-nothing batch (one transaction)
+  --batch-size N    lines per batch (per chunk with --atomic) (default: 1000)
+  --queue Q         queue for lines that name none
+A bad line is reported with its line number; nothing of its batch (with --atomic: of the file)
+is written, and the command exits 1. Progress goes to stderr: a bar on a terminal, lines otherwise.
+${COMMON_HELP}`;
+
+/** A chunk of jobs with the line number of each. */
+interface Chunk {
+  readonly jobs: JobSpec[];
+  readonly lines: number[];
+}
+
+export async function enqueueCommand(argv: string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, {
+    atomic: { type: 'boolean' },
+    'batch-size': { type: 'string' },
+    queue: { type: 'string' },
+  });
+  const source = positionals[0];
+  if (v.help || !source) return help(ENQUEUE_HELP) + (source ? 0 : 2);
+  const batchSize = intFlag('batch-size', v['batch-size']) ?? 1000;
+  const totalBytes = source === '-' ? null : (await stat(source)).size;
+  const input = source === '-' ? process.stdin : createReadStream(source);
+  const progress = new Progress(totalBytes);
+  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2 });
+  const started = performance.now();
+  // The chunk being written: a validation error's index (counted from the first job) maps to its line.
+  let inFlight: Chunk = { jobs: [], lines: [] };
+  let inFlightBase = 0;
+  async function* chunks(): AsyncGenerator<JobSpec[]> {
+    let pending: Chunk = { jobs: [], lines: [] };
+    let before = 0;
+    let lineNo = 0;
+    const emit = () => {
+      inFlight = pending;
+      inFlightBase = before;
+      before += pending.jobs.length;
+      pending = { jobs: [], lines: [] };
+      return inFlight.jobs;
+    };
+    for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+      lineNo++;
+      progress.bytes += Buffer.byteLength(text) + 1;
+      if (text.trim() === '') continue;
+      let job: JobSpec;
+      try {
+        job = JSON.parse(text) as JobSpec;
+      } catch (error) {
+        throw new LineError(lineNo, `not valid JSON: ${(error as Error).message}`);
+      }
+      if (v.queue && typeof job === 'object' && job !== null && !('queue' in job)) job = { ...job, queue: v.queue };
+      pending.jobs.push(job);
+      pending.lines.push(lineNo);
+      if (pending.jobs.length >= batchSize) yield emit();
+    }
+    if (pending.jobs.length > 0) yield emit();
+  }
+  try {
+    const result = await sluice.enqueueStream(chunks(), { atomic: v.atomic === true, onChunk: (p) => progress.update(p.count) });
+    progress.stop();
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(
+      `${JSON.stringify({
+        received: result.received,
+        enqueued: result.count,
+        skipped: result.skipped,
+        batches: result.batchIds.length,
+        atomic: v.atomic === true,
+        seconds: Number(seconds.toFixed(2)),
+        jobsPerSec: Math.round(result.count / seconds),
+        peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      })}\n`,
+    );
+    return 0;
+  } catch (error) {
+    progress.stop();
+    const where =
+      error instanceof LineError ? error.line : error instanceof JobValidationError && error.index >= 0 ? (inFlight.lines[error.index - inFlightBase] ?? null) : null;
+    const reason = error instanceof JobValidationError ? `${error.field} ${error.reason}` : error instanceof SluiceError || error instanceof LineError ? error.message : (error as Error).message;
+    const kept = v.atomic ? 'nothing was written' : `nothing of its batch was written; the ${inFlightBase} job(s) before it were committed`;
+    process.stderr.write(`sluice enqueue: ${where === null ? '' : `line ${where}: `}${reason} (${kept})\n`);
+    return 1;
+  } finally {
+    await sluice.close();
+  }
+}
+
+class LineError extends Error {
+  constructor(
+    readonly line: number,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** A bar on a terminal (by bytes when the size is known), a line every 2 s otherwise, on stderr. */
+class Progress {
+  bytes = 0;
+  readonly #bar: SingleBar | null;
+  #lastLine = 0;
+  readonly #started = performance.now();
+
+  constructor(private readonly totalBytes: number | null) {
+    this.#bar = process.stderr.isTTY
+      ? new SingleBar({
+          format: totalBytes === null ? ' {value} jobs | {rate} jobs/s' : ' [{bar}] {percentage}% | {jobs} jobs | {rate} jobs/s',
+          stream: process.stderr,
+          hideCursor: true,
+        })
+      : null;
+    this.#bar?.start(totalBytes ?? 0, 0, { jobs: 0, rate: 0 });
+  }
+
+  update(jobs: number): void {
+    const rate = Math.round(jobs / ((performance.now() - this.#started) / 1000));
+    if (this.#bar) {
+      this.#bar.update(this.totalBytes === null ? jobs : this.bytes, { jobs, rate });
+      return;
+    }
+    if (performance.now() - this.#lastLine < 2000) return;
+    this.#lastLine = performance.now();
+    const share = this.totalBytes ? ` (${Math.round((100 * this.bytes) / this.totalBytes)}%)` : '';
+    process.stderr.write(`enqueued ${jobs} jobs${share}, ${rate} jobs/s\n`);
+  }
+
+  stop(): void {
+    this.#bar?.stop();
+  }
+}

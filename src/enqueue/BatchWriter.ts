@@ -1,0 +1,122 @@
+import { escape } from 'mysql2';
+import type { SluiceContext } from '../context.ts';
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { JobValidationError } from '../errors.ts';
+import type { JobSpec } from '../types.ts';
+import { planChunks, type ChunkLimits } from './planChunks.ts';
+import { keyOf, linkIdempotencyKeys, reserveIdempotencyKeys } from './reserveIdempotencyKeys.ts';
+import { validateJob, type NormalizedJob } from './validateJob.ts';
+
+/** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
+const sqlOpenBatch = (t: Tables) => `
+INSERT INTO ${t.batches} (size, on_complete, created_at)
+VALUES (0, ?, NOW(3))`;
+
+/** Params: ?1 size, ?2 batch id. */
+const sqlCloseBatch = (t: Tables) => `
+UPDATE ${t.batches}
+SET size = ?
+WHERE id = ?`;
+
+/** Params: ?1 batch id. A batch that received no job (all duplicates) leaves no row. */
+const sqlDropBatch = (t: Tables) => `
+DELETE FROM ${t.batches}
+WHERE id = ?`;
+
+/**
+ * Multi-row INSERT prefix; VALUES tuples are rendered with mysql2's escaping (text protocol, so
+ * no 65,535-placeholder limit; max_allowed_packet bounds each statement). affectedRows = rows.
+ */
+const sqlInsertJobsPrefix = (t: Tables) =>
+  `INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, backoff, batch_id, idempotency_key, created_at) VALUES `;
+
+export interface BatchWriteResult {
+  /** null when nothing was written (every job a duplicate). */
+  readonly batchId: number | null;
+  readonly count: number;
+  readonly skipped: number;
+  readonly chunks: number;
+}
+
+/**
+ * Writes one batch, slice by slice, inside a transaction the caller owns (enqueueBatch's, or the
+ * CLI's for a whole NDJSON file): memory holds one slice. Each slice is validated before any of
+ * it is written; an error names the job's index in the whole batch, and the caller's rollback
+ * undoes every earlier slice. Idempotency keys held by other jobs are skipped and counted.
+ */
+export class BatchWriter {
+  #next = 0;
+  #count = 0;
+  #skipped = 0;
+  #chunks = 0;
+
+  private constructor(
+    private readonly tx: Executor,
+    private readonly tables: Tables,
+    readonly batchId: number,
+    private readonly limits: ChunkLimits,
+    private readonly maxPayloadBytes: number,
+  ) {}
+
+  static async open(ctx: SluiceContext, tx: Executor, limits: ChunkLimits, onCompleteJson: string | null): Promise<BatchWriter> {
+    const { insertId } = await tx.write(sqlOpenBatch(ctx.tables), [onCompleteJson]);
+    return new BatchWriter(tx, ctx.tables, insertId, limits, ctx.options.maxPayloadBytes);
+  }
+
+  /** Jobs handed to write() so far. */
+  get received(): number {
+    return this.#next;
+  }
+
+  async write(specs: readonly JobSpec[]): Promise<void> {
+    const base = this.#next;
+    this.#next += specs.length;
+    const jobs = specs.map((spec, i) => validateJob(spec, base + i, { maxPayloadBytes: this.maxPayloadBytes }));
+    const keyed = jobs.filter((j): j is NormalizedJob & { idempotencyKey: string } => j.idempotencyKey !== null);
+    assertNoRepeatedKey(jobs, base);
+    const reservation = keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
+    const wanted = reservation ? jobs.filter((j) => j.idempotencyKey === null || reservation.won.has(keyOf(j as { queue: string; idempotencyKey: string }))) : jobs;
+    let inserted = 0;
+    for (const statement of planChunks(sqlInsertJobsPrefix(this.tables), wanted.map((j) => renderTuple(j, this.batchId)), this.limits)) {
+      inserted += (await this.tx.write(statement)).affectedRows;
+      this.#chunks++;
+    }
+    if (inserted !== wanted.length) throw new Error(`batch ${this.batchId}: inserted ${inserted} of ${wanted.length} rows; rolled back`);
+    if (reservation) await linkIdempotencyKeys(this.tx, this.tables, reservation.owner);
+    this.#count += inserted;
+    this.#skipped += jobs.length - wanted.length;
+  }
+
+  async close(): Promise<BatchWriteResult> {
+    if (this.#count === 0) {
+      await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
+      return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks };
+    }
+    await this.tx.write(sqlCloseBatch(this.tables), [this.#count, this.batchId]);
+    return { batchId: this.batchId, count: this.#count, skipped: this.#skipped, chunks: this.#chunks };
+  }
+}
+
+function assertNoRepeatedKey(jobs: readonly NormalizedJob[], base: number): void {
+  const seen = new Set<string>();
+  jobs.forEach((job, i) => {
+    if (job.idempotencyKey === null) return;
+    const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
+    if (seen.has(key)) throw new JobValidationError(base + i, 'idempotencyKey', `repeats a key used earlier in this batch (${job.idempotencyKey})`);
+    seen.add(key);
+  });
+}
+
+/** One job as a VALUES tuple: run_at from the DB clock unless an absolute time was given. */
+export function renderTuple(job: NormalizedJob, batchId: number | null): string {
+  const runAt =
+    job.runAt !== null
+      ? `'${job.runAt.toISOString().slice(0, 23).replace('T', ' ')}'`
+      : job.delayMs > 0
+        ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
+        : 'NOW(3)';
+  return `(${escape(job.queue)},${escape(job.name)},${escape(job.payload)},${job.priority},${runAt},${job.maxRetries ?? 'NULL'},${
+    job.backoff === null ? 'NULL' : escape(job.backoff)
+  },${batchId ?? 'NULL'},${job.idempotencyKey === null ? 'NULL' : escape(job.idempotencyKey)},NOW(3))`;
+}
