@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { SingleBar } from 'cli-progress';
 import { JobValidationError, SluiceError } from '../errors.ts';
+import { createLogger } from '../logging.ts';
 import { createSluice } from '../Sluice.ts';
 import type { JobSpec } from '../types.ts';
 import { help } from './migrate.ts';
@@ -35,7 +36,7 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   const totalBytes = source === '-' ? null : (await stat(source)).size;
   const input = source === '-' ? process.stdin : createReadStream(source);
   const progress = new Progress(totalBytes);
-  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2 });
+  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2, logger: createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }) });
   const started = performance.now();
   // The chunk being written: a validation error's index (counted from the first job) maps to its line.
   let inFlight: Chunk = { jobs: [], lines: [] };
