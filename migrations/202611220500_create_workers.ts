@@ -4,7 +4,8 @@ import type { Tables } from '../src/db/tables.ts';
 /**
  * The worker registry: one row per live worker, refreshed by its heartbeat (on the DB clock).
  * The sweeper releases the claims of workers whose heartbeat is older than a few of their own
- * heartbeat intervals, and removes their rows.
+ * heartbeat intervals, and removes their rows. `counters` holds this worker's per-queue totals
+ * (completed, failed, dead) as JSON: per-worker rows, so no counter row is hot.
  */
 export async function up(knex: Knex, t: Tables): Promise<void> {
   await knex.raw(`
@@ -24,6 +25,7 @@ CREATE TABLE IF NOT EXISTS ${t.workers} (
   cpu            DOUBLE          NULL,
   free_mem       DOUBLE          NULL,
   claim_latency_ms DOUBLE        NULL,
+  counters       TEXT            NULL,
   PRIMARY KEY (id),
   KEY ix_heartbeat (heartbeat_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`);

@@ -2,6 +2,7 @@ export { createSluice, Sluice } from './Sluice.ts';
 export { defineJob } from './defineJob.ts';
 export { Worker } from './worker/Worker.ts';
 export { Maintainer, type SweepResult } from './maintenance/Maintainer.ts';
+export { SluiceMetrics } from './metrics/metricsServer.ts';
 export {
   SluiceError,
   JobValidationError,

@@ -2,6 +2,7 @@ import { SluiceError } from '../errors.ts';
 import { deadCommand } from './dead.ts';
 import { demoCommand } from './demo.ts';
 import { enqueueCommand } from './enqueueNdjson.ts';
+import { metricsCommand } from './metrics.ts';
 import { migrateCommand } from './migrate.ts';
 import { queueCommand } from './queue.ts';
 import { statsCommand } from './stats.ts';
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   dead: deadCommand,
   queue: queueCommand,
   workers: workersCommand,
+  metrics: metricsCommand,
   demo: demoCommand,
 };
 
@@ -33,6 +35,7 @@ usage: sluice <command> [options]      (sluice <command> --help for its options)
   dead      list, re-drive or purge dead jobs
   queue     pause or resume a queue
   workers   the worker fleet (registry)
+  metrics   Prometheus metrics on GET /metrics
   demo      migrate, enqueue 10,000 jobs in one batch, drain them with 2 worker processes, prove exactly-once
 
 The database comes from --url, else MYSQL_URL, else mysql://root@127.0.0.1:3306/test.`;

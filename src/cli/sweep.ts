@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { SluiceMetrics } from '../metrics/metricsServer.ts';
 import { createSluice } from '../Sluice.ts';
 import { stopOnSignals } from '../shutdown.ts';
 import { help } from './migrate.ts';
@@ -12,6 +13,7 @@ export const SWEEP_HELP = `sluice sweep: the maintenance process (leader-elected
   --lease-ms N         leader lease length (default: 30000)
   --batch-size N       rows per sweep statement (default: 500)
   --jitter-ms N        random delay before each tick (default: 1000)
+  --metrics-port N     also serve Prometheus metrics on GET /metrics
   --jobs DIR           job files whose \`schedule\` this process enqueues (default: jobs, if that folder exists)
 ${COMMON_HELP}`;
 
@@ -24,6 +26,7 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     'batch-size': { type: 'string' },
     'jitter-ms': { type: 'string' },
     jobs: { type: 'string' },
+    'metrics-port': { type: 'string' },
   });
   if (v.help) return help(SWEEP_HELP);
   const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 4 });
@@ -42,7 +45,12 @@ export async function sweepCommand(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify(result)}\n`);
       return 0;
     }
-    const stopped = stopOnSignals(maintainer, sluice.logger);
+    const metricsPort = intFlag('metrics-port', v['metrics-port']);
+    const metrics = metricsPort === undefined ? null : await new SluiceMetrics(sluice).listen(metricsPort);
+    const stopped = stopOnSignals(
+      { stop: async () => Promise.all([maintainer.stop(), new Promise<void>((resolve) => (metrics ? metrics.close(() => resolve()) : resolve()))]).then(() => undefined) },
+      sluice.logger,
+    );
     await maintainer.start();
     process.send?.('ready');
     await stopped;

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { SluiceContext } from '../context.ts';
 import type { ResolvedWorkerOptions } from '../options.ts';
 import type { LoadReading } from '../stats/processStats.ts';
-import { deregisterWorker, heartbeatWorker, registerWorker } from '../workers/workerRegistry.ts';
+import { deregisterWorker, heartbeatWorker, registerWorker, type QueueCounters } from '../workers/workerRegistry.ts';
 import { nextConcurrencyLimit } from './concurrencyPolicy.ts';
 import type { RunningJob } from './executeJob.ts';
 import { extendClaims } from './extendClaims.ts';
@@ -12,7 +12,7 @@ export interface HeartbeatHost {
   /** Jobs running now, their claims to extend. */
   running(): RunningJob[];
   isRunning(job: RunningJob): boolean;
-  counters(): { processed: number; failed: number; claimLatencyMs: number | null };
+  counters(): { processed: number; failed: number; claimLatencyMs: number | null; perQueue: Record<string, QueueCounters> };
   /** Current limit on jobs at once; the heartbeat may change it. */
   limit: number;
 }
@@ -89,6 +89,7 @@ export class Heartbeat {
         freeMem: this.#load?.freeMem ?? null,
         concurrencyLimit: this.host.limit,
         claimLatencyMs: counters.claimLatencyMs,
+        counters: counters.perQueue,
       });
       // Declared dead (e.g. after a long pause) and removed by the sweeper: come back.
       if (!present && !this.#stopped) await this.#register();

@@ -11,6 +11,7 @@ import { CompletionBuffer } from './CompletionBuffer.ts';
 import { executeJob, type RunningJob } from './executeJob.ts';
 import { nextPollDelayMs } from './concurrencyPolicy.ts';
 import { Heartbeat } from './Heartbeat.ts';
+import { QueueCounterSet } from './QueueCounterSet.ts';
 import { loadHandlers } from './loadHandlers.ts';
 import { QueuePriorities, samePriorities } from './queuePriorities.ts';
 import { releaseClaims } from './releaseClaims.ts';
@@ -41,6 +42,7 @@ export class Worker {
   /** Jobs at once right now: the configured concurrency, lowered by the load policy under pressure. */
   #limit: number;
   #failed = 0;
+  readonly #counters: QueueCounterSet;
   #claimLatencyMs: number | null = null;
   #stopping: Promise<void> | undefined;
   #forced = false;
@@ -54,11 +56,12 @@ export class Worker {
     this.#completions = new CompletionBuffer(ctx, this.id);
     this.#priorities = new QueuePriorities(ctx.db, ctx.tables, options.pollIntervalMs);
     this.#limit = options.concurrency;
+    this.#counters = new QueueCounterSet(ctx.events, this.id);
     const worker = this;
     this.#heartbeat = new Heartbeat(ctx, this.id, options, {
       running: () => [...this.#running],
       isRunning: (r) => this.#running.has(r),
-      counters: () => ({ processed: this.#processed, failed: this.#failed, claimLatencyMs: this.#claimLatencyMs }),
+      counters: () => ({ processed: this.#processed, failed: this.#failed, claimLatencyMs: this.#claimLatencyMs, perQueue: this.#counters.snapshot() }),
       get limit() {
         return worker.#limit;
       },
@@ -243,6 +246,7 @@ export class Worker {
     }
     await this.#completions.drain();
     await this.#heartbeat.stop();
+    this.#counters.close();
     this.#state = 'stopped';
     this.ctx.events.emit('worker:stopped', { workerId: this.id, released, processed: this.#processed });
   }

@@ -5,12 +5,12 @@ import { loadClaimedJobs } from './loadClaimedJobs.ts';
 
 /**
  * Params: ?1 queue, ?2 priorities (list: the queue's distinct free priorities), ?3 headSize.
- * Returns the ids at the head of the queue: free, due, in priority / run_at / id order. A plain
- * (non-locking) read of one bounded ix_head range per priority, without filesort: rows not yet
- * due are never walked.
+ * Returns the ids (and priorities) at the head of the queue: free, due, in priority / run_at / id
+ * order. A plain (non-locking) read of one bounded ix_head range per priority, without filesort:
+ * rows not yet due are never walked.
  */
 const sqlHead = (t: Tables) => `
-SELECT id
+SELECT id, priority
 FROM ${t.jobs}
 WHERE queue = ?
   AND lock_id = ''
@@ -49,15 +49,26 @@ export interface ClaimRequest {
  */
 export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRequest): Promise<JobRow[]> {
   if (req.priorities.length === 0) return [];
-  const head = await db.select<{ id: number }>(sqlHead(tables), [req.queue, req.priorities, Math.max(req.headSize, req.want)]);
+  const head = await db.select<{ id: number; priority: number }>(sqlHead(tables), [req.queue, req.priorities, Math.max(req.headSize, req.want)]);
   if (head.length === 0) return [];
-  const picked = pickRandom(
-    head.map((r) => Number(r.id)),
-    req.want,
-  );
+  const picked = pickFromHead(head, req.want);
   const { affectedRows } = await db.write(sqlClaim(tables), [req.lockId, picked]);
   if (affectedRows === 0) return [];
   return loadClaimedJobs(db, tables, picked, req.lockId);
+}
+
+/**
+ * Pure: `want` ids from a head in priority order, at random but never passing over a better
+ * priority: every row of a priority better than the want-th row's is taken, and the rest are
+ * drawn at random from the want-th row's priority only. (A random pick across the whole head
+ * would run a priority-10 job before a priority-0 one whenever both fit in one head.)
+ */
+export function pickFromHead(head: readonly { id: number; priority: number }[], want: number): number[] {
+  if (want >= head.length) return head.map((r) => Number(r.id));
+  const cutoff = (head[want - 1] as { priority: number }).priority;
+  const better = head.filter((r) => r.priority < cutoff).map((r) => Number(r.id));
+  const tier = head.filter((r) => r.priority === cutoff).map((r) => Number(r.id));
+  return [...better, ...pickRandom(tier, want - better.length)];
 }
 
 /** Pure: `count` distinct elements of `ids`, uniformly at random (partial Fisher–Yates). */

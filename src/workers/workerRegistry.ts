@@ -20,7 +20,8 @@ SET heartbeat_at = NOW(3),
     cpu = ?,
     free_mem = ?,
     concurrency_limit = ?,
-    claim_latency_ms = ?
+    claim_latency_ms = ?,
+    counters = ?
 WHERE id = ?`;
 
 /** Params: id. */
@@ -30,7 +31,7 @@ WHERE id = ?`;
 
 /** Params: none. The fleet, with each heartbeat's age on the DB clock. */
 const sqlList = (t: Tables) => `
-SELECT id, host, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms,
+SELECT id, host, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms, counters,
        TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 AS heartbeat_age_ms
 FROM ${t.workers}
 ORDER BY host, pid, id`;
@@ -52,6 +53,14 @@ export interface WorkerHeartbeat {
   readonly freeMem: number | null;
   readonly concurrencyLimit: number;
   readonly claimLatencyMs: number | null;
+  /** Per queue: jobs this worker completed, failed (attempts) and dead-lettered since it started. */
+  readonly counters: Record<string, QueueCounters>;
+}
+
+export interface QueueCounters {
+  completed: number;
+  failed: number;
+  dead: number;
 }
 
 export interface WorkerInfo extends WorkerRegistration, WorkerHeartbeat {
@@ -74,6 +83,7 @@ export async function heartbeatWorker(db: Executor, tables: Tables, id: string, 
     h.freeMem,
     h.concurrencyLimit,
     h.claimLatencyMs,
+    JSON.stringify(h.counters),
     id,
   ]);
   return affectedRows === 1;
@@ -99,6 +109,7 @@ export async function listWorkers(db: Executor, tables: Tables): Promise<WorkerI
     cpu: r.cpu === null ? null : Number(r.cpu),
     freeMem: r.free_mem === null ? null : Number(r.free_mem),
     claimLatencyMs: r.claim_latency_ms === null ? null : Number(r.claim_latency_ms),
+    counters: r.counters ? (JSON.parse(String(r.counters)) as Record<string, QueueCounters>) : {},
     startedAt: r.started_at as Date,
     heartbeatAt: r.heartbeat_at as Date,
     heartbeatAgeMs: Number(r.heartbeat_age_ms),
