@@ -11,10 +11,12 @@ const SHUTDOWN_TIMEOUT_MS = 10_000;
 const WORKERS = Number(process.env.SLUICE_WORKERS ?? 2);
 const CONCURRENCY = process.env.SLUICE_CONCURRENCY ?? '20';
 const QUEUES = process.env.SLUICE_QUEUES ?? 'default';
+const HERE = new URL('.', import.meta.url).pathname;
 
 export const apps = [
   {
     name: 'sluice-worker',
+    cwd: HERE,
     script: 'bin/sluice.js',
     args: ['work', '--queues', QUEUES, '--concurrency', CONCURRENCY, '--shutdown-timeout-ms', String(SHUTDOWN_TIMEOUT_MS)],
     exec_mode: 'fork',
@@ -29,6 +31,7 @@ export const apps = [
   },
   {
     name: 'sluice-maintenance',
+    cwd: HERE,
     script: 'bin/sluice.js',
     args: ['sweep'],
     exec_mode: 'fork',
