@@ -1,23 +1,59 @@
 /**
- * The benchmark's own database: derived from MYSQL_URL's server (or the local default) with the
- * database name replaced, dropped and re-created at the start of every run, so no run sees
- * another's rows. Also reads what the header prints about the server.
+ * The benchmark's own database and the two installs in it: sluice's (createSluice + migrate,
+ * table prefix `bench_`) and the raw ceiling's table (`CREATE TABLE … LIKE` sluice's jobs
+ * table). The database is derived from MYSQL_URL's server (or the local default) with its name
+ * replaced, and is dropped and re-created at the start of every run.
  */
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { pino } from 'pino';
+import { createSluice, type Sluice } from 'sluice';
 
 const DEFAULT_URL = 'mysql://root@127.0.0.1:3306/test';
-export const BENCH_DATABASE = 'sluice_bench';
+const BENCH_DATABASE = 'sluice_bench';
+const PREFIX = 'bench_';
 
-export interface ServerFacts {
-  readonly version: string;
-  readonly maxAllowedPacket: number;
+export interface Bench {
+  /** URL of the benchmark database (children get it with --url). */
+  readonly url: string;
+  readonly prefix: string;
+  readonly sluice: Sluice;
+  /** A plain mysql2 connection: raw inserts, truncation, the drain's count probes. */
+  readonly conn: Connection;
+  readonly tables: { readonly jobs: string; readonly batches: string; readonly raw: string };
+  readonly server: { readonly version: string; readonly maxAllowedPacket: number };
+  close(): Promise<void>;
 }
 
-/** MYSQL_URL (or the local default) with its database replaced by `database`. */
-export function benchUrl(database = BENCH_DATABASE, source = process.env.MYSQL_URL ?? DEFAULT_URL): string {
-  const url = new URL(source);
-  url.pathname = `/${database}`;
-  return url.toString();
+export async function openBench(): Promise<Bench> {
+  const url = benchUrl();
+  await recreateDatabase(url);
+  const sluice = createSluice({ url, tablePrefix: PREFIX, logger: pino({ level: 'warn' }, pino.destination(2)) });
+  await sluice.migrate();
+  const conn = await connectRaw(url);
+  const tables = { jobs: `${PREFIX}jobs`, batches: `${PREFIX}batches`, raw: 'raw_jobs' };
+  await conn.query(`CREATE TABLE \`${tables.raw}\` LIKE \`${tables.jobs}\``);
+  const [rows] = await conn.query<RowDataPacket[]>('SELECT VERSION() AS version, @@max_allowed_packet AS packet');
+  const server = { version: String(rows[0]?.version), maxAllowedPacket: Number(rows[0]?.packet) };
+  const close = async () => {
+    await conn.end();
+    await sluice.close();
+  };
+  return { url, prefix: PREFIX, sluice, conn, tables, server, close };
+}
+
+/**
+ * A plain mysql2 connection on the UTC session clock (as sluice's pool uses). Its collation is
+ * the tables' own (utf8mb4_bin): under mysql2's default utf8mb4_general_ci, MariaDB 10.11 sorts
+ * the whole free range for `UPDATE … ORDER BY … LIMIT` instead of reading ix_head in order.
+ */
+export async function connectRaw(url: string): Promise<Connection> {
+  const conn = await createConnection({ uri: url, charset: 'UTF8MB4_BIN', supportBigNumbers: true, bigNumberStrings: false });
+  await conn.query("SET time_zone = '+00:00'");
+  return conn;
+}
+
+export async function truncate(conn: Connection, tables: readonly string[]): Promise<void> {
+  for (const table of tables) await conn.query(`TRUNCATE TABLE \`${table}\``);
 }
 
 /** The URL for printing: password masked. */
@@ -27,15 +63,14 @@ export function redacted(url: string): string {
   return parsed.toString();
 }
 
-/** A plain mysql2 connection on the UTC session clock (as sluice's pool uses). */
-export async function connectRaw(url: string): Promise<Connection> {
-  const conn = await createConnection({ uri: url, supportBigNumbers: true, bigNumberStrings: false });
-  await conn.query("SET time_zone = '+00:00'");
-  return conn;
+/** MYSQL_URL (or the local default) with its database replaced. */
+function benchUrl(): string {
+  const url = new URL(process.env.MYSQL_URL ?? DEFAULT_URL);
+  url.pathname = `/${BENCH_DATABASE}`;
+  return url.toString();
 }
 
-/** Drops and re-creates the benchmark database on the server `url` points at. */
-export async function recreateDatabase(url: string): Promise<void> {
+async function recreateDatabase(url: string): Promise<void> {
   const server = new URL(url);
   const database = decodeURIComponent(server.pathname.slice(1));
   server.pathname = '/';
@@ -46,18 +81,4 @@ export async function recreateDatabase(url: string): Promise<void> {
   } finally {
     await conn.end();
   }
-}
-
-export async function readServerFacts(conn: Connection): Promise<ServerFacts> {
-  const [rows] = await conn.query<RowDataPacket[]>('SELECT VERSION() AS version, @@max_allowed_packet AS packet');
-  return { version: String(rows[0]?.version), maxAllowedPacket: Number(rows[0]?.packet) };
-}
-
-/** The raw ceiling's table: an empty copy of sluice's jobs table, same columns and indexes. */
-export async function createRawCopy(conn: Connection, rawTable: string, sluiceJobsTable: string): Promise<void> {
-  await conn.query(`CREATE TABLE \`${rawTable}\` LIKE \`${sluiceJobsTable}\``);
-}
-
-export async function truncate(conn: Connection, tables: readonly string[]): Promise<void> {
-  for (const table of tables) await conn.query(`TRUNCATE TABLE \`${table}\``);
 }

@@ -3,10 +3,15 @@
  * child says 'ready' (children start claiming as soon as they are up, as `sluice work` does, so
  * the jobs the early ones finished before then are subtracted: the rate is the jobs left at that
  * moment over the time until the table holds none). Then SIGINT, and every child must exit 0.
+ * Each child runs with the statement-counting preload; the drain reports what they sent.
  */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { startFleet } from './processFleet.ts';
-import { difference, readCounters, type Counters } from './serverCounters.ts';
+import { progress } from './progress.ts';
+import { sumStatementCounts, type StatementCounts } from './statementCounter.ts';
 
 export interface DrainTarget {
   /** For progress lines, e.g. "random-head ×2 sluice". */
@@ -15,7 +20,7 @@ export interface DrainTarget {
   readonly table: string;
   readonly queue: string;
   readonly workers: number;
-  /** node arguments of one child. */
+  /** node arguments of one child, after the preloads. */
   readonly args: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -27,39 +32,40 @@ export interface DrainMeasurement {
   readonly startedEarly: number;
   readonly seconds: number;
   readonly jobsPerSec: number;
-  /** Server counters over the window, the benchmark's own probes subtracted from Questions. */
-  readonly server: Counters;
+  /** Statements the children sent over the whole drain (start-up included), by first keyword. */
+  readonly statements: StatementCounts;
 }
 
+const PRELOADS = ['--import', 'tsx', '--import', new URL('./statementCounter.ts', import.meta.url).pathname];
+
 const POLL_INTERVAL_MS = 50;
-const PROGRESS_INTERVAL_MS = 2_000;
+const PROGRESS_INTERVAL_MS = 5_000;
 const DRAIN_TIMEOUT_MS = 240_000;
 
 export async function measureDrain(conn: Connection, target: DrainTarget, filled: number): Promise<DrainMeasurement> {
-  const fleet = await startFleet(target.workers, target.args, target.env);
-  let measurement: DrainMeasurement;
+  const statementsDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   try {
-    measurement = await timeDrain(conn, target, fleet.readyAt, filled);
+    const env = { ...target.env, BENCH_STATEMENTS_DIR: statementsDir };
+    const fleet = await startFleet(target.workers, [...PRELOADS, ...target.args], env);
+    let timed: Omit<DrainMeasurement, 'statements'>;
+    try {
+      timed = await timeDrain(conn, target, fleet.readyAt, filled);
+    } finally {
+      const codes = await fleet.stop();
+      if (codes.some((code) => code !== 0)) throw new Error(`${target.label}: worker exit codes ${codes.join(', ')} (expected all 0)`);
+    }
+    const files = readdirSync(statementsDir).map((f) => join(statementsDir, f));
+    return { ...timed, statements: sumStatementCounts(files) };
   } finally {
-    const codes = await fleet.stop();
-    if (codes.some((code) => code !== 0)) throw new Error(`${target.label}: worker exit codes ${codes.join(', ')} (expected all 0)`);
+    rmSync(statementsDir, { recursive: true, force: true });
   }
-  return measurement;
 }
 
-async function timeDrain(conn: Connection, target: DrainTarget, readyAt: number, filled: number): Promise<DrainMeasurement> {
-  const before = await readCounters(conn);
+async function timeDrain(conn: Connection, target: DrainTarget, readyAt: number, filled: number) {
   const left = await countJobs(conn, target);
-  const { emptyAt, probes } = await waitUntilEmpty(conn, target, readyAt, left);
-  const server = difference(await readCounters(conn), before);
+  const emptyAt = await waitUntilEmpty(conn, target, readyAt, left);
   const seconds = (emptyAt - readyAt) / 1000;
-  return {
-    jobs: left,
-    startedEarly: filled - left,
-    seconds,
-    jobsPerSec: left / seconds,
-    server: { ...server, Questions: server.Questions - probes - 1 },
-  };
+  return { jobs: left, startedEarly: filled - left, seconds, jobsPerSec: left / seconds };
 }
 
 /** Params: ?1 queue. Jobs still in the live table for the queue. */
@@ -75,10 +81,9 @@ async function countJobs(conn: Connection, target: DrainTarget): Promise<number>
 
 /**
  * Polls the count every POLL_INTERVAL_MS. Returns when the probe that found zero was sent (the
- * table emptied between the two last probes) and how many probes were sent.
+ * table emptied between the two last probes).
  */
-async function waitUntilEmpty(conn: Connection, target: DrainTarget, startedAt: number, initial: number) {
-  let probes = 1;
+async function waitUntilEmpty(conn: Connection, target: DrainTarget, startedAt: number, initial: number): Promise<number> {
   let left = initial;
   let sentAt = performance.now();
   let lastProgress = sentAt;
@@ -86,14 +91,13 @@ async function waitUntilEmpty(conn: Connection, target: DrainTarget, startedAt: 
     await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
     sentAt = performance.now();
     left = await countJobs(conn, target);
-    probes++;
     const now = performance.now();
     if (now - startedAt > DRAIN_TIMEOUT_MS) throw new Error(`${target.label}: ${left} jobs left after ${DRAIN_TIMEOUT_MS} ms`);
     if (now - lastProgress >= PROGRESS_INTERVAL_MS) {
       const rate = Math.round((initial - left) / ((now - startedAt) / 1000));
-      process.stderr.write(`[bench]   ${target.label}: ${left.toLocaleString('en-US')} left, ${rate.toLocaleString('en-US')} jobs/s\n`);
+      progress(`  ${target.label}: ${left.toLocaleString('en-US')} left, ${rate.toLocaleString('en-US')} jobs/s`);
       lastProgress = now;
     }
   }
-  return { emptyAt: sentAt, probes };
+  return sentAt;
 }

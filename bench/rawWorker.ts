@@ -3,14 +3,18 @@
  * connection (no sluice code), 50 jobs per claim, until SIGINT. Sends 'ready' once connected,
  * then starts at once (as `sluice work` does).
  *
- * usage: node --import tsx bench/rawWorker.ts --url URL --table T --queue Q [--batch 50] [--loop update|skip-locked]
+ * The loop is one short SKIP LOCKED transaction per batch: BEGIN; lock the head with
+ * SELECT … FOR UPDATE SKIP LOCKED; DELETE those ids; COMMIT — four round trips and one durable
+ * commit. In a trial on MariaDB 10.11 (2 cores) it beat the autocommit alternative (UPDATE … SET
+ * lock_id … ORDER BY … LIMIT 50; SELECT the claimed rows; DELETE them: three round trips, two
+ * commits) at 1, 2 and 4 processes (4,160 / 6,469 / 5,643 vs 2,100 / 5,463 / 5,150 jobs/s), so
+ * it is the ceiling.
+ *
+ * usage: node --import tsx bench/rawWorker.ts --url URL --table T --queue Q [--batch 50]
  */
-import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Connection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { connectRaw } from './benchDatabase.ts';
-
-type Loop = 'update' | 'skip-locked';
 
 const { values: args } = parseArgs({
   options: {
@@ -18,64 +22,43 @@ const { values: args } = parseArgs({
     table: { type: 'string' },
     queue: { type: 'string' },
     batch: { type: 'string', default: '50' },
-    loop: { type: 'string', default: 'update' },
   },
 });
 const table = `\`${args.table}\``;
 const batch = Number(args.batch);
+const IDLE_MS = 20;
 
-/** Params: ?1 lockId, ?2 queue, ?3 batch. Claims the head in one autocommit statement. */
-const SQL_CLAIM = `
-UPDATE ${table}
-SET lock_id = ?, locked_at = NOW(3)
-WHERE queue = ? AND lock_id = '' AND run_at <= NOW(3)
-ORDER BY priority, run_at, id
-LIMIT ?`;
-/** Params: ?1 lockId. The claimed rows. */
-const SQL_CLAIMED = `SELECT id, payload FROM ${table} WHERE lock_id = ?`;
-/** Params: ?1 lockId, ?2 ids. */
-const SQL_DELETE_CLAIMED = `DELETE FROM ${table} WHERE lock_id = ? AND id IN (?)`;
-/** Params: ?1 queue, ?2 batch. Locks the head, skipping rows other transactions hold. */
+/** Params: ?1 queue, ?2 batch. Locks the head (ix_head, in order), skipping rows other transactions hold. */
 const SQL_LOCK_HEAD = `
-SELECT id, payload FROM ${table}
-WHERE queue = ? AND lock_id = '' AND run_at <= NOW(3)
+SELECT id, payload
+FROM ${table}
+WHERE queue = ?
+  AND lock_id = ''
+  AND run_at <= NOW(3)
 ORDER BY priority, run_at, id
 LIMIT ?
 FOR UPDATE SKIP LOCKED`;
-/** Params: ?1 ids. */
-const SQL_DELETE = `DELETE FROM ${table} WHERE id IN (?)`;
 
-let sequence = 0;
+/** Params: ?1 ids (all locked by this transaction). affectedRows = ids.length. */
+const SQL_DELETE = `
+DELETE FROM ${table}
+WHERE id IN (?)`;
 
-/** UPDATE … ORDER BY … LIMIT claim, read back, delete: three autocommit statements. */
-async function claimAndDeleteByUpdate(conn: Connection): Promise<number> {
-  const lockId = `${hostname()}-${process.pid}.${++sequence}`;
-  const [claim] = await conn.query<ResultSetHeader>(SQL_CLAIM, [lockId, args.queue, batch]);
-  if (claim.affectedRows === 0) return 0;
-  const [rows] = await conn.query<RowDataPacket[]>(SQL_CLAIMED, [lockId]);
-  const [done] = await conn.query<ResultSetHeader>(SQL_DELETE_CLAIMED, [lockId, rows.map((r) => r.id)]);
-  return done.affectedRows;
-}
-
-/** BEGIN, SELECT … FOR UPDATE SKIP LOCKED, DELETE, COMMIT: one transaction, one commit. */
-async function claimAndDeleteSkipLocked(conn: Connection): Promise<number> {
+/** One batch: returns how many jobs it took and finished (0: the queue had none free). */
+async function claimAndDelete(conn: Connection): Promise<number> {
   await conn.query('BEGIN');
   try {
     const [rows] = await conn.query<RowDataPacket[]>(SQL_LOCK_HEAD, [args.queue, batch]);
-    if (rows.length === 0) {
-      await conn.query('COMMIT');
-      return 0;
-    }
-    const [done] = await conn.query<ResultSetHeader>(SQL_DELETE, [rows.map((r) => r.id)]);
+    const done = rows.length === 0 ? 0 : (await conn.query<ResultSetHeader>(SQL_DELETE, [rows.map((r) => r.id)]))[0].affectedRows;
     await conn.query('COMMIT');
-    return done.affectedRows;
+    return done;
   } catch (error) {
     await conn.query('ROLLBACK');
     throw error;
   }
 }
 
-/** A deadlock (1213) or lock wait timeout (1205) rolled the statement back: try again. */
+/** A deadlock (1213) or lock wait timeout (1205) rolled the batch back: it is simply taken again. */
 async function retryingConflicts(fn: () => Promise<number>): Promise<number> {
   try {
     return await fn();
@@ -88,12 +71,11 @@ async function retryingConflicts(fn: () => Promise<number>): Promise<number> {
 
 async function main(): Promise<void> {
   const conn = await connectRaw(args.url as string);
-  const step = (args.loop as Loop) === 'skip-locked' ? claimAndDeleteSkipLocked : claimAndDeleteByUpdate;
   let stopping = false;
   process.on('SIGINT', () => (stopping = true));
   process.send?.('ready');
   while (!stopping) {
-    if ((await retryingConflicts(() => step(conn))) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    if ((await retryingConflicts(() => claimAndDelete(conn))) === 0) await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
   }
   await conn.end();
   process.disconnect?.();
