@@ -14,41 +14,47 @@ export function createLogger(options: { name?: string; level?: string } = {}): L
   });
 }
 
+/** Log fields of an event: its `name` (a job's name) is logged as `job`, so it never replaces pino's logger name. */
+function fields<E extends object>(event: string, payload: E): Record<string, unknown> {
+  const { name, ...rest } = payload as E & { name?: unknown };
+  return name === undefined ? { event, ...rest } : { event, ...rest, job: name };
+}
+
 /**
  * The one subscriber that turns events into log lines. Info only when something changed;
  * per-job lines are debug.
  */
 export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
-  events.on('batch:enqueued', (e) => logger.info({ event: 'batch:enqueued', ...e }, 'batch enqueued'));
-  events.on('job:claimed', (e) => logger.debug({ event: 'job:claimed', ...e }, 'jobs claimed'));
-  events.on('job:completed', (e) => logger.debug({ event: 'job:completed', ...e }, 'job completed'));
+  events.on('batch:enqueued', (e) => logger.info(fields('batch:enqueued', e), 'batch enqueued'));
+  events.on('job:claimed', (e) => logger.debug(fields('job:claimed', e), 'jobs claimed'));
+  events.on('job:completed', (e) => logger.debug(fields('job:completed', e), 'job completed'));
   events.on('job:failed', ({ error, ...e }) =>
-    logger.warn({ event: 'job:failed', ...e, err: error }, `job ${e.jobId} (${e.name}) failed: ${error.message}`),
+    logger.warn({ ...fields('job:failed', e), err: error }, `job ${e.jobId} (${e.name}) failed: ${error.message}`),
   );
-  events.on('job:retried', (e) => logger.info({ event: 'job:retried', ...e }, 'job released for retry'));
-  events.on('job:dead', (e) => logger.error({ event: 'job:dead', ...e }, `job ${e.jobId} (${e.name}) dead-lettered`));
+  events.on('job:retried', (e) => logger.info(fields('job:retried', e), 'job released for retry'));
+  events.on('job:dead', (e) => logger.error(fields('job:dead', e), `job ${e.jobId} (${e.name}) dead-lettered`));
   events.on('claim:lost', (e) =>
-    logger.warn({ event: 'claim:lost', ...e }, `${e.operation}: claim ${e.lockId} lost for ${e.lost} job(s); nothing written`),
+    logger.warn(fields('claim:lost', e), `${e.operation}: claim ${e.lockId} lost for ${e.lost} job(s); nothing written`),
   );
   events.on('claim:conflicted', ({ error, ...e }) =>
-    logger.debug({ event: 'claim:conflicted', ...e, errno: (error as { errno?: number }).errno }, 'claim conflict, retrying'),
+    logger.debug({ ...fields('claim:conflicted', e), errno: (error as { errno?: number }).errno }, 'claim conflict, retrying'),
   );
-  events.on('worker:started', (e) => logger.info({ event: 'worker:started', ...e }, 'worker started'));
-  events.on('worker:stopping', (e) => logger.info({ event: 'worker:stopping', ...e }, 'worker stopping'));
-  events.on('worker:stopped', (e) => logger.info({ event: 'worker:stopped', ...e }, 'worker stopped'));
-  events.on('worker:concurrency', (e) => logger.info({ event: 'worker:concurrency', ...e }, `concurrency ${e.from} → ${e.to} (cpu ${e.cpu.toFixed(2)}, free memory ${e.freeMem.toFixed(2)})`));
-  events.on('worker:error', ({ error, ...e }) => logger.error({ event: 'worker:error', ...e, err: error }, error.message));
-  events.on('batch:finished', (e) => logger.info({ event: 'batch:finished', ...e }, `batch ${e.batchId} finished`));
+  events.on('worker:started', (e) => logger.info(fields('worker:started', e), 'worker started'));
+  events.on('worker:stopping', (e) => logger.info(fields('worker:stopping', e), 'worker stopping'));
+  events.on('worker:stopped', (e) => logger.info(fields('worker:stopped', e), 'worker stopped'));
+  events.on('worker:concurrency', (e) => logger.info(fields('worker:concurrency', e), `concurrency ${e.from} → ${e.to} (cpu ${e.cpu.toFixed(2)}, free memory ${e.freeMem.toFixed(2)})`));
+  events.on('worker:error', ({ error, ...e }) => logger.error({ ...fields('worker:error', e), err: error }, error.message));
+  events.on('batch:finished', (e) => logger.info(fields('batch:finished', e), `batch ${e.batchId} finished`));
   events.on('schedule:enqueued', (e) =>
-    (e.duplicate ? logger.debug : logger.info).call(logger, { event: 'schedule:enqueued', ...e }, e.duplicate ? 'slot already enqueued elsewhere' : `scheduled ${e.name}@${e.slot}`),
+    (e.duplicate ? logger.debug : logger.info).call(logger, fields('schedule:enqueued', e), e.duplicate ? 'slot already enqueued elsewhere' : `scheduled ${e.name}@${e.slot}`),
   );
-  events.on('leader:acquired', (e) => logger.info({ event: 'leader:acquired', ...e }, 'maintenance leadership acquired'));
-  events.on('leader:lost', (e) => logger.warn({ event: 'leader:lost', ...e }, 'maintenance leadership lost'));
+  events.on('leader:acquired', (e) => logger.info(fields('leader:acquired', e), 'maintenance leadership acquired'));
+  events.on('leader:lost', (e) => logger.warn(fields('leader:lost', e), 'maintenance leadership lost'));
   events.on('sweep:completed', (e) => {
     const changed = e.released + e.deadLettered + e.batchesFinished + e.keysPruned + e.workersRemoved + e.historyPruned + e.deadPruned > 0;
-    (changed ? logger.info : logger.debug).call(logger, { event: 'sweep:completed', ...e }, 'sweep completed');
+    (changed ? logger.info : logger.debug).call(logger, fields('sweep:completed', e), 'sweep completed');
   });
   events.on('maintenance:error', ({ error, ...e }) =>
-    logger.error({ event: 'maintenance:error', ...e, err: error }, error.message),
+    logger.error({ ...fields('maintenance:error', e), err: error }, error.message),
   );
 }

@@ -85,8 +85,11 @@ export interface WorkerOptions {
   /** Longest delay between polls of empty queues: each empty poll doubles the delay up to this. @defaultValue 5,000 */
   maxPollIntervalMs?: number;
   /**
-   * Load-aware concurrency: above maxCpu (busy fraction) or below minFreeMem (free fraction) the
-   * worker halves how many jobs it runs at once; with room it grows back. @defaultValue enabled, maxCpu 0.9, minFreeMem 0.05
+   * Load-aware concurrency: above maxCpu (host CPU busy fraction) or below minFreeMem (free
+   * memory fraction) the worker halves how many jobs it runs at once; with room it grows back.
+   * The CPU rule is off by default (maxCpu 1): a worker that keeps the CPU busy with useful jobs
+   * is not overloaded, and throttling it only slows the queue. Set maxCpu (e.g. 0.9) where jobs
+   * compete with latency-sensitive work on the host. @defaultValue maxCpu 1, minFreeMem 0.05
    */
   loadPolicy?: Partial<LoadPolicy>;
   /** Reads the host's load (tests inject one). @defaultValue os-utils */
@@ -129,7 +132,7 @@ export const WORKER_DEFAULTS = {
   maxRetries: 3,
   backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.2 },
   maxPollIntervalMs: 5_000,
-  loadPolicy: { enabled: true, maxCpu: 0.9, minFreeMem: 0.05 },
+  loadPolicy: { enabled: true, maxCpu: 1, minFreeMem: 0.05 },
   loadSampler: readHostLoad,
 } satisfies ResolvedWorkerOptions;
 

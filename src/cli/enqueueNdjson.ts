@@ -91,7 +91,9 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
     const where =
       error instanceof LineError ? error.line : error instanceof JobValidationError && error.index >= 0 ? (inFlight.lines[error.index - inFlightBase] ?? null) : null;
     const reason = error instanceof JobValidationError ? `${error.field} ${error.reason}` : error instanceof SluiceError || error instanceof LineError ? error.message : (error as Error).message;
-    const kept = v.atomic ? 'nothing was written' : `nothing of its batch was written; the ${inFlightBase} job(s) before it were committed`;
+    // A line that does not parse is read after every chunk handed out so far was written.
+    const committed = error instanceof LineError ? inFlightBase + inFlight.jobs.length : inFlightBase;
+    const kept = v.atomic ? 'nothing was written' : `nothing of its batch was written; the ${committed} job(s) before it were committed`;
     process.stderr.write(`sluice enqueue: ${where === null ? '' : `line ${where}: `}${reason} (${kept})\n`);
     return 1;
   } finally {

@@ -21,6 +21,14 @@ export function parse<O extends NonNullable<ParseArgsConfig['options']>>(argv: s
   }
 }
 
+/** A number in [0, 1] from a flag, or undefined when absent. */
+export function fractionFlag(name: string, value: string | boolean | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (typeof value !== 'string' || !Number.isFinite(n) || n < 0 || n > 1) throw new OptionsError(`--${name}`, `must be a number from 0 to 1 (got ${JSON.stringify(value)})`);
+  return n;
+}
+
 /** A whole, positive number from a flag, or undefined when absent. */
 export function intFlag(name: string, value: string | boolean | undefined): number | undefined {
   if (value === undefined) return undefined;

@@ -2,7 +2,7 @@ import { createSluice } from '../Sluice.ts';
 import type { ClaimStrategy } from '../options.ts';
 import { stopOnSignals } from '../shutdown.ts';
 import { help } from './migrate.ts';
-import { COMMON_HELP, intFlag, parse } from './parse.ts';
+import { COMMON_HELP, fractionFlag, intFlag, parse } from './parse.ts';
 
 export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a second signal forces)
 
@@ -16,6 +16,9 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
   --shutdown-timeout-ms N  drain deadline on stop (default: 10000)
   --claim-batch-size N     most jobs per claim (default: 50)
   --head-size N            head candidates per claim (default: 100)
+  --max-cpu F              halve concurrency while host CPU is above F (0–1; default: 1 = never)
+  --min-free-mem F         halve concurrency while free memory is below F (0–1; default: 0.05)
+  --max-poll-interval-ms N longest idle poll delay (default: 5000)
 ${COMMON_HELP}`;
 
 export async function workCommand(argv: string[]): Promise<number> {
@@ -30,6 +33,9 @@ export async function workCommand(argv: string[]): Promise<number> {
     'shutdown-timeout-ms': { type: 'string' },
     'claim-batch-size': { type: 'string' },
     'head-size': { type: 'string' },
+    'max-cpu': { type: 'string' },
+    'min-free-mem': { type: 'string' },
+    'max-poll-interval-ms': { type: 'string' },
   });
   if (v.help) return help(WORK_HELP);
   const concurrency = intFlag('concurrency', v.concurrency) ?? 10;
@@ -45,6 +51,8 @@ export async function workCommand(argv: string[]): Promise<number> {
     shutdownTimeoutMs: intFlag('shutdown-timeout-ms', v['shutdown-timeout-ms']),
     claimBatchSize: intFlag('claim-batch-size', v['claim-batch-size']),
     headSize: intFlag('head-size', v['head-size']),
+    maxPollIntervalMs: intFlag('max-poll-interval-ms', v['max-poll-interval-ms']),
+    loadPolicy: { maxCpu: fractionFlag('max-cpu', v['max-cpu']), minFreeMem: fractionFlag('min-free-mem', v['min-free-mem']) },
   });
   try {
     const stopped = stopOnSignals(worker, sluice.logger);

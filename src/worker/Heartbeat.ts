@@ -101,21 +101,24 @@ export class Heartbeat {
   async #extendClaims(): Promise<void> {
     const groups = new Map<string, RunningJob[]>();
     for (const r of this.host.running()) {
-      if (r.abandoned) continue;
+      if (r.abandoned || r.finishing || r.lost) continue;
       groups.set(r.job.lockId, [...(groups.get(r.job.lockId) ?? []), r]);
     }
     for (const [lockId, snapshot] of groups) {
       // Groups are extended one after another: a job that finished meanwhile may already be
       // deleted, and a row we deleted ourselves is not a lost claim.
-      const group = snapshot.filter((r) => this.host.isRunning(r));
+      const group = snapshot.filter((r) => this.host.isRunning(r) && !r.finishing);
       if (group.length === 0) continue;
       try {
         const missing = await extendClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
-        const lost = group.filter((r) => missing.includes(r.job.id) && this.host.isRunning(r));
+        const lost = group.filter((r) => missing.includes(r.job.id) && this.host.isRunning(r) && !r.finishing);
         if (lost.length === 0) continue;
         const jobIds = lost.map((r) => r.job.id);
         this.ctx.events.emit('claim:lost', { workerId: this.workerId, operation: 'extend', lockId, jobIds, lost: jobIds.length });
-        for (const r of lost) r.cancel.abort(new Error(`claim ${lockId} on job ${r.job.id} was lost`));
+        for (const r of lost) {
+          r.lost = true;
+          r.cancel.abort(new Error(`claim ${lockId} on job ${r.job.id} was lost`));
+        }
       } catch (error) {
         this.ctx.events.emit('worker:error', { workerId: this.workerId, error: error as Error, context: 'extending claims' });
       }

@@ -19,6 +19,10 @@ export interface RunningJob {
   readonly cancel: AbortController;
   /** Set when shutdown released the claim: the attempt's outcome is no longer ours to write. */
   abandoned: boolean;
+  /** Set once the handler returned: the outcome is being written; the heartbeat leaves the job alone. */
+  finishing?: boolean;
+  /** Set when the heartbeat found the claim lost (already reported): nothing more is written. */
+  lost?: boolean;
   /** Set when the stored payload could not be parsed: the job fails permanently without running. */
   readonly payloadError?: Error;
 }
@@ -58,7 +62,8 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
       : definition
         ? await runAttempt({ ctx, definition, job, logger: deps.logger.child({ jobId: job.id, job: job.name }), cancel: running.cancel.signal })
         : { kind: 'failed', error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false, dropped: false };
-    if (running.abandoned && outcome.kind !== 'completed') return false;
+    running.finishing = true;
+    if ((running.abandoned || running.lost) && outcome.kind !== 'completed') return false;
     if (outcome.kind === 'deferred') {
       deps.completions.add(job, Date.now() - running.startedAt);
       return false;
