@@ -21,7 +21,7 @@ export interface RunningJob {
   abandoned: boolean;
   /** Set once the handler returned: the outcome is being written; the heartbeat leaves the job alone. */
   finishing?: boolean;
-  /** Set when the heartbeat found the claim lost (already reported): nothing more is written. */
+  /** Set when the heartbeat found the claim lost (reported; not extended again). */
   lost?: boolean;
   /** Set when the stored payload could not be parsed: the job fails permanently without running. */
   readonly payloadError?: Error;
@@ -63,7 +63,9 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
         ? await runAttempt({ ctx, definition, job, logger: deps.logger.child({ jobId: job.id, job: job.name }), cancel: running.cancel.signal })
         : { kind: 'failed', error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false, dropped: false };
     running.finishing = true;
-    if ((running.abandoned || running.lost) && outcome.kind !== 'completed') return false;
+    // A claim the heartbeat found lost is still finished through the fence: the write matches
+    // nothing and is reported, which is the proof the zombie case needs.
+    if (running.abandoned && outcome.kind !== 'completed') return false;
     if (outcome.kind === 'deferred') {
       deps.completions.add(job, Date.now() - running.startedAt);
       return false;
