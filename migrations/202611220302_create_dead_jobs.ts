@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS ${t.deadJobs} (
   redriven_as     BIGINT UNSIGNED NULL,
   PRIMARY KEY (id),
   KEY ix_queue_failed (queue, failed_at),
+  KEY ix_failed (failed_at),
   KEY ix_redriven (redriven_at, id),
   KEY ix_batch (batch_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`);

@@ -13,7 +13,7 @@ LIMIT ?`;
 const sqlPruneDead = (t: Tables) => `
 DELETE FROM ${t.deadJobs}
 WHERE failed_at < NOW(3) - INTERVAL ? MICROSECOND
-ORDER BY id
+ORDER BY failed_at
 LIMIT ?`;
 
 export interface RetentionOptions {
@@ -27,7 +27,8 @@ export interface RetentionOptions {
 
 /**
  * Retention, continuously: each pass deletes at most maxBatches small batches per table
- * (`DELETE … ORDER BY id LIMIT n`, a jittered pause between them) — never one big delete that
+ * (`DELETE … WHERE <time> < cutoff ORDER BY <time> LIMIT n`, served by the time index, oldest
+ * first, a jittered pause between them) — never one big delete that
  * holds locks and swells the undo log. A retention of 0 keeps that table's rows.
  */
 export async function pruneRetention(db: Executor, tables: Tables, options: RetentionOptions): Promise<{ history: number; dead: number }> {

@@ -27,6 +27,7 @@ CREATE TABLE `<prefix>dead_jobs` (
   `redriven_as` bigint(20) unsigned DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_queue_failed` (`queue`,`failed_at`),
+  KEY `ix_failed` (`failed_at`),
   KEY `ix_redriven` (`redriven_at`,`id`),
   KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
@@ -134,6 +135,7 @@ CREATE TABLE `<prefix>workers` (
   `cpu` double DEFAULT NULL,
   `free_mem` double DEFAULT NULL,
   `claim_latency_ms` double DEFAULT NULL,
+  `counters` text DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_heartbeat` (`heartbeat_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
