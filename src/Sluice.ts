@@ -54,7 +54,7 @@ export class Sluice {
     subscribeLogger(this.events, this.logger);
     this.#ctx = {
       knex: this.knex,
-      db: fromKnex(this.knex),
+      db: fromKnex(this.knex, { readCommitted: this.#ownsKnex }),
       tables,
       events: this.events,
       logger: this.logger,

@@ -63,7 +63,9 @@ export function connect({ url, poolMax }: ConnectOptions): Knex {
       // locks or shared locks on rows it only reads (INSERT … SELECT, MYSQL.md §1.1–1.2).
       afterCreate(connection: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, c: unknown) => void) {
         // (Two statements: MySQL 8 names the variable transaction_isolation, MariaDB 10.x tx_isolation.)
-        connection.query("SET time_zone = '+00:00'", (zoneError) => {
+        // The tables are utf8mb4_bin: a session collation to match keeps comparisons with literals
+        // binary and index-friendly (a general_ci session made MariaDB sort whole ranges).
+        connection.query("SET NAMES utf8mb4 COLLATE utf8mb4_bin, time_zone = '+00:00'", (zoneError) => {
           if (zoneError) return done(zoneError, connection);
           connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (isolationError) => done(isolationError, connection));
         });

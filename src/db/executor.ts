@@ -17,10 +17,12 @@ export interface Executor {
   readonly knex: Knex | Knex.Transaction;
   /** True when this executor is a transaction (ours or the caller's). */
   readonly inTransaction: boolean;
+  /** True when every session of this pool already runs READ COMMITTED (sluice's own pool). */
+  readonly readCommitted: boolean;
 }
 
 /** Wraps a knex instance or a knex transaction (`fromKnex(trx)`: the outbox pattern). */
-export function fromKnex(knex: Knex | Knex.Transaction): Executor {
+export function fromKnex(knex: Knex | Knex.Transaction, options: { readCommitted?: boolean } = {}): Executor {
   const inTransaction = 'isTransaction' in knex && knex.isTransaction === true;
   // Values are escaped client-side by mysql2; an empty list is passed as no bindings at all so
   // that SQL built with pre-escaped literals (bulk INSERT) is sent untouched.
@@ -34,6 +36,7 @@ export function fromKnex(knex: Knex | Knex.Transaction): Executor {
   return {
     knex,
     inTransaction,
+    readCommitted: options.readCommitted === true,
     async select<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
       const [rows] = (await raw(sql, params)) as [T[], unknown];
       return rows;

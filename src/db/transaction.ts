@@ -26,12 +26,21 @@ export async function withTransaction<T>(
   const attempts = options.attempts ?? 6;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.knex.transaction((trx) => fn(fromKnex(trx)), { isolationLevel: 'read committed' });
+      return await db.knex.transaction((trx) => fn(fromKnex(trx)), transactionConfig(db));
     } catch (error) {
       if (!isTransientConflict(error) || attempt >= attempts) throw error;
       await sleep(jitteredBackoffMs(attempt));
     }
   }
+}
+
+/**
+ * READ COMMITTED for our short transactions. Sluice's own pool sets it once per session, so
+ * knex's per-transaction `SET TRANSACTION ISOLATION LEVEL` round trip is only needed on an
+ * application's knex.
+ */
+export function transactionConfig(db: Executor): { isolationLevel?: 'read committed' } {
+  return db.readCommitted ? {} : { isolationLevel: 'read committed' };
 }
 
 /** Retries one autocommit statement that lost a lock conflict (Galera answers 1213 even there). */

@@ -24,6 +24,8 @@ export class CompletionBuffer {
   constructor(
     private readonly ctx: SluiceContext,
     private readonly workerId: string,
+    /** Called after each write: a claim loop held back by the backlog may go on. */
+    private readonly onWritten: () => void,
   ) {}
 
   /** Jobs finished but not yet deleted. */
@@ -76,6 +78,7 @@ export class CompletionBuffer {
       }
     } finally {
       this.#size -= finished.length;
+      this.onWritten();
     }
   }
 }

@@ -53,7 +53,7 @@ export class Worker {
     readonly options: ResolvedWorkerOptions,
   ) {
     this.id = this.#tokens.workerId;
-    this.#completions = new CompletionBuffer(ctx, this.id);
+    this.#completions = new CompletionBuffer(ctx, this.id, () => this.#wake());
     this.#priorities = new QueuePriorities(ctx.db, ctx.tables, options.pollIntervalMs);
     this.#limit = options.concurrency;
     this.#counters = new QueueCounterSet(ctx.events, this.id);
@@ -158,11 +158,15 @@ export class Worker {
     }
   }
 
-  /** Claims up to `want` jobs of one queue; a short head refreshes the priority set and tries once more. */
+  /**
+   * Claims up to `want` jobs of one queue. A claim that found nothing refreshes the priority set
+   * and tries once more (a partial claim does not: under contention that would re-read the set on
+   * almost every claim; the set is re-read every pollIntervalMs anyway).
+   */
   async #claim(queue: string, want: number): Promise<JobRow[]> {
     const cached = await this.#priorities.get(queue);
     const rows = await this.#claimWith(queue, want, cached);
-    if (rows.length < want) {
+    if (rows.length === 0) {
       const fresh = await this.#priorities.refresh(queue);
       if (!samePriorities(fresh, cached)) rows.push(...(await this.#claimWith(queue, want - rows.length, fresh)));
     }

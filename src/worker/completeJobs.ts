@@ -1,6 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { ClaimLostError } from '../errors.ts';
+import { withTransaction } from '../db/transaction.ts';
 
 /**
  * Params: ?1 lockId, ?2 ids (list). Deletes the finished jobs this claim still holds.
@@ -25,10 +26,11 @@ WHERE lock_id = ?
 ON DUPLICATE KEY UPDATE retry_times = VALUES(retry_times), finished_at = VALUES(finished_at)`;
 
 /**
- * Fenced, batched completion: one statement for every finished job of one claim (two with
- * history: copy, then delete — not one transaction, to keep the hot path at two round trips; if
- * the claim is lost between them, history holds an attempt that will run again). Throws
- * ClaimLostError (after deleting the rest) when some of them were no longer ours.
+ * Fenced, batched completion: one statement for every finished job of one claim. With history,
+ * the copy and the delete share one short transaction — one commit, and a history row exists
+ * exactly when its job was removed. Throws ClaimLostError when some jobs were no longer ours:
+ * without history the rest are deleted; with history the transaction rolls back, nothing changes,
+ * and the claims still held expire and run again (at-least-once).
  */
 export async function completeJobs(
   db: Executor,
@@ -37,7 +39,14 @@ export async function completeJobs(
   ids: readonly number[],
   options: { history: boolean } = { history: false },
 ): Promise<void> {
-  if (options.history) await db.write(sqlCopyToHistory(tables), [lockId, ids]);
+  if (!options.history) return deleteFenced(db, tables, lockId, ids);
+  await withTransaction(db, async (tx) => {
+    await tx.write(sqlCopyToHistory(tables), [lockId, ids]);
+    await deleteFenced(tx, tables, lockId, ids);
+  });
+}
+
+async function deleteFenced(db: Executor, tables: Tables, lockId: string, ids: readonly number[]): Promise<void> {
   const { affectedRows } = await db.write(sqlComplete(tables), [lockId, ids]);
   if (affectedRows !== ids.length) throw new ClaimLostError('complete', lockId, ids, ids.length - affectedRows);
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { SluiceContext } from '../context.ts';
 import { fromKnex } from '../db/executor.ts';
-import { retryTransient } from '../db/transaction.ts';
+import { retryTransient, transactionConfig } from '../db/transaction.ts';
 import { ClaimLostError } from '../errors.ts';
 import type { Job, JobDefinition } from '../types.ts';
 import { completeJobs } from './completeJobs.ts';
@@ -60,7 +60,7 @@ export async function runAttempt({ ctx, definition, job, logger, cancel }: Attem
           if (!outcome.ok) throw new RollbackForFailure(outcome);
           await completeJobs(fromKnex(trx), ctx.tables, job.lockId, [job.id], { history });
         },
-        { isolationLevel: 'read committed' },
+        transactionConfig(ctx.db),
       );
       return { kind: 'completed' };
     } catch (error) {
