@@ -1,0 +1,61 @@
+/**
+ * (b) Drain: 100,000 no-op jobs emptied by 1, 2 and 4 worker processes, for each claim strategy.
+ * Each row pairs a sluice drain (real `sluice work` processes, concurrency 50, 50 jobs per claim)
+ * with the raw ceiling measured right after it with the same number of processes (rawWorker.ts:
+ * plain mysql2, 50 jobs per claim) on an identical table filled with the same rows.
+ */
+import { fileURLToPath } from 'node:url';
+import type { ClaimStrategy } from 'sluice';
+import { truncate, type Bench } from './benchDatabase.ts';
+import { measureDrain, type DrainMeasurement } from './drain.ts';
+import { progress } from './progress.ts';
+import { rawInsertJobs } from './rawInsert.ts';
+import { BENCH_QUEUE, type BenchJob } from './workload.ts';
+
+export const STRATEGIES: readonly ClaimStrategy[] = ['random-head', 'skip-locked'];
+export const WORKER_COUNTS: readonly number[] = [1, 2, 4];
+/** Per sluice worker process; its claims take at most 50 jobs (the claimBatchSize default). */
+export const CONCURRENCY = 50;
+/** Jobs per claim of the raw loop, matching sluice's claimBatchSize default. */
+export const RAW_BATCH = 50;
+
+const SLUICE_BIN = fileURLToPath(new URL('../bin/sluice.js', import.meta.url));
+const JOBS_DIR = fileURLToPath(new URL('./jobs', import.meta.url));
+const RAW_WORKER = fileURLToPath(new URL('./rawWorker.ts', import.meta.url));
+
+export interface DrainRow {
+  readonly strategy: ClaimStrategy;
+  readonly workers: number;
+  readonly sluice: DrainMeasurement;
+  readonly raw: DrainMeasurement;
+}
+
+export async function measureDrains(bench: Bench, jobs: readonly BenchJob[], rowsPerStatement: number): Promise<DrainRow[]> {
+  const rows: DrainRow[] = [];
+  for (const strategy of STRATEGIES) {
+    for (const workers of WORKER_COUNTS) {
+      const sluice = await drainSluice(bench, jobs, strategy, workers);
+      const raw = await drainRaw(bench, jobs, workers, rowsPerStatement);
+      progress(`drain ${strategy} ×${workers}: sluice ${Math.round(sluice.jobsPerSec)} jobs/s, raw ${Math.round(raw.jobsPerSec)} jobs/s`);
+      rows.push({ strategy, workers, sluice, raw });
+    }
+  }
+  return rows;
+}
+
+async function drainSluice(bench: Bench, jobs: readonly BenchJob[], strategy: ClaimStrategy, workers: number): Promise<DrainMeasurement> {
+  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches]);
+  await bench.sluice.enqueueBatch(jobs);
+  const args = [SLUICE_BIN, 'work', '--queues', BENCH_QUEUE, '--concurrency', String(CONCURRENCY), '--jobs', JOBS_DIR];
+  args.push('--claim', strategy, '--prefix', bench.prefix, '--url', bench.url);
+  const target = { label: `${strategy} ×${workers} sluice`, table: bench.tables.jobs, queue: BENCH_QUEUE, workers, args, env: { LOG_LEVEL: 'warn' } };
+  return measureDrain(bench.conn, target, jobs.length);
+}
+
+async function drainRaw(bench: Bench, jobs: readonly BenchJob[], workers: number, rowsPerStatement: number): Promise<DrainMeasurement> {
+  await truncate(bench.conn, [bench.tables.raw]);
+  await rawInsertJobs(bench.conn, bench.tables.raw, jobs, rowsPerStatement);
+  const args = [RAW_WORKER, '--url', bench.url, '--table', bench.tables.raw, '--queue', BENCH_QUEUE, '--batch', String(RAW_BATCH)];
+  const target = { label: `raw ×${workers}`, table: bench.tables.raw, queue: BENCH_QUEUE, workers, args };
+  return measureDrain(bench.conn, target, jobs.length);
+}

@@ -1,0 +1,133 @@
+/**
+ * The report: a readable table of what the run measured, and the result object that ends it as
+ * one JSON line. Rates are rounded to whole jobs/s, ratios (sluice / raw, computed before
+ * rounding) to two decimals.
+ */
+import { cpus } from 'node:os';
+import type { Bench } from './benchDatabase.ts';
+import { redacted } from './benchDatabase.ts';
+import type { DrainMeasurement } from './drain.ts';
+import type { DrainRow } from './drainSuite.ts';
+import { CONCURRENCY, RAW_BATCH } from './drainSuite.ts';
+import type { EnqueueMeasurement } from './enqueue.ts';
+
+export interface BenchResult {
+  readonly enqueue: { readonly jobsPerSec: number; readonly rawJobsPerSec: number; readonly ratio: number };
+  readonly drain: readonly {
+    readonly strategy: string;
+    readonly workers: number;
+    readonly jobsPerSec: number;
+    readonly rawJobsPerSec: number;
+    readonly ratio: number;
+  }[];
+}
+
+export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[]): BenchResult {
+  return {
+    enqueue: { jobsPerSec: Math.round(enqueue.jobsPerSec), rawJobsPerSec: Math.round(enqueue.rawJobsPerSec), ratio: round2(enqueue.ratio) },
+    drain: drains.map((d) => ({
+      strategy: d.strategy,
+      workers: d.workers,
+      jobsPerSec: Math.round(d.sluice.jobsPerSec),
+      rawJobsPerSec: Math.round(d.raw.jobsPerSec),
+      ratio: round2(d.sluice.jobsPerSec / d.raw.jobsPerSec),
+    })),
+  };
+}
+
+export interface ReportInput {
+  readonly bench: Bench;
+  readonly jobCount: number;
+  readonly loadAtStart: number;
+  readonly enqueue: EnqueueMeasurement;
+  readonly drains: readonly DrainRow[];
+  readonly wallSeconds: number;
+}
+
+export function renderReport(input: ReportInput): string {
+  return [header(input), '', enqueueTable(input), '', drainTable(input), '', statementMix(input.drains), '', footer(input)].join('\n');
+}
+
+function header({ bench, loadAtStart }: ReportInput): string {
+  const packetMiB = (bench.server.maxAllowedPacket / 1024 / 1024).toFixed(1);
+  return [
+    `sluice bench  server ${bench.server.version}  max_allowed_packet ${bench.server.maxAllowedPacket} (${packetMiB} MiB)`,
+    `              ${redacted(bench.url)}  node ${process.version}  ${cpus().length} CPUs  load average at start ${loadAtStart.toFixed(2)}`,
+  ].join('\n');
+}
+
+function enqueueTable({ jobCount, enqueue: e }: ReportInput): string {
+  const runs = (seconds: readonly number[]) => seconds.map((s) => s.toFixed(2)).join(' / ');
+  return [
+    `(a) enqueue one batch of ${fmt(jobCount)} jobs, one transaction, ${fmt(e.rowsPerStatement)} rows x ${e.statements} INSERTs (median of ${e.sluiceSeconds.length})`,
+    table(
+      ['side', 'runs (s)', 'jobs/s'],
+      [
+        ['sluice.enqueueBatch', runs(e.sluiceSeconds), fmt(e.jobsPerSec)],
+        ['raw mysql2 INSERT … VALUES ?', runs(e.rawSeconds), fmt(e.rawJobsPerSec)],
+      ],
+    ),
+    `    ratio sluice/raw ${e.ratio.toFixed(2)}`,
+  ].join('\n');
+}
+
+function drainTable({ jobCount, drains }: ReportInput): string {
+  const rows = drains.map((d) => [
+    d.strategy,
+    String(d.workers),
+    fmt(d.sluice.jobsPerSec),
+    fmt(d.raw.jobsPerSec),
+    (d.sluice.jobsPerSec / d.raw.jobsPerSec).toFixed(2),
+    perBatch(d.sluice).toFixed(1),
+    perBatch(d.raw).toFixed(1),
+    `${fmt(d.sluice.startedEarly)} / ${fmt(d.raw.startedEarly)}`,
+    [cutOff('sluice', d.sluice), cutOff('raw', d.raw)].filter(Boolean).join('; '),
+  ]);
+  return [
+    `(b) drain ${fmt(jobCount)} no-op jobs: sluice work (concurrency ${CONCURRENCY}) vs raw claim-and-delete loop (${RAW_BATCH} per claim)`,
+    table(['strategy', 'workers', 'jobs/s', 'raw jobs/s', 'ratio', 'stmts/50 jobs', 'raw stmts/50', 'done before timing (sluice / raw)', 'note'], rows),
+  ].join('\n');
+}
+
+/** Statements per 50 jobs by first keyword, start-up statements included. */
+function statementMix(drains: readonly DrainRow[]): string {
+  const mix = (m: DrainMeasurement) =>
+    Object.entries(m.statements)
+      .sort(([, a], [, b]) => b - a)
+      .map(([kind, n]) => `${kind} ${((n * 50) / processed(m)).toFixed(2)}`)
+      .join(', ');
+  const lines = drains.map((d) => `    ${d.strategy} ×${d.workers}: sluice ${mix(d.sluice)}  |  raw ${mix(d.raw)}`);
+  return ['statements per 50 jobs, by kind (client-side count, both sides):', ...lines].join('\n');
+}
+
+function footer({ wallSeconds }: ReportInput): string {
+  return `wall time ${wallSeconds.toFixed(0)} s`;
+}
+
+/** Statements per 50 jobs processed (start-up included; a cut-off drain counts what it did). */
+function perBatch(m: DrainMeasurement): number {
+  const total = Object.values(m.statements).reduce((a, b) => a + b, 0);
+  return (total * 50) / processed(m);
+}
+
+function processed(m: DrainMeasurement): number {
+  return m.startedEarly + m.jobs;
+}
+
+function cutOff(side: string, m: DrainMeasurement): string {
+  return m.left > 0 ? `${side} cut off after ${m.seconds.toFixed(0)} s, ${fmt(m.left)} left` : '';
+}
+
+function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => `    ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')}`;
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
