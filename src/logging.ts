@@ -26,8 +26,9 @@ function fields<E extends object>(event: string, payload: E): Record<string, unk
  */
 export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
   events.on('batch:enqueued', (e) => logger.info(fields('batch:enqueued', e), 'batch enqueued'));
-  events.on('job:claimed', (e) => logger.debug(fields('job:claimed', e), 'jobs claimed'));
-  events.on('job:completed', (e) => logger.debug(fields('job:completed', e), 'job completed'));
+  // Per-job lines are debug: build their fields only when debug is on (these fire thousands of times a second).
+  events.on('job:claimed', (e) => logger.isLevelEnabled('debug') && logger.debug(fields('job:claimed', e), 'jobs claimed'));
+  events.on('job:completed', (e) => logger.isLevelEnabled('debug') && logger.debug(fields('job:completed', e), 'job completed'));
   events.on('job:failed', ({ error, ...e }) =>
     logger.warn({ ...fields('job:failed', e), err: error }, `job ${e.jobId} (${e.name}) failed: ${error.message}`),
   );

@@ -66,7 +66,7 @@ export interface WorkerOptions {
   jobs?: string | JobDefinition<any>[];
   /** @defaultValue `'random-head'` */
   claim?: ClaimStrategy;
-  /** Candidates read per head scan (random-head). @defaultValue 100 */
+  /** Candidates read per head scan (random-head): more candidates, fewer collisions between workers. @defaultValue 200 */
   headSize?: number;
   /** Most jobs taken by one claim statement. @defaultValue 50 */
   claimBatchSize?: number;
@@ -123,7 +123,7 @@ export const WORKER_DEFAULTS = {
   concurrency: 10,
   jobs: 'jobs',
   claim: 'random-head',
-  headSize: 100,
+  headSize: 200,
   claimBatchSize: 50,
   lockTimeoutMs: 30_000,
   heartbeatIntervalMs: 2_000,

@@ -15,7 +15,7 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
   --poll-interval-ms N     empty-queue poll delay (default: 1000)
   --shutdown-timeout-ms N  drain deadline on stop (default: 10000)
   --claim-batch-size N     most jobs per claim (default: 50)
-  --head-size N            head candidates per claim (default: 100)
+  --head-size N            head candidates per claim (default: 200)
   --max-cpu F              halve concurrency while host CPU is above F (0–1; default: 1 = never)
   --min-free-mem F         halve concurrency while free memory is below F (0–1; default: 0.05)
   --max-poll-interval-ms N longest idle poll delay (default: 5000)

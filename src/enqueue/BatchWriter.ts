@@ -75,6 +75,8 @@ export class BatchWriter {
     const jobs = specs.map((spec, i) => validateJob(spec, base + i, { maxPayloadBytes: this.maxPayloadBytes }));
     const keyed = jobs.filter((j): j is NormalizedJob & { idempotencyKey: string } => j.idempotencyKey !== null);
     assertNoRepeatedKey(jobs, base);
+    // Keys in one global order: concurrent batches then lock them in the same order and never deadlock on them.
+    keyed.sort((a, b) => (a.queue === b.queue ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.queue, b.queue)));
     const reservation = keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
     const wanted = reservation ? jobs.filter((j) => j.idempotencyKey === null || reservation.won.has(keyOf(j as { queue: string; idempotencyKey: string }))) : jobs;
     let inserted = 0;
@@ -96,6 +98,11 @@ export class BatchWriter {
     await this.tx.write(sqlCloseBatch(this.tables), [this.#count, this.batchId]);
     return { batchId: this.batchId, count: this.#count, skipped: this.#skipped, chunks: this.#chunks };
   }
+}
+
+/** Binary order, as utf8mb4_bin sorts the primary key. */
+function compare(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 function assertNoRepeatedKey(jobs: readonly NormalizedJob[], base: number): void {

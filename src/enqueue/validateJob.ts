@@ -7,6 +7,8 @@ export const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 const QUEUE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 const KNOWN_FIELDS = new Set(['name', 'payload', 'queue', 'priority', 'runAt', 'delayMs', 'maxRetries', 'idempotencyKey', 'backoff']);
 const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
+/** Idempotency keys sluice gives its own jobs (batch completion) start with this. */
+export const RESERVED_KEY_PREFIX = 'sluice:';
 const MIN_RUN_AT = Date.UTC(1970, 0, 2);
 const MAX_RUN_AT = Date.UTC(9999, 0, 1);
 
@@ -93,6 +95,9 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   const idempotencyKey = spec.idempotencyKey ?? null;
   if (idempotencyKey !== null && (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 191)) {
     fail('idempotencyKey', `must be a string of 1–191 characters (got ${describe(spec.idempotencyKey)})`);
+  }
+  if (typeof idempotencyKey === 'string' && idempotencyKey.startsWith(RESERVED_KEY_PREFIX)) {
+    fail('idempotencyKey', `must not start with "${RESERVED_KEY_PREFIX}" (reserved for sluice's own jobs)`);
   }
 
   let backoff: string | null = null;

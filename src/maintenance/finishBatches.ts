@@ -2,6 +2,7 @@ import type { Executor } from '../db/executor.ts';
 import { withTransaction } from '../db/transaction.ts';
 import type { Tables } from '../db/tables.ts';
 import { getBatch } from '../batches/getBatch.ts';
+import { RESERVED_KEY_PREFIX } from '../enqueue/validateJob.ts';
 
 /** Params: ?1 after id, ?2 limit. Unfinished batches in id order (ix_unfinished). */
 const sqlUnfinished = (t: Tables) => `
@@ -77,7 +78,7 @@ export async function finishBatches(
         const job = JSON.parse(row.on_complete) as StoredCompletionJob;
         const status = await getBatch(tx, tables, id);
         const payload = JSON.stringify({ ...(JSON.parse(job.payload) as object), batch: status && { id, size: status.size, succeeded: status.succeeded, dead: status.dead } });
-        await tx.write(sqlInsertCompletionJob(tables), [job.queue, job.name, payload, job.priority, job.maxRetries, `batch-complete:${id}`]);
+        await tx.write(sqlInsertCompletionJob(tables), [job.queue, job.name, payload, job.priority, job.maxRetries, `${RESERVED_KEY_PREFIX}batch-complete:${id}`]);
         return true;
       });
       if (enqueued !== null) finished.push({ batchId: id, completionJob: enqueued });

@@ -60,7 +60,7 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
     const outcome: AttemptResult = running.payloadError
       ? { kind: 'failed', error: running.payloadError, permanent: true, dropped: false }
       : definition
-        ? await runAttempt({ ctx, definition, job, logger: deps.logger.child({ jobId: job.id, job: job.name }), cancel: running.cancel.signal })
+        ? await runAttempt({ ctx, definition, job, logger: () => deps.logger.child({ jobId: job.id, job: job.name }), cancel: running.cancel })
         : { kind: 'failed', error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false, dropped: false };
     running.finishing = true;
     // A claim the heartbeat found lost is still finished through the fence: the write matches

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Logger } from 'pino';
 import type { SluiceContext } from '../context.ts';
 import { fromKnex } from '../db/executor.ts';
 import { retryTransient, transactionConfig } from '../db/transaction.ts';
@@ -23,8 +24,9 @@ export interface AttemptInput {
   readonly ctx: SluiceContext;
   readonly definition: JobDefinition<any>;
   readonly job: Job;
-  readonly logger: import('pino').Logger;
-  readonly cancel: AbortSignal;
+  /** Creates the job's logger (only if its handler asks for ctx.logger). */
+  readonly logger: () => Logger;
+  readonly cancel: AbortController;
 }
 
 /** Rolls the handler's transaction back without surfacing as an error of its own. */

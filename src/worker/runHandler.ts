@@ -1,27 +1,40 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
 import { HandlerTimeoutError, PermanentJobError } from '../errors.ts';
-import type { JobContext, JobDefinition } from '../types.ts';
+import type { Job, JobContext, JobDefinition } from '../types.ts';
 
 export type HandlerOutcome =
   | { readonly ok: true }
   | { readonly ok: false; readonly error: Error; readonly permanent: boolean };
 
+/** What a handler's ctx is made of; the logger is created only if the handler reads it. */
+export interface HandlerScope {
+  readonly job: Job;
+  readonly knex: Knex;
+  readonly trx?: Knex.Transaction;
+  readonly logger: () => Logger;
+}
+
 /**
- * Runs one handler attempt. Its ctx.signal aborts on timeout or when `cancelSignal` fires (claim lost, forced stop); a
+ * Runs one handler attempt. `cancel` is the running job's controller: its signal is the
+ * handler's ctx.signal, aborted when the claim is lost, on a forced stop, or here on timeout. A
  * timed-out attempt counts as failed even if the handler ignores the signal.
  */
-export async function runHandler<P>(
-  definition: JobDefinition<P>,
-  payload: P,
-  ctx: Omit<JobContext<P>, 'signal'>,
-  cancelSignal: AbortSignal,
-): Promise<HandlerOutcome> {
-  const controller = new AbortController();
-  const onCancel = () => controller.abort(cancelSignal.reason);
-  if (cancelSignal.aborted) onCancel();
-  cancelSignal.addEventListener('abort', onCancel, { once: true });
+export async function runHandler<P>(definition: JobDefinition<P>, payload: P, scope: HandlerScope, cancel: AbortController): Promise<HandlerOutcome> {
   let timer: NodeJS.Timeout | undefined;
+  let logger: Logger | undefined;
+  const ctx = {
+    job: scope.job as Job<P>,
+    knex: scope.knex,
+    trx: scope.trx,
+    signal: cancel.signal,
+    get logger(): Logger {
+      logger ??= scope.logger();
+      return logger;
+    },
+  } satisfies JobContext<P>;
   try {
-    const attempt = Promise.resolve().then(() => definition.handle(payload, { ...ctx, signal: controller.signal }));
+    const attempt = Promise.resolve().then(() => definition.handle(payload, ctx));
     if (definition.timeoutMs === undefined) {
       await attempt;
     } else {
@@ -31,7 +44,7 @@ export async function runHandler<P>(
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             const error = new HandlerTimeoutError(definition.name, timeoutMs);
-            controller.abort(error);
+            cancel.abort(error);
             reject(error);
           }, timeoutMs);
         }),
@@ -43,6 +56,5 @@ export async function runHandler<P>(
     return { ok: false, error, permanent: error instanceof PermanentJobError || (error as { code?: string }).code === 'SLUICE_PERMANENT' };
   } finally {
     if (timer) clearTimeout(timer);
-    cancelSignal.removeEventListener('abort', onCancel);
   }
 }
