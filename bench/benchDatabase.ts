@@ -19,7 +19,7 @@ export interface Bench {
   readonly sluice: Sluice;
   /** A plain mysql2 connection: raw inserts, truncation, the drain's count probes. */
   readonly conn: Connection;
-  readonly tables: { readonly jobs: string; readonly batches: string; readonly raw: string };
+  readonly tables: { readonly jobs: string; readonly batches: string; readonly jobHistory: string; readonly raw: string };
   readonly server: { readonly version: string; readonly maxAllowedPacket: number };
   close(): Promise<void>;
 }
@@ -30,7 +30,7 @@ export async function openBench(): Promise<Bench> {
   const sluice = createSluice({ url, tablePrefix: PREFIX, logger: pino({ level: 'warn' }, pino.destination(2)) });
   await sluice.migrate();
   const conn = await connectRaw(url);
-  const tables = { jobs: `${PREFIX}jobs`, batches: `${PREFIX}batches`, raw: 'raw_jobs' };
+  const tables = { jobs: `${PREFIX}jobs`, batches: `${PREFIX}batches`, jobHistory: `${PREFIX}job_history`, raw: "raw_jobs" };
   await conn.query(`CREATE TABLE \`${tables.raw}\` LIKE \`${tables.jobs}\``);
   const [rows] = await conn.query<RowDataPacket[]>('SELECT VERSION() AS version, @@max_allowed_packet AS packet');
   const server = { version: String(rows[0]?.version), maxAllowedPacket: Number(rows[0]?.packet) };

@@ -1,8 +1,10 @@
 /**
- * (b) Drain: 100,000 no-op jobs emptied by 1, 2 and 4 worker processes, for each claim strategy.
- * Each row pairs a sluice drain (real `sluice work` processes, concurrency 50, 50 jobs per claim)
- * with the raw ceiling measured right after it with the same number of processes (rawWorker.ts:
- * plain mysql2, 50 jobs per claim) on an identical table filled with the same rows.
+ * (b) Drain: 100,000 no-op jobs emptied by 1, 2 and 4 worker processes, for each claim strategy,
+ * with sluice at two settings: concurrency 50 (claims of up to 50: like for like with the raw
+ * loop) and concurrency 200 (claims of up to 200: what batching buys). Each row pairs a sluice
+ * drain (real `sluice work` processes, default options otherwise: job history on) with the raw
+ * ceiling measured right after it with the same number of processes (rawWorker.ts: plain mysql2,
+ * 50 jobs per claim, no history) on an identical table filled with the same rows.
  */
 import { fileURLToPath } from 'node:url';
 import type { ClaimStrategy } from 'sluice';
@@ -14,8 +16,8 @@ import { BENCH_QUEUE, type BenchJob } from './workload.ts';
 
 export const STRATEGIES: readonly ClaimStrategy[] = ['random-head', 'skip-locked'];
 export const WORKER_COUNTS: readonly number[] = [1, 2, 4];
-/** Per sluice worker process; its claims take at most 50 jobs (the claimBatchSize default). */
-export const CONCURRENCY = 50;
+/** Per sluice worker process; each setting also sets the largest claim (--claim-batch-size). */
+export const CONCURRENCIES: readonly number[] = [50, 200];
 /** Jobs per claim of the raw loop, matching sluice's claimBatchSize default. */
 export const RAW_BATCH = 50;
 
@@ -26,29 +28,32 @@ const RAW_WORKER = fileURLToPath(new URL('./rawWorker.ts', import.meta.url));
 export interface DrainRow {
   readonly strategy: ClaimStrategy;
   readonly workers: number;
+  readonly concurrency: number;
   readonly sluice: DrainMeasurement;
   readonly raw: DrainMeasurement;
 }
 
 export async function measureDrains(bench: Bench, jobs: readonly BenchJob[], rowsPerStatement: number): Promise<DrainRow[]> {
   const rows: DrainRow[] = [];
-  for (const strategy of STRATEGIES) {
-    for (const workers of WORKER_COUNTS) {
-      const sluice = await drainSluice(bench, jobs, strategy, workers);
-      const raw = await drainRaw(bench, jobs, workers, rowsPerStatement);
-      progress(`drain ${strategy} ×${workers}: sluice ${Math.round(sluice.jobsPerSec)} jobs/s, raw ${Math.round(raw.jobsPerSec)} jobs/s`);
-      rows.push({ strategy, workers, sluice, raw });
+  for (const concurrency of CONCURRENCIES) {
+    for (const strategy of STRATEGIES) {
+      for (const workers of WORKER_COUNTS) {
+        const sluice = await drainSluice(bench, jobs, strategy, workers, concurrency);
+        const raw = await drainRaw(bench, jobs, workers, rowsPerStatement);
+        progress(`drain ${strategy} ×${workers} c${concurrency}: sluice ${Math.round(sluice.jobsPerSec)} jobs/s, raw ${Math.round(raw.jobsPerSec)} jobs/s`);
+        rows.push({ strategy, workers, concurrency, sluice, raw });
+      }
     }
   }
   return rows;
 }
 
-async function drainSluice(bench: Bench, jobs: readonly BenchJob[], strategy: ClaimStrategy, workers: number): Promise<DrainMeasurement> {
-  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches]);
+async function drainSluice(bench: Bench, jobs: readonly BenchJob[], strategy: ClaimStrategy, workers: number, concurrency: number): Promise<DrainMeasurement> {
+  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobHistory]);
   await bench.sluice.enqueueBatch(jobs);
-  const args = [SLUICE_BIN, 'work', '--queues', BENCH_QUEUE, '--concurrency', String(CONCURRENCY), '--jobs', JOBS_DIR];
+  const args = [SLUICE_BIN, 'work', '--queues', BENCH_QUEUE, '--concurrency', String(concurrency), '--claim-batch-size', String(concurrency), '--jobs', JOBS_DIR];
   args.push('--claim', strategy, '--prefix', bench.prefix, '--url', bench.url);
-  const target = { label: `${strategy} ×${workers} sluice`, table: bench.tables.jobs, queue: BENCH_QUEUE, workers, args, env: { LOG_LEVEL: 'warn' } };
+  const target = { label: `${strategy} ×${workers} c${concurrency} sluice`, table: bench.tables.jobs, queue: BENCH_QUEUE, workers, args, env: { LOG_LEVEL: 'warn' } };
   return measureDrain(bench.conn, target, jobs.length);
 }
 

@@ -8,7 +8,7 @@ import type { Bench } from './benchDatabase.ts';
 import { redacted } from './benchDatabase.ts';
 import type { DrainMeasurement } from './drain.ts';
 import type { DrainRow } from './drainSuite.ts';
-import { CONCURRENCY, RAW_BATCH } from './drainSuite.ts';
+import { RAW_BATCH } from './drainSuite.ts';
 import type { EnqueueMeasurement } from './enqueue.ts';
 
 export interface BenchResult {
@@ -16,6 +16,7 @@ export interface BenchResult {
   readonly drain: readonly {
     readonly strategy: string;
     readonly workers: number;
+    readonly concurrency: number;
     readonly jobsPerSec: number;
     readonly rawJobsPerSec: number;
     readonly ratio: number;
@@ -28,6 +29,7 @@ export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[
     drain: drains.map((d) => ({
       strategy: d.strategy,
       workers: d.workers,
+      concurrency: d.concurrency,
       jobsPerSec: Math.round(d.sluice.jobsPerSec),
       rawJobsPerSec: Math.round(d.raw.jobsPerSec),
       ratio: round2(d.sluice.jobsPerSec / d.raw.jobsPerSec),
@@ -75,6 +77,7 @@ function drainTable({ jobCount, drains }: ReportInput): string {
   const rows = drains.map((d) => [
     d.strategy,
     String(d.workers),
+    String(d.concurrency),
     fmt(d.sluice.jobsPerSec),
     fmt(d.raw.jobsPerSec),
     (d.sluice.jobsPerSec / d.raw.jobsPerSec).toFixed(2),
@@ -84,8 +87,8 @@ function drainTable({ jobCount, drains }: ReportInput): string {
     [cutOff('sluice', d.sluice), cutOff('raw', d.raw)].filter(Boolean).join('; '),
   ]);
   return [
-    `(b) drain ${fmt(jobCount)} no-op jobs: sluice work (concurrency ${CONCURRENCY}) vs raw claim-and-delete loop (${RAW_BATCH} per claim)`,
-    table(['strategy', 'workers', 'jobs/s', 'raw jobs/s', 'ratio', 'stmts/50 jobs', 'raw stmts/50', 'done before timing (sluice / raw)', 'note'], rows),
+    `(b) drain ${fmt(jobCount)} no-op jobs: sluice work (claims of up to <concurrency> jobs, job history on) vs raw claim-and-delete loop (${RAW_BATCH} per claim, no history)`,
+    table(['strategy', 'workers', 'concurrency', 'jobs/s', 'raw jobs/s', 'ratio', 'stmts/50 jobs', 'raw stmts/50', 'done before timing (sluice / raw)', 'note'], rows),
   ].join('\n');
 }
 
@@ -96,7 +99,7 @@ function statementMix(drains: readonly DrainRow[]): string {
       .sort(([, a], [, b]) => b - a)
       .map(([kind, n]) => `${kind} ${((n * 50) / processed(m)).toFixed(2)}`)
       .join(', ');
-  const lines = drains.map((d) => `    ${d.strategy} ×${d.workers}: sluice ${mix(d.sluice)}  |  raw ${mix(d.raw)}`);
+  const lines = drains.map((d) => `    ${d.strategy} ×${d.workers} c${d.concurrency}: sluice ${mix(d.sluice)}  |  raw ${mix(d.raw)}`);
   return ['statements per 50 jobs, by kind (client-side count, both sides):', ...lines].join('\n');
 }
 

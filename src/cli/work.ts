@@ -19,6 +19,7 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
   --max-cpu F              halve concurrency while host CPU is above F (0–1; default: 1 = never)
   --min-free-mem F         halve concurrency while free memory is below F (0–1; default: 0.05)
   --max-poll-interval-ms N longest idle poll delay (default: 5000)
+  --history-retention-ms N keep completed jobs in job_history this long; 0 keeps none (default: 86400000)
 ${COMMON_HELP}`;
 
 export async function workCommand(argv: string[]): Promise<number> {
@@ -36,10 +37,16 @@ export async function workCommand(argv: string[]): Promise<number> {
     'max-cpu': { type: 'string' },
     'min-free-mem': { type: 'string' },
     'max-poll-interval-ms': { type: 'string' },
+    'history-retention-ms': { type: 'string' },
   });
   if (v.help) return help(WORK_HELP);
   const concurrency = intFlag('concurrency', v.concurrency) ?? 10;
-  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: Math.min(100, concurrency + 4) });
+  const sluice = createSluice({
+    url: v.url,
+    tablePrefix: v.prefix,
+    poolMax: Math.min(100, concurrency + 4),
+    historyRetentionMs: intFlag('history-retention-ms', v['history-retention-ms']),
+  });
   const worker = sluice.worker({
     queues: v.queues?.split(',').map((q) => q.trim()).filter(Boolean),
     concurrency,
