@@ -50,7 +50,7 @@ export class Sluice {
     this.logger = options.logger ?? createLogger();
     this.#ownsKnex = options.knex === undefined;
     this.#url = options.knex ? null : resolveUrl(options.url);
-    this.knex = options.knex ?? connect({ url: this.#url as string, poolMax: resolved.poolMax });
+    this.knex = options.knex ?? connect({ url: this.#url as string, poolMax: resolved.poolMax, logger: this.logger });
     subscribeLogger(this.events, this.logger);
     this.#ctx = {
       knex: this.knex,

@@ -1,4 +1,5 @@
 import knexFactory, { type Knex } from 'knex';
+import type { Logger } from 'pino';
 import { ConnectionError, OptionsError } from '../errors.ts';
 
 export const DEFAULT_URL = 'mysql://root@127.0.0.1:3306/test';
@@ -23,6 +24,8 @@ export interface ConnectOptions {
   readonly url: string;
   /** Largest number of pooled connections. */
   readonly poolMax: number;
+  /** Where knex's own messages go (it would print them on the console). */
+  readonly logger: Logger;
 }
 
 /**
@@ -30,7 +33,7 @@ export interface ConnectOptions {
  * zone (all times are DATETIME(3) from NOW(3)), JSON returned as strings (parsed by us, the same
  * on MySQL and MariaDB), big ids kept exact.
  */
-export function connect({ url, poolMax }: ConnectOptions): Knex {
+export function connect({ url, poolMax, logger }: ConnectOptions): Knex {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -72,7 +75,18 @@ export function connect({ url, poolMax }: ConnectOptions): Knex {
       },
     },
     acquireConnectionTimeout: 30_000,
+    log: {
+      warn: (message: unknown) => logger.warn({ component: 'knex' }, describe(message)),
+      error: (message: unknown) => logger.debug({ component: 'knex' }, describe(message)),
+      deprecate: (message: unknown) => logger.debug({ component: 'knex' }, describe(message)),
+      debug: (message: unknown) => logger.debug({ component: 'knex' }, describe(message)),
+    },
   });
+}
+
+/** knex hands its log hooks strings or errors; errors also reach the caller, so they log at debug. */
+function describe(message: unknown): string {
+  return message instanceof Error ? message.message : String(message);
 }
 
 /** Turns a failed first query into an error that says how to fix it, without the password. */
