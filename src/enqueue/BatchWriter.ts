@@ -4,7 +4,7 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../types.ts';
-import { planChunks, type ChunkLimits } from './planChunks.ts';
+import { planCountedChunks, type ChunkLimits } from './planChunks.ts';
 import { keyOf, linkIdempotencyKeys, reserveIdempotencyKeys } from './reserveIdempotencyKeys.ts';
 import { validateJob, type NormalizedJob } from './validateJob.ts';
 
@@ -50,6 +50,8 @@ export class BatchWriter {
   #count = 0;
   #skipped = 0;
   #chunks = 0;
+  /** The INSERT in flight and the rows it must report: awaited only once the next chunk is rendered. */
+  #inFlight: { result: Promise<number>; expected: number } | null = null;
 
   private constructor(
     private readonly tx: Executor,
@@ -79,18 +81,40 @@ export class BatchWriter {
     keyed.sort((a, b) => (a.queue === b.queue ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.queue, b.queue)));
     const reservation = keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
     const wanted = reservation ? jobs.filter((j) => j.idempotencyKey === null || reservation.won.has(keyOf(j as { queue: string; idempotencyKey: string }))) : jobs;
-    let inserted = 0;
-    for (const statement of planChunks(sqlInsertJobsPrefix(this.tables), wanted.map((j) => renderTuple(j, this.batchId)), this.limits)) {
-      inserted += (await this.tx.write(statement)).affectedRows;
-      this.#chunks++;
+    for (const chunk of planCountedChunks(sqlInsertJobsPrefix(this.tables), wanted.map((j) => renderTuple(j, this.batchId)), this.limits)) {
+      await this.#send(chunk.sql, chunk.rows);
     }
-    if (inserted !== wanted.length) throw new Error(`batch ${this.batchId}: inserted ${inserted} of ${wanted.length} rows; rolled back`);
-    if (reservation) await linkIdempotencyKeys(this.tx, this.tables, reservation.owner);
-    this.#count += inserted;
+    if (reservation) {
+      await this.#settle();
+      await linkIdempotencyKeys(this.tx, this.tables, reservation.owner);
+    }
     this.#skipped += jobs.length - wanted.length;
   }
 
+  /**
+   * Queues one INSERT on the transaction's connection and returns once the previous one is done:
+   * the caller renders the next chunk while the server executes this one (two cores, both busy).
+   */
+  async #send(statement: string, expected: number): Promise<void> {
+    const result = this.tx.write(statement).then((r) => r.affectedRows);
+    result.catch(() => undefined); // observed below; never an unhandled rejection meanwhile
+    await this.#settle();
+    this.#inFlight = { result, expected };
+    this.#chunks++;
+  }
+
+  /** Waits for the INSERT in flight and checks that every row of it landed. */
+  async #settle(): Promise<void> {
+    const inFlight = this.#inFlight;
+    if (!inFlight) return;
+    this.#inFlight = null;
+    const inserted = await inFlight.result;
+    if (inserted !== inFlight.expected) throw new Error(`batch ${this.batchId}: an INSERT wrote ${inserted} of ${inFlight.expected} rows; rolled back`);
+    this.#count += inserted;
+  }
+
   async close(): Promise<BatchWriteResult> {
+    await this.#settle();
     if (this.#count === 0) {
       await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
       return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks };

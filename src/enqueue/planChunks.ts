@@ -23,18 +23,23 @@ export function chunkLimitsFor(maxAllowedPacket: number, maxRows: number): Chunk
 
 /** Yields `prefix + tuple,tuple,…` statements. A tuple larger than maxBytes travels alone. */
 export function* planChunks(prefix: string, tuples: Iterable<string>, limits: ChunkLimits): Generator<string> {
+  for (const chunk of planCountedChunks(prefix, tuples, limits)) yield chunk.sql;
+}
+
+/** As planChunks, with the number of rows each statement carries. */
+export function* planCountedChunks(prefix: string, tuples: Iterable<string>, limits: ChunkLimits): Generator<{ sql: string; rows: number }> {
   let parts: string[] = [];
   let bytes = Buffer.byteLength(prefix);
   const base = bytes;
   for (const tuple of tuples) {
     const size = Buffer.byteLength(tuple) + 1;
     if (parts.length > 0 && (bytes + size > limits.maxBytes || parts.length >= limits.maxRows)) {
-      yield prefix + parts.join(',');
+      yield { sql: prefix + parts.join(','), rows: parts.length };
       parts = [];
       bytes = base;
     }
     parts.push(tuple);
     bytes += size;
   }
-  if (parts.length > 0) yield prefix + parts.join(',');
+  if (parts.length > 0) yield { sql: prefix + parts.join(','), rows: parts.length };
 }
