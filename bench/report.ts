@@ -9,6 +9,7 @@ import { redacted } from './benchDatabase.ts';
 import type { DrainMeasurement } from './drain.ts';
 import type { DrainRow } from './drainSuite.ts';
 import { RAW_BATCH } from './drainSuite.ts';
+import type { BacklogMeasurement } from './delayedBacklog.ts';
 import type { EnqueueMeasurement } from './enqueue.ts';
 
 export interface BenchResult {
@@ -21,9 +22,10 @@ export interface BenchResult {
     readonly rawJobsPerSec: number;
     readonly ratio: number;
   }[];
+  readonly delayedBacklog: { readonly dueJobs: number; readonly delayedJobs: number; readonly jobsPerSecWithout: number; readonly jobsPerSecWith: number; readonly ratio: number };
 }
 
-export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[]): BenchResult {
+export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[], backlog: BacklogMeasurement): BenchResult {
   return {
     enqueue: { jobsPerSec: Math.round(enqueue.jobsPerSec), rawJobsPerSec: Math.round(enqueue.rawJobsPerSec), ratio: round2(enqueue.ratio) },
     drain: drains.map((d) => ({
@@ -34,6 +36,13 @@ export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[
       rawJobsPerSec: Math.round(d.raw.jobsPerSec),
       ratio: round2(d.sluice.jobsPerSec / d.raw.jobsPerSec),
     })),
+    delayedBacklog: {
+      dueJobs: backlog.dueJobs,
+      delayedJobs: backlog.delayedJobs,
+      jobsPerSecWithout: Math.round(backlog.jobsPerSecWithout),
+      jobsPerSecWith: Math.round(backlog.jobsPerSecWith),
+      ratio: round2(backlog.ratio),
+    },
   };
 }
 
@@ -43,11 +52,19 @@ export interface ReportInput {
   readonly loadAtStart: number;
   readonly enqueue: EnqueueMeasurement;
   readonly drains: readonly DrainRow[];
+  readonly backlog: BacklogMeasurement;
   readonly wallSeconds: number;
 }
 
 export function renderReport(input: ReportInput): string {
-  return [header(input), '', enqueueTable(input), '', drainTable(input), '', statementMix(input.drains), '', footer(input)].join('\n');
+  return [header(input), '', enqueueTable(input), '', drainTable(input), '', statementMix(input.drains), '', backlogTable(input.backlog), '', footer(input)].join('\n');
+}
+
+function backlogTable(b: BacklogMeasurement): string {
+  return [
+    `(c) drain ${fmt(b.dueJobs)} due jobs (1 worker, concurrency 50) with and without ${fmt(b.delayedJobs)} delayed jobs in the same queue`,
+    `    without backlog ${fmt(b.jobsPerSecWithout)} jobs/s   with backlog ${fmt(b.jobsPerSecWith)} jobs/s   ratio ${b.ratio.toFixed(2)}`,
+  ].join('\n');
 }
 
 function header({ bench, loadAtStart }: ReportInput): string {

@@ -2,6 +2,7 @@
  * `npm run bench`: sluice against raw-SQL ceilings measured in the same run on the same server.
  *   (a) enqueue of one 100,000-job batch (enqueue.ts)
  *   (b) drain of 100,000 no-op jobs by 1, 2, 4 worker processes per claim strategy (drainSuite.ts)
+ *   (c) drain of 10,000 due jobs with and without 1,000,000 delayed ones in the table (delayedBacklog.ts)
  * Progress goes to stderr; stdout gets the table and, as its last line, the result as JSON,
  * which is also written to bench/results/latest.json. Not a test: it asserts only that every
  * step did its work (all jobs written, all drained, every worker exited 0).
@@ -10,6 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { openBench } from './benchDatabase.ts';
+import { measureDelayedBacklog } from './delayedBacklog.ts';
 import { measureDrains } from './drainSuite.ts';
 import { measureEnqueue } from './enqueue.ts';
 import { progress } from './progress.ts';
@@ -29,9 +31,10 @@ async function main(): Promise<void> {
     const jobs = makeJobs(JOB_COUNT);
     const enqueue = await measureEnqueue(bench, jobs, ENQUEUE_RUNS);
     const drains = await measureDrains(bench, jobs, enqueue.rowsPerStatement);
-    const result = toResult(enqueue, drains);
+    const backlog = await measureDelayedBacklog(bench);
+    const result = toResult(enqueue, drains, backlog);
     const wallSeconds = (performance.now() - started) / 1000;
-    process.stdout.write(`${renderReport({ bench, jobCount: JOB_COUNT, loadAtStart, enqueue, drains, wallSeconds })}\n`);
+    process.stdout.write(`${renderReport({ bench, jobCount: JOB_COUNT, loadAtStart, enqueue, drains, backlog, wallSeconds })}\n`);
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(`${RESULTS_DIR}latest.json`, `${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,73 @@
+/**
+ * (c) Delayed backlog: one `sluice work` process drains 10,000 due jobs, once from a table that
+ * holds only them and once from a table that also holds 1,000,000 delayed (not yet due) jobs of
+ * the same queue, spread over three priorities — two of them better than the due jobs'. The
+ * ratio (with backlog / without) says whether the backlog slows the claim of due work: 1.0 means
+ * not at all. The clock starts when the worker is ready and stops when no due job is left.
+ */
+import { fileURLToPath } from 'node:url';
+import type { RowDataPacket } from 'mysql2/promise';
+import { truncate, type Bench } from './benchDatabase.ts';
+import { startFleet } from './processFleet.ts';
+import { progress } from './progress.ts';
+import { BENCH_QUEUE, JOB_NAME } from './workload.ts';
+
+const DUE = 10_000;
+const DELAYED = 1_000_000;
+const DELAYED_PER_BATCH = 100_000;
+const LIMIT_MS = 60_000;
+const SLUICE_BIN = fileURLToPath(new URL('../bin/sluice.js', import.meta.url));
+const JOBS_DIR = fileURLToPath(new URL('./jobs', import.meta.url));
+
+export interface BacklogMeasurement {
+  readonly dueJobs: number;
+  readonly delayedJobs: number;
+  readonly jobsPerSecWithout: number;
+  readonly jobsPerSecWith: number;
+  readonly ratio: number;
+}
+
+export async function measureDelayedBacklog(bench: Bench): Promise<BacklogMeasurement> {
+  const without = await drainDue(bench, 0);
+  const withBacklog = await drainDue(bench, DELAYED);
+  progress(`delayed backlog: ${Math.round(without)} jobs/s without, ${Math.round(withBacklog)} jobs/s with ${DELAYED.toLocaleString('en-US')} delayed`);
+  return { dueJobs: DUE, delayedJobs: DELAYED, jobsPerSecWithout: without, jobsPerSecWith: withBacklog, ratio: withBacklog / without };
+}
+
+/** Params: ?1 queue. Due, free jobs left. */
+const SQL_DUE_LEFT = (table: string) => `
+SELECT COUNT(*) AS n
+FROM \`${table}\`
+WHERE queue = ?
+  AND run_at <= NOW(3)`;
+
+async function drainDue(bench: Bench, delayed: number): Promise<number> {
+  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobHistory]);
+  for (let done = 0; done < delayed; done += DELAYED_PER_BATCH) {
+    const batch = Array.from({ length: DELAYED_PER_BATCH }, (_, i) => ({ name: JOB_NAME, queue: BENCH_QUEUE, priority: (done + i) % 3, delayMs: 86_400_000 }));
+    await bench.sluice.enqueueBatch(batch);
+    progress(`  delayed backlog: ${(done + DELAYED_PER_BATCH).toLocaleString('en-US')} delayed jobs written`);
+  }
+  await bench.sluice.enqueueBatch(Array.from({ length: DUE }, (_, n) => ({ name: JOB_NAME, queue: BENCH_QUEUE, priority: 2, payload: { n } })));
+  await bench.conn.query(`ANALYZE TABLE \`${bench.tables.jobs}\``);
+  const args = [SLUICE_BIN, 'work', '--queues', BENCH_QUEUE, '--concurrency', '50', '--jobs', JOBS_DIR, '--prefix', bench.prefix, '--url', bench.url];
+  const fleet = await startFleet(1, ['--import', 'tsx', ...args], { LOG_LEVEL: 'warn' });
+  try {
+    const initial = await dueLeft(bench);
+    let left = initial;
+    while (left > 0 && performance.now() - fleet.readyAt < LIMIT_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      left = await dueLeft(bench);
+    }
+    if (left > 0) throw new Error(`delayed backlog: ${left} due jobs still left after ${LIMIT_MS / 1000} s`);
+    return initial / ((performance.now() - fleet.readyAt) / 1000);
+  } finally {
+    const codes = await fleet.stop();
+    if (codes.some((code) => code !== 0)) throw new Error(`delayed backlog: worker exit codes ${codes.join(', ')}`);
+  }
+}
+
+async function dueLeft(bench: Bench): Promise<number> {
+  const [rows] = await bench.conn.query<RowDataPacket[]>(SQL_DUE_LEFT(bench.tables.jobs), [BENCH_QUEUE]);
+  return Number(rows[0]?.n);
+}
