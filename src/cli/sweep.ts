@@ -13,6 +13,7 @@ export const SWEEP_HELP = `sluice sweep: the maintenance process (leader-elected
   --lease-ms N         leader lease length (default: 30000)
   --batch-size N       rows per sweep statement (default: 500)
   --jitter-ms N        random delay before each tick (default: 1000)
+  --missed-heartbeats F  a worker that missed this many of its heartbeat intervals is dead (default: 2.5)
   --metrics-port N     also serve Prometheus metrics on GET /metrics
   --jobs DIR           job files whose \`schedule\` this process enqueues (default: jobs, if that folder exists)
 ${COMMON_HELP}`;
@@ -27,6 +28,7 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     'jitter-ms': { type: 'string' },
     jobs: { type: 'string' },
     'metrics-port': { type: 'string' },
+    'missed-heartbeats': { type: 'string' },
   });
   if (v.help) return help(SWEEP_HELP);
   const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 4 });
@@ -37,6 +39,7 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     batchSize: intFlag('batch-size', v['batch-size']),
     jitterMs: intFlag('jitter-ms', v['jitter-ms']),
     jobs: v.jobs ?? (existsSync('jobs') ? 'jobs' : undefined),
+    missedHeartbeats: v['missed-heartbeats'] === undefined ? undefined : Number(v['missed-heartbeats']),
   });
   try {
     if (v.once) {
