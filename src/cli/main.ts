@@ -1,14 +1,14 @@
 import { SluiceError } from '../errors.ts';
-import { deadCommand } from './dead.ts';
-import { demoCommand } from './demo.ts';
-import { enqueueCommand } from './enqueueNdjson.ts';
-import { metricsCommand } from './metrics.ts';
-import { migrateCommand } from './migrate.ts';
-import { queueCommand } from './queue.ts';
-import { statsCommand } from './stats.ts';
-import { sweepCommand } from './sweep.ts';
-import { workCommand } from './work.ts';
-import { workersCommand } from './workers.ts';
+import { deadCommand } from './deadCommand.ts';
+import { demoCommand } from './demoCommand.ts';
+import { enqueueCommand } from './enqueueCommand.ts';
+import { metricsCommand } from './metricsCommand.ts';
+import { migrateCommand } from './migrateCommand.ts';
+import { queueCommand } from './queueCommand.ts';
+import { statsCommand } from './statsCommand.ts';
+import { sweepCommand } from './sweepCommand.ts';
+import { workCommand } from './workCommand.ts';
+import { workersCommand } from './workersCommand.ts';
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   migrate: migrateCommand,

@@ -36,3 +36,9 @@ export function intFlag(name: string, value: string | boolean | undefined): numb
   if (typeof value !== 'string' || !Number.isInteger(n) || n < 0) throw new OptionsError(`--${name}`, `must be a whole number (got ${JSON.stringify(value)})`);
   return n;
 }
+
+/** Prints a command's help text; returns exit code 0. */
+export function help(text: string): number {
+  process.stdout.write(`${text}\n`);
+  return 0;
+}

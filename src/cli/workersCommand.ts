@@ -1,7 +1,6 @@
 import { createSluice } from '../Sluice.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, parse } from './parse.ts';
-import { table } from './stats.ts';
+import { COMMON_HELP, parse, help } from './parse.ts';
+import { renderTable } from './renderTable.ts';
 
 export const WORKERS_HELP = `sluice workers: the worker fleet, from the registry (one row per live worker)
 
@@ -31,7 +30,7 @@ export async function workersCommand(argv: string[]): Promise<number> {
       `${(w.heartbeatAgeMs / 1000).toFixed(1)}s`,
       w.id,
     ]);
-    process.stdout.write(`${table(['host', 'pid', 'queues', 'running/limit/max', 'processed', 'failed', 'cpu', 'free mem', 'heartbeat', 'id'], rows)}\n`);
+    process.stdout.write(`${renderTable(['host', 'pid', 'queues', 'running/limit/max', 'processed', 'failed', 'cpu', 'free mem', 'heartbeat', 'id'], rows)}\n`);
     return 0;
   } finally {
     await sluice.close();

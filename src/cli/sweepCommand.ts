@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { SluiceMetrics } from '../metrics/metricsServer.ts';
 import { createSluice } from '../Sluice.ts';
 import { stopOnSignals } from '../shutdown.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, intFlag, parse } from './parse.ts';
+import { COMMON_HELP, intFlag, parse, help } from './parse.ts';
 
 export const SWEEP_HELP = `sluice sweep: the maintenance process (leader-elected sweeper) until SIGINT/SIGTERM
 

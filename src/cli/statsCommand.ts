@@ -1,6 +1,6 @@
 import { createSluice } from '../Sluice.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, parse } from './parse.ts';
+import { COMMON_HELP, parse, help } from './parse.ts';
+import { renderTable } from './renderTable.ts';
 
 export const STATS_HELP = `sluice stats: jobs per queue (ready, delayed, running, dead, oldest ready age)
 
@@ -18,17 +18,9 @@ export async function statsCommand(argv: string[]): Promise<number> {
       return 0;
     }
     const rows = stats.map((s) => [s.queue, s.ready, s.delayed, s.running, s.dead, s.oldestReadyMs === null ? '-' : `${(s.oldestReadyMs / 1000).toFixed(1)}s`]);
-    process.stdout.write(`${table(['queue', 'ready', 'delayed', 'running', 'dead', 'oldest ready'], rows)}\n`);
+    process.stdout.write(`${renderTable(['queue', 'ready', 'delayed', 'running', 'dead', 'oldest ready'], rows)}\n`);
     return 0;
   } finally {
     await sluice.close();
   }
-}
-
-/** Left-aligned text table. */
-export function table(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map(String))];
-  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
 }

@@ -1,8 +1,7 @@
 import { createSluice } from '../Sluice.ts';
 import type { ClaimStrategy } from '../options.ts';
 import { stopOnSignals } from '../shutdown.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, fractionFlag, intFlag, parse } from './parse.ts';
+import { COMMON_HELP, fractionFlag, intFlag, parse, help } from './parse.ts';
 
 export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a second signal forces)
 

@@ -1,8 +1,7 @@
 import type { DeadJobFilter } from '../deadJobs/deadJobFilter.ts';
 import { createSluice } from '../Sluice.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, intFlag, parse } from './parse.ts';
-import { table } from './stats.ts';
+import { COMMON_HELP, intFlag, parse, help } from './parse.ts';
+import { renderTable } from './renderTable.ts';
 
 export const DEAD_HELP = `sluice dead: inspect and act on dead jobs
 
@@ -45,7 +44,7 @@ export async function deadCommand(argv: string[]): Promise<number> {
       if (v.json) process.stdout.write(`${JSON.stringify({ deadJobs: jobs })}\n`);
       else {
         const rows = jobs.map((j) => [j.id, j.queue, j.name, j.retryTimes, j.failedAt.toISOString(), firstLine(j.lastError)]);
-        process.stdout.write(`${table(['id', 'queue', 'name', 'attempts', 'failed at', 'last error'], rows)}\n`);
+        process.stdout.write(`${renderTable(['id', 'queue', 'name', 'attempts', 'failed at', 'last error'], rows)}\n`);
       }
       return 0;
     }

@@ -2,8 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SluiceMetrics } from '../metrics/metricsServer.ts';
 import { createSluice } from '../Sluice.ts';
 import { stopOnSignals } from '../shutdown.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, intFlag, parse } from './parse.ts';
+import { COMMON_HELP, intFlag, parse, help } from './parse.ts';
 
 export const METRICS_HELP = `sluice metrics: serve Prometheus metrics on GET /metrics until SIGINT/SIGTERM
 

@@ -6,8 +6,7 @@ import { JobValidationError, SluiceError } from '../errors.ts';
 import { createLogger } from '../logging.ts';
 import { createSluice } from '../Sluice.ts';
 import type { JobSpec } from '../types.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, intFlag, parse } from './parse.ts';
+import { COMMON_HELP, intFlag, parse, help } from './parse.ts';
 
 export const ENQUEUE_HELP = `sluice enqueue FILE|-: enqueue jobs from NDJSON (one job object per line; - reads stdin)
 

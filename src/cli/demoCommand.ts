@@ -3,9 +3,8 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../logging.ts';
 import { createSluice, type Sluice } from '../Sluice.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, intFlag, parse } from './parse.ts';
-import { table } from './stats.ts';
+import { COMMON_HELP, intFlag, parse, help } from './parse.ts';
+import { renderTable } from './renderTable.ts';
 
 export const DEMO_HELP = `sluice demo: migrate, submit one batch in one transaction, drain it with worker processes
 and the maintenance process, then prove every job ran exactly once and none is left.
@@ -84,7 +83,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     const dead = (after?.dead ?? 0) - deadBefore;
     say('');
     say(
-      table(
+      renderTable(
         ['check', 'expected', 'measured'],
         [
           ['handler runs', count, Number(proof?.runs)],

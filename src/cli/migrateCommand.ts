@@ -1,5 +1,5 @@
 import { createSluice } from '../Sluice.ts';
-import { COMMON_HELP, parse } from './parse.ts';
+import { COMMON_HELP, parse, help } from './parse.ts';
 
 export const MIGRATE_HELP = `sluice migrate: apply pending schema migrations
 
@@ -16,9 +16,4 @@ export async function migrateCommand(argv: string[]): Promise<number> {
   } finally {
     await sluice.close();
   }
-}
-
-export function help(text: string): number {
-  process.stdout.write(`${text}\n`);
-  return 0;
 }

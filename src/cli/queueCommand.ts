@@ -1,6 +1,5 @@
 import { createSluice } from '../Sluice.ts';
-import { help } from './migrate.ts';
-import { COMMON_HELP, parse } from './parse.ts';
+import { COMMON_HELP, parse, help } from './parse.ts';
 
 export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue
 
