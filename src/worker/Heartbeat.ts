@@ -102,7 +102,9 @@ export class Heartbeat {
     const groups = new Map<string, RunningJob[]>();
     for (const r of this.host.running()) {
       if (r.abandoned || r.finishing || r.lost) continue;
-      groups.set(r.job.lockId, [...(groups.get(r.job.lockId) ?? []), r]);
+      const group = groups.get(r.job.lockId);
+      if (group) group.push(r);
+      else groups.set(r.job.lockId, [r]);
     }
     for (const [lockId, snapshot] of groups) {
       // Groups are extended one after another: a job that finished meanwhile may already be

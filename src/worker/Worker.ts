@@ -8,7 +8,7 @@ import { claimRandomHead } from './claimRandomHead.ts';
 import { claimSkipLocked } from './claimSkipLocked.ts';
 import { ClaimTokens } from './claimToken.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
-import { executeJob, type RunningJob } from './executeJob.ts';
+import { executeJob, type ExecuteDeps, type RunningJob } from './executeJob.ts';
 import { nextPollDelayMs } from './concurrencyPolicy.ts';
 import { Heartbeat } from './Heartbeat.ts';
 import { QueueCounterSet } from './QueueCounterSet.ts';
@@ -36,6 +36,8 @@ export class Worker {
   readonly #completions: CompletionBuffer;
   readonly #priorities: QueuePriorities;
   #handlers = new Map<string, JobDefinition<any>>();
+  /** What every job's execution needs; built once at start. */
+  #deps: ExecuteDeps | undefined;
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   #loop: Promise<void> = Promise.resolve();
   readonly #heartbeat: Heartbeat;
@@ -93,6 +95,14 @@ export class Worker {
     if (this.#state !== 'new') throw new Error(`worker ${this.id} was already started`);
     await assertSchemaCurrent(this.ctx.db, this.ctx.tables);
     this.#handlers = await loadHandlers(this.options.jobs);
+    this.#deps = {
+      ctx: this.ctx,
+      options: this.options,
+      handlers: this.#handlers,
+      completions: this.#completions,
+      workerId: this.id,
+      logger: this.ctx.logger,
+    };
     await this.#heartbeat.start();
     this.#state = 'running';
     this.ctx.events.emit('worker:started', {
@@ -197,19 +207,11 @@ export class Worker {
       job = jobFromRow(row);
     } catch (error) {
       payloadError = new PermanentJobError(`payload of job ${row.id} is not valid JSON: ${(error as Error).message}`);
-      job = { ...jobFromRow({ ...row, payload: 'null' }) };
+      job = jobFromRow({ ...row, payload: 'null' });
     }
     const running: RunningJob = { job, startedAt: Date.now(), cancel: new AbortController(), abandoned: false, payloadError };
     this.#running.add(running);
-    const deps = {
-      ctx: this.ctx,
-      options: this.options,
-      handlers: this.#handlers,
-      completions: this.#completions,
-      workerId: this.id,
-      logger: this.ctx.logger,
-    };
-    void executeJob(deps, running)
+    void executeJob(this.#deps as ExecuteDeps, running)
       .then((failed) => {
         if (failed) this.#failed++;
       })
