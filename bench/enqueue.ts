@@ -6,6 +6,7 @@
  */
 import type { EnqueueBatchResult } from 'sluice';
 import { truncate, type Bench } from './benchDatabase.ts';
+import { median } from './median.ts';
 import { progress } from './progress.ts';
 import { rawInsertJobs } from './rawInsert.ts';
 import type { BenchJob } from './workload.ts';
@@ -68,10 +69,4 @@ async function timeRawEnqueue(bench: Bench, jobs: readonly BenchJob[], rowsPerSt
   const seconds = (performance.now() - started) / 1000;
   if (inserted !== jobs.length) throw new Error(`raw insert wrote ${inserted} of ${jobs.length} rows`);
   return seconds;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }

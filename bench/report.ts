@@ -22,7 +22,16 @@ export interface BenchResult {
     readonly rawJobsPerSec: number;
     readonly ratio: number;
   }[];
-  readonly delayedBacklog: { readonly dueJobs: number; readonly delayedJobs: number; readonly jobsPerSecWithout: number; readonly jobsPerSecWith: number; readonly ratio: number };
+  readonly delayedBacklog: {
+    readonly dueJobs: number;
+    readonly delayedJobs: number;
+    readonly jobsPerSecWithout: number;
+    readonly jobsPerSecWith: number;
+    readonly ratio: number;
+    readonly runsWithout: readonly number[];
+    readonly runsWith: readonly number[];
+    readonly firstAfterLoad: number;
+  };
 }
 
 export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[], backlog: BacklogMeasurement): BenchResult {
@@ -42,6 +51,9 @@ export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[
       jobsPerSecWithout: Math.round(backlog.jobsPerSecWithout),
       jobsPerSecWith: Math.round(backlog.jobsPerSecWith),
       ratio: round2(backlog.ratio),
+      runsWithout: backlog.runsWithout.map(Math.round),
+      runsWith: backlog.runsWith.map(Math.round),
+      firstAfterLoad: Math.round(backlog.firstAfterLoad),
     },
   };
 }
@@ -63,7 +75,9 @@ export function renderReport(input: ReportInput): string {
 function backlogTable(b: BacklogMeasurement): string {
   return [
     `(c) drain ${fmt(b.dueJobs)} due jobs (1 worker, concurrency 50) with and without ${fmt(b.delayedJobs)} delayed jobs in the same queue`,
-    `    without backlog ${fmt(b.jobsPerSecWithout)} jobs/s   with backlog ${fmt(b.jobsPerSecWith)} jobs/s   ratio ${b.ratio.toFixed(2)}`,
+    `    without backlog ${fmt(b.jobsPerSecWithout)} jobs/s   with backlog ${fmt(b.jobsPerSecWith)} jobs/s   ratio ${b.ratio.toFixed(2)}   (medians)`,
+    `    timed runs without: ${b.runsWithout.map(fmt).join(' / ')}   with: ${b.runsWith.map(fmt).join(' / ')}`,
+    `    first drain right after writing the backlog (untimed warm-up; InnoDB still flushing the load): ${fmt(b.firstAfterLoad)} jobs/s`,
   ].join('\n');
 }
 
