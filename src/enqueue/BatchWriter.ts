@@ -1,9 +1,9 @@
-import { escape } from 'mysql2';
 import type { SluiceContext } from '../context.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../types.ts';
+import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { planCountedChunks, type ChunkLimits } from './planChunks.ts';
 import { keyOf, linkIdempotencyKeys, reserveIdempotencyKeys } from './reserveIdempotencyKeys.ts';
 import { validateJob, type NormalizedJob } from './validateJob.ts';
@@ -23,13 +23,6 @@ WHERE id = ?`;
 const sqlDropBatch = (t: Tables) => `
 DELETE FROM ${t.batches}
 WHERE id = ?`;
-
-/**
- * Multi-row INSERT prefix; VALUES tuples are rendered with mysql2's escaping (text protocol, so
- * no 65,535-placeholder limit; max_allowed_packet bounds each statement). affectedRows = rows.
- */
-const sqlInsertJobsPrefix = (t: Tables) =>
-  `INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, backoff, batch_id, idempotency_key, created_at) VALUES `;
 
 export interface BatchWriteResult {
   /** null when nothing was written (every job a duplicate). */
@@ -81,7 +74,9 @@ export class BatchWriter {
     keyed.sort((a, b) => (a.queue === b.queue ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.queue, b.queue)));
     const reservation = keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
     const wanted = reservation ? jobs.filter((j) => j.idempotencyKey === null || reservation.won.has(keyOf(j as { queue: string; idempotencyKey: string }))) : jobs;
-    for (const chunk of planCountedChunks(sqlInsertJobsPrefix(this.tables), wanted.map((j) => renderTuple(j, this.batchId)), this.limits)) {
+    const columns = columnsFor(wanted, this.batchId);
+    const tuples = wanted.map((j) => renderJobTuple(j, this.batchId, columns));
+    for (const chunk of planCountedChunks(insertJobsPrefix(this.tables, columns), tuples, this.limits)) {
       await this.#send(chunk.sql, chunk.rows);
     }
     if (reservation) {
@@ -137,17 +132,4 @@ function assertNoRepeatedKey(jobs: readonly NormalizedJob[], base: number): void
     if (seen.has(key)) throw new JobValidationError(base + i, 'idempotencyKey', `repeats a key used earlier in this batch (${job.idempotencyKey})`);
     seen.add(key);
   });
-}
-
-/** One job as a VALUES tuple: run_at from the DB clock unless an absolute time was given. */
-export function renderTuple(job: NormalizedJob, batchId: number | null): string {
-  const runAt =
-    job.runAt !== null
-      ? `'${job.runAt.toISOString().slice(0, 23).replace('T', ' ')}'`
-      : job.delayMs > 0
-        ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
-        : 'NOW(3)';
-  return `(${escape(job.queue)},${escape(job.name)},${escape(job.payload)},${job.priority},${runAt},${job.maxRetries ?? 'NULL'},${
-    job.backoff === null ? 'NULL' : escape(job.backoff)
-  },${batchId ?? 'NULL'},${job.idempotencyKey === null ? 'NULL' : escape(job.idempotencyKey)},NOW(3))`;
 }

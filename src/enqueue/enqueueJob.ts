@@ -3,15 +3,10 @@ import { fromKnex } from '../db/executor.ts';
 import { withTransaction } from '../db/transaction.ts';
 import type { JobSpec } from '../types.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
-import { renderTuple } from './BatchWriter.ts';
+import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { chunkLimitsFor } from './planChunks.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from './reserveIdempotencyKeys.ts';
 import { validateJob } from './validateJob.ts';
-
-/** One job, one INSERT. Returns insertId = the job's id. */
-const sqlInsertJob = (t: SluiceContext['tables'], tuple: string) => `
-INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, backoff, batch_id, idempotency_key, created_at)
-VALUES ${tuple}`;
 
 export interface EnqueueResult {
   /** The job's id — for a duplicate, the id of the job that holds the key. */
@@ -27,7 +22,9 @@ export interface EnqueueResult {
 export async function enqueueJob(ctx: SluiceContext, spec: JobSpec, options: EnqueueOptions = {}): Promise<EnqueueResult> {
   const job = validateJob(spec, 0, { maxPayloadBytes: ctx.options.maxPayloadBytes });
   const db = options.trx ? fromKnex(options.trx) : ctx.db;
-  const sql = sqlInsertJob(ctx.tables, renderTuple(job, null));
+  const columns = columnsFor([job], null);
+  // One job, one INSERT: insertId = the job's id.
+  const sql = insertJobsPrefix(ctx.tables, columns) + renderJobTuple(job, null, columns);
   if (job.idempotencyKey === null) return { id: (await db.write(sql)).insertId, duplicate: false };
 
   const keyed = { queue: job.queue, idempotencyKey: job.idempotencyKey };

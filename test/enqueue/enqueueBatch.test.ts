@@ -248,6 +248,28 @@ describe('enqueueBatch', () => {
     ]);
   });
 
+  it('stores each job’s optional fields as given and NULL where a job left them out, in a batch that mixes both', async () => {
+    // Columns NULL for every job of an INSERT are left out of it (jobInsert.ts): mixing proves
+    // a slice that needs them still writes NULL for the jobs without.
+    const { batchId } = await db.sluice.enqueueBatch([
+      { name: 'plain' },
+      { name: 'retries', maxRetries: 7 },
+      { name: 'backoff', backoff: { type: 'fixed', delayMs: 250 } },
+      { name: 'keyed', idempotencyKey: 'k-1' },
+      { name: 'plain2' },
+    ]);
+    const rows = await db.query<{ name: string; max_retries: number | null; backoff: string | null; idempotency_key: string | null; batch_id: number }>(
+      'SELECT name, max_retries, backoff, idempotency_key, batch_id FROM sluice_jobs ORDER BY id',
+    );
+    expect(rows.map((r) => [r.name, r.max_retries, r.backoff === null ? null : JSON.parse(r.backoff), r.idempotency_key, r.batch_id])).toEqual([
+      ['plain', null, null, null, batchId],
+      ['retries', 7, null, null, batchId],
+      ['backoff', null, { type: 'fixed', delayMs: 250 }, null, batchId],
+      ['keyed', null, null, 'k-1', batchId],
+      ['plain2', null, null, null, batchId],
+    ]);
+  });
+
   it('enqueue() writes one job with no batch and returns its id', async () => {
     const { id } = await db.sluice.enqueue({ name: 'single', payload: { to: 'a@example.com' }, queue: 'mail', priority: 2 });
     expect(id).toEqual(expect.any(Number));

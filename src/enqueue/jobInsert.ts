@@ -1,0 +1,58 @@
+import { escape } from 'mysql2';
+import type { Tables } from '../db/tables.ts';
+import type { NormalizedJob } from './validateJob.ts';
+
+/**
+ * Which optional columns an INSERT of some jobs names. A column NULL for every one of its jobs
+ * is left out and takes its default (NULL), and created_at always takes its default
+ * (CURRENT_TIMESTAMP(3), the statement's time, as NOW(3) would give): the server then parses a
+ * third less per row for the common job, which measurably speeds a 100,000-job batch.
+ */
+export interface JobColumns {
+  readonly maxRetries: boolean;
+  readonly backoff: boolean;
+  readonly idempotencyKey: boolean;
+  readonly batchId: boolean;
+}
+
+/** Pure: the columns these jobs need (`batchId` null: no batch). */
+export function columnsFor(jobs: readonly NormalizedJob[], batchId: number | null): JobColumns {
+  let maxRetries = false;
+  let backoff = false;
+  let idempotencyKey = false;
+  for (const job of jobs) {
+    maxRetries ||= job.maxRetries !== null;
+    backoff ||= job.backoff !== null;
+    idempotencyKey ||= job.idempotencyKey !== null;
+  }
+  return { maxRetries, backoff, idempotencyKey, batchId: batchId !== null };
+}
+
+/** `INSERT INTO jobs (…) VALUES ` for the given columns; tuples come from renderJobTuple with the same columns. */
+export function insertJobsPrefix(t: Tables, columns: JobColumns): string {
+  const names = ['queue', 'name', 'payload', 'priority', 'run_at'];
+  if (columns.maxRetries) names.push('max_retries');
+  if (columns.backoff) names.push('backoff');
+  if (columns.batchId) names.push('batch_id');
+  if (columns.idempotencyKey) names.push('idempotency_key');
+  return `INSERT INTO ${t.jobs} (${names.join(', ')}) VALUES `;
+}
+
+/**
+ * Pure: one job as a VALUES tuple (mysql2's escaping: text protocol, so no placeholder limit).
+ * run_at comes from the DB clock unless an absolute time was given.
+ */
+export function renderJobTuple(job: NormalizedJob, batchId: number | null, columns: JobColumns): string {
+  const runAt =
+    job.runAt !== null
+      ? `'${job.runAt.toISOString().slice(0, 23).replace('T', ' ')}'`
+      : job.delayMs > 0
+        ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
+        : 'NOW(3)';
+  let tuple = `(${escape(job.queue)},${escape(job.name)},${escape(job.payload)},${job.priority},${runAt}`;
+  if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
+  if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : escape(job.backoff)}`;
+  if (columns.batchId) tuple += `,${batchId ?? 'NULL'}`;
+  if (columns.idempotencyKey) tuple += `,${job.idempotencyKey === null ? 'NULL' : escape(job.idempotencyKey)}`;
+  return `${tuple})`;
+}
