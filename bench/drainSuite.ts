@@ -1,7 +1,8 @@
 /**
  * (b) Drain: 100,000 no-op jobs emptied by 1, 2 and 4 worker processes, for each claim strategy,
- * with sluice at two settings: concurrency 50 (claims of up to 50: like for like with the raw
- * loop) and concurrency 200 (claims of up to 200: what batching buys). Each row pairs a sluice
+ * with sluice at three settings: concurrency 50 (claims of up to 50: like for like with the raw
+ * loop), 200 and 500 (claims of up to 200 and 500: what one claimer per process filling all its
+ * free slots buys). Each row pairs a sluice
  * drain (real `sluice work` processes, default options otherwise: job history on) with the raw
  * ceiling measured right after it with the same number of processes (rawWorker.ts: plain mysql2,
  * 50 jobs per claim, no history) on an identical table filled with the same rows.
@@ -17,7 +18,7 @@ import { BENCH_QUEUE, type BenchJob } from './workload.ts';
 export const STRATEGIES: readonly ClaimStrategy[] = ['random-head', 'skip-locked'];
 export const WORKER_COUNTS: readonly number[] = [1, 2, 4];
 /** Per sluice worker process; each setting also sets the largest claim (--claim-batch-size). */
-export const CONCURRENCIES: readonly number[] = [50, 200];
+export const CONCURRENCIES: readonly number[] = [50, 200, 500];
 /** Jobs per claim of the raw loop, matching sluice's claimBatchSize default. */
 export const RAW_BATCH = 50;
 

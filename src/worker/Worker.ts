@@ -6,6 +6,7 @@ import { PermanentJobError } from '../errors.ts';
 import { jobFromRow, type Job, type JobDefinition, type JobRow } from '../types.ts';
 import { claimRandomHead } from './claimRandomHead.ts';
 import { claimSkipLocked } from './claimSkipLocked.ts';
+import { Cancellation } from './Cancellation.ts';
 import { ClaimTokens } from './claimToken.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
 import { executeJob, type ExecuteDeps, type RunningJob } from './executeJob.ts';
@@ -209,7 +210,7 @@ export class Worker {
       payloadError = new PermanentJobError(`payload of job ${row.id} is not valid JSON: ${(error as Error).message}`);
       job = jobFromRow({ ...row, payload: 'null' });
     }
-    const running: RunningJob = { job, startedAt: Date.now(), cancel: new AbortController(), abandoned: false, payloadError };
+    const running: RunningJob = { job, startedAt: Date.now(), cancel: new Cancellation(), abandoned: false, payloadError };
     this.#running.add(running);
     void executeJob(this.#deps as ExecuteDeps, running)
       .then((failed) => {

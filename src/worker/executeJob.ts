@@ -5,6 +5,7 @@ import { ClaimLostError, UnknownJobTypeError } from '../errors.ts';
 import type { ResolvedWorkerOptions } from '../options.ts';
 import type { Job, JobDefinition } from '../types.ts';
 import { backoffDelayMs } from './backoff.ts';
+import type { Cancellation } from './Cancellation.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import { deadLetterJob } from './deadLetterJob.ts';
 import { expireIdempotencyKeys } from './expireIdempotencyKeys.ts';
@@ -16,7 +17,7 @@ export interface RunningJob {
   readonly job: Job;
   readonly startedAt: number;
   /** Aborts the handler's signal: claim lost, or forced stop. */
-  readonly cancel: AbortController;
+  readonly cancel: Cancellation;
   /** Set when shutdown released the claim: the attempt's outcome is no longer ours to write. */
   abandoned: boolean;
   /** Set once the handler returned: the outcome is being written; the heartbeat leaves the job alone. */

@@ -5,6 +5,7 @@ import { fromKnex } from '../db/executor.ts';
 import { retryTransient, transactionConfig } from '../db/transaction.ts';
 import { ClaimLostError } from '../errors.ts';
 import type { Job, JobDefinition } from '../types.ts';
+import type { Cancellation } from './Cancellation.ts';
 import { completeJobs } from './completeJobs.ts';
 import { runHandler, type HandlerOutcome } from './runHandler.ts';
 
@@ -26,7 +27,7 @@ export interface AttemptInput {
   readonly job: Job;
   /** Creates the job's logger (only if its handler asks for ctx.logger). */
   readonly logger: () => Logger;
-  readonly cancel: AbortController;
+  readonly cancel: Cancellation;
 }
 
 /** Rolls the handler's transaction back without surfacing as an error of its own. */

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { HandlerTimeoutError, PermanentJobError } from '../errors.ts';
 import type { Job, JobContext, JobDefinition } from '../types.ts';
+import type { Cancellation } from './Cancellation.ts';
 
 export type HandlerOutcome =
   | { readonly ok: true }
@@ -16,18 +17,20 @@ export interface HandlerScope {
 }
 
 /**
- * Runs one handler attempt. `cancel` is the running job's controller: its signal is the
+ * Runs one handler attempt. `cancel` is the running job's Cancellation: its signal is the
  * handler's ctx.signal, aborted when the claim is lost, on a forced stop, or here on timeout. A
  * timed-out attempt counts as failed even if the handler ignores the signal.
  */
-export async function runHandler<P>(definition: JobDefinition<P>, payload: P, scope: HandlerScope, cancel: AbortController): Promise<HandlerOutcome> {
+export async function runHandler<P>(definition: JobDefinition<P>, payload: P, scope: HandlerScope, cancel: Cancellation): Promise<HandlerOutcome> {
   let timer: NodeJS.Timeout | undefined;
   let logger: Logger | undefined;
   const ctx = {
     job: scope.job as Job<P>,
     knex: scope.knex,
     trx: scope.trx,
-    signal: cancel.signal,
+    get signal(): AbortSignal {
+      return cancel.signal;
+    },
     get logger(): Logger {
       logger ??= scope.logger();
       return logger;
