@@ -97,15 +97,15 @@ async function drainDue(bench: Bench): Promise<number> {
 }
 
 /**
- * Params: ?1 queue. Due jobs not yet finished: free ones by bounded ix_head ranges (one per
- * priority) plus claimed ones by ix_locked_at. A plain `queue = ? AND run_at <= NOW(3)` count would
+ * Params: ?1 queue, ?2 queue. Due jobs not yet finished: free ones by bounded ix_head ranges
+ * (one per priority) plus claimed ones by ix_head's claimed range. A plain `queue = ? AND run_at <= NOW(3)` count would
  * walk the whole million-row backlog every 50 ms and measure the probe instead of the worker.
  */
 const SQL_DUE_LEFT = (table: string) => `
 SELECT (SELECT COUNT(*) FROM \`${table}\` WHERE queue = ? AND lock_id = '' AND priority IN (0, 1, 2) AND run_at <= NOW(3))
-     + (SELECT COUNT(*) FROM \`${table}\` WHERE locked_at IS NOT NULL) AS n`;
+     + (SELECT COUNT(*) FROM \`${table}\` WHERE queue = ? AND lock_id > '') AS n`;
 
 async function dueLeft(bench: Bench): Promise<number> {
-  const [rows] = await bench.conn.query<RowDataPacket[]>(SQL_DUE_LEFT(bench.tables.jobs), [BENCH_QUEUE]);
+  const [rows] = await bench.conn.query<RowDataPacket[]>(SQL_DUE_LEFT(bench.tables.jobs), [BENCH_QUEUE, BENCH_QUEUE]);
   return Number(rows[0]?.n);
 }

@@ -1,6 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import { retryTransient } from '../db/transaction.ts';
 import type { Tables } from '../db/tables.ts';
+import { liveQueues } from './liveQueues.ts';
 
 /**
  * Params: missed heartbeats (×1000), limit. Workers whose last heartbeat is older than that many
@@ -14,14 +15,14 @@ ORDER BY heartbeat_at
 LIMIT ?`;
 
 /**
- * Params: lock_id LIKE pattern, limit. The claims a worker holds: every lock_id it writes starts
- * with its id. Served by ix_locked_at: only claimed rows (locked_at NOT NULL) are scanned, and
- * their number is bounded by the fleet's concurrency, not by the backlog.
+ * Params: queue, lock_id LIKE pattern, limit. The claims a worker holds in one queue: every
+ * lock_id it writes starts with its id, so this is one ix_head range (queue, lock_id prefix)
+ * holding exactly those claims. Forced, as in releaseStaleClaims.
  */
 const sqlClaimsOf = (t: Tables) => `
 SELECT id
-FROM ${t.jobs}
-WHERE locked_at IS NOT NULL
+FROM ${t.jobs} FORCE INDEX (ix_head)
+WHERE queue = ?
   AND lock_id LIKE ?
 LIMIT ?`;
 
@@ -58,15 +59,18 @@ export async function releaseDeadWorkers(
   const dead = (await db.select<{ id: string }>(sqlStaleWorkers(tables), [staleUs, options.batchSize])).map((r) => r.id);
   let released = 0;
   const ids: number[] = [];
+  const queues = dead.length > 0 ? await liveQueues(db, tables) : [];
   for (const workerId of dead) {
     const pattern = `${escapeLike(workerId)}.%`;
-    for (;;) {
-      const claims = (await db.select<{ id: number }>(sqlClaimsOf(tables), [pattern, options.batchSize])).map((r) => Number(r.id));
-      if (claims.length === 0) break;
-      const { affectedRows } = await retryTransient(() => db.write(sqlRelease(tables), [claims, pattern]));
-      released += affectedRows;
-      ids.push(...claims);
-      if (claims.length < options.batchSize) break;
+    for (const queue of queues) {
+      for (;;) {
+        const claims = (await db.select<{ id: number }>(sqlClaimsOf(tables), [queue, pattern, options.batchSize])).map((r) => Number(r.id));
+        if (claims.length === 0) break;
+        const { affectedRows } = await retryTransient(() => db.write(sqlRelease(tables), [claims, pattern]));
+        released += affectedRows;
+        ids.push(...claims);
+        if (claims.length < options.batchSize) break;
+      }
     }
     await db.write(sqlRemoveWorker(tables), [workerId, staleUs]);
   }

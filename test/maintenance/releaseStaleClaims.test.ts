@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { fromKnex } from '../../src/db/executor.ts';
+import { releaseDeadWorkers } from '../../src/maintenance/releaseDeadWorkers.ts';
+import { releaseStaleClaims } from '../../src/maintenance/releaseStaleClaims.ts';
 import { ago, countRows, dbNow, deadRow, fromNow, HOUR, insertJob, insertJobs, jobRow, MINUTE, SECOND } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
@@ -100,5 +103,36 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
     await maintainer.runOnce();
     expect(completed).toEqual([expect.objectContaining({ holder: maintainer.holder, leader: true, released: 1, deadLettered: 1 })]);
     await maintainer.stop();
+  });
+  it('reads only the claimed rows of each queue, not the backlog: 30,000 free and delayed jobs cost nothing to walk past', async () => {
+    // Two queues, each with a large free and delayed backlog and a few claims (some stale, some
+    // of a dead worker). Handler_read_next counts index entries the session walked: a sweep that
+    // scanned the backlog would read tens of thousands.
+    for (const queue of ['mail', 'billing']) {
+      await db.sluice.enqueueBatch(Array.from({ length: 10_000 }, (_, n) => ({ name: 'work', queue, priority: n % 3, delayMs: n % 2 === 0 ? HOUR : 0 })));
+      await db.sluice.enqueueBatch(Array.from({ length: 5_000 }, () => ({ name: 'work', queue, delayMs: HOUR })));
+    }
+    await db.query('ANALYZE TABLE sluice_jobs');
+    const stale = [await insertJob(db, { queue: 'mail', lockId: 'h-1~a.1', lockedAt: ago(HOUR) }), await insertJob(db, { queue: 'billing', lockId: 'h-1~a.2', lockedAt: ago(HOUR) })];
+    const live = await insertJobs(db, 5, { queue: 'billing', lockId: 'h-2~b.1', lockedAt: dbNow });
+    const ofDeadWorker = await insertJobs(db, 3, { queue: 'mail', lockId: 'h-3~c.1', lockedAt: dbNow });
+    await db.query("INSERT INTO sluice_workers (id, host, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, concurrency, concurrency_limit) VALUES ('h-3~c', 'h', 3, 'mail', NOW(3) - INTERVAL 1 HOUR, NOW(3) - INTERVAL 1 HOUR, 1000, 10, 10)");
+
+    const { tables } = db.sluice;
+    const sweep = await db.sluice.knex.transaction(async (trx) => {
+      const exec = fromKnex(trx);
+      await trx.raw('FLUSH STATUS');
+      const dead = await releaseDeadWorkers(exec, tables, { missedHeartbeats: 3, batchSize: 100 });
+      const expired = await releaseStaleClaims(exec, tables, { lockTimeoutMs: MINUTE, batchSize: 100, jitterMs: 0 });
+      const [status] = (await trx.raw("SHOW SESSION STATUS LIKE 'Handler_read_next'")) as [{ Value: string }[]];
+      return { dead, expired, readNext: Number(status[0]?.Value) };
+    });
+
+    expect(sweep.dead).toMatchObject({ workers: ['h-3~c'], released: 3 });
+    expect(sweep.dead.ids.sort()).toEqual([...ofDeadWorker].sort());
+    expect(sweep.expired.released).toBe(2);
+    expect(sweep.expired.ids.sort()).toEqual([...stale].sort());
+    expect(await countRows(db, 'sluice_jobs', 'lock_id = ?', ['h-2~b.1'])).toBe(live.length);
+    expect(sweep.readNext).toBeLessThan(100);
   });
 });

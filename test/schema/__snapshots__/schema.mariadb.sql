@@ -67,7 +67,6 @@ CREATE TABLE `<prefix>jobs` (
   PRIMARY KEY (`id`),
   UNIQUE KEY `ux_idempotency` (`queue`,`idempotency_key`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
-  KEY `ix_locked_at` (`locked_at`),
   KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
