@@ -81,8 +81,7 @@ CREATE TABLE `<prefix>job_history` (
   `created_at` datetime(3) NOT NULL,
   `finished_at` datetime(3) NOT NULL,
   PRIMARY KEY (`job_id`),
-  KEY `ix_finished` (`finished_at`),
-  KEY `ix_queue_finished` (`queue`,`finished_at`)
+  KEY `ix_finished` (`finished_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>leases
