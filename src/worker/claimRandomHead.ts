@@ -20,9 +20,10 @@ ORDER BY priority, run_at, id
 LIMIT ?`;
 
 /**
- * Params: ?1 lockId, ?2 ids (list). Claims whichever of those rows are still free and due, by
- * primary key, unless their queue is paused. affectedRows = rows claimed. Two workers that
- * picked the same id: one gets it.
+ * Params: ?1 lockId, ?2 ids (list, all of queue ?3), ?3 queue. Claims whichever of those rows
+ * are still free and due, by primary key, unless the queue is paused. affectedRows = rows
+ * claimed. Two workers that picked the same id: one gets it. The pause check names the queue
+ * rather than each row's, so the server runs it once per statement, not once per row.
  */
 const sqlClaim = (t: Tables) => `
 UPDATE ${t.jobs}
@@ -31,7 +32,7 @@ SET lock_id = ?,
 WHERE id IN (?)
   AND lock_id = ''
   AND run_at <= NOW(3)
-  AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ${t.jobs}.queue AND q.paused_at IS NOT NULL)`;
+  AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ? AND q.paused_at IS NOT NULL)`;
 
 export interface ClaimRequest {
   readonly queue: string;
@@ -52,7 +53,7 @@ export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRe
   const head = await db.select<{ id: number; priority: number }>(sqlHead(tables), [req.queue, req.priorities, Math.max(req.headSize, req.want)]);
   if (head.length === 0) return [];
   const picked = pickFromHead(head, req.want);
-  const { affectedRows } = await db.write(sqlClaim(tables), [req.lockId, picked]);
+  const { affectedRows } = await db.write(sqlClaim(tables), [req.lockId, picked, req.queue]);
   if (affectedRows === 0) return [];
   return loadClaimedJobs(db, tables, picked, req.lockId);
 }

@@ -20,15 +20,16 @@ LIMIT ?
 FOR UPDATE SKIP LOCKED`;
 
 /**
- * Params: ?1 lockId, ?2 ids (list, all locked by this transaction). Claims them unless their
- * queue is paused. affectedRows = ids.length, or 0 when paused.
+ * Params: ?1 lockId, ?2 ids (list, all of queue ?3 and locked by this transaction), ?3 queue.
+ * Claims them unless the queue is paused (checked once per statement). affectedRows =
+ * ids.length, or 0 when paused.
  */
 const sqlClaimLocked = (t: Tables) => `
 UPDATE ${t.jobs}
 SET lock_id = ?,
     locked_at = NOW(3)
 WHERE id IN (?)
-  AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ${t.jobs}.queue AND q.paused_at IS NOT NULL)`;
+  AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ? AND q.paused_at IS NOT NULL)`;
 
 export interface SkipLockedRequest {
   readonly queue: string;
@@ -48,7 +49,7 @@ export async function claimSkipLocked(db: Executor, tables: Tables, req: SkipLoc
   return withTransaction(db, async (tx) => {
     const rows = await tx.select<JobRow>(sqlLockHead(tables), [req.queue, req.priorities, req.want]);
     if (rows.length === 0) return [];
-    const { affectedRows } = await tx.write(sqlClaimLocked(tables), [req.lockId, rows.map((r) => r.id)]);
+    const { affectedRows } = await tx.write(sqlClaimLocked(tables), [req.lockId, rows.map((r) => r.id), req.queue]);
     if (affectedRows === 0) return [];
     for (const row of rows) row.lock_id = req.lockId;
     return rows;
