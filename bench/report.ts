@@ -152,13 +152,13 @@ function cutOff(side: string, m: DrainMeasurement): string {
   return m.left > 0 ? `${side} cut off after ${m.seconds.toFixed(0)} s, ${fmt(m.left)} left` : '';
 }
 
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+export function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) => `    ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')}`;
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
-function fmt(n: number): string {
+export function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
 
