@@ -12,7 +12,6 @@ export interface SluiceEventMap {
   'job:retried': { workerId: string; jobId: number; name: string; delayMs: number; retryTimes: number };
   'job:dead': { workerId: string; jobId: number; name: string; queue: string; error: string };
   'claim:lost': { workerId: string; operation: string; lockId: string; jobIds: readonly number[]; lost: number };
-  'claim:conflicted': { workerId: string; strategy: string; error: Error; attempt: number };
   'worker:started': { workerId: string; queues: readonly string[]; concurrency: number; strategy: string };
   'worker:stopping': { workerId: string; inFlight: number };
   'worker:stopped': { workerId: string; released: number; processed: number };

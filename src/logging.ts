@@ -37,9 +37,6 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
   events.on('claim:lost', (e) =>
     logger.warn(fields('claim:lost', e), `${e.operation}: claim ${e.lockId} lost for ${e.lost} job(s); nothing written`),
   );
-  events.on('claim:conflicted', ({ error, ...e }) =>
-    logger.debug({ ...fields('claim:conflicted', e), errno: (error as { errno?: number }).errno }, 'claim conflict, retrying'),
-  );
   events.on('worker:started', (e) => logger.info(fields('worker:started', e), 'worker started'));
   events.on('worker:stopping', (e) => logger.info(fields('worker:stopping', e), 'worker stopping'));
   events.on('worker:stopped', (e) => logger.info(fields('worker:stopped', e), 'worker stopped'));

@@ -10,7 +10,7 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
   --jobs DIR               folder of job files (default: jobs)
   --claim S                random-head | skip-locked (default: random-head)
   --lock-timeout-ms N      claim lifetime without heartbeat (default: 30000)
-  --heartbeat-interval-ms N  (default: lock timeout / 3)
+  --heartbeat-interval-ms N  (default: the smaller of 2000 and lock timeout / 3)
   --poll-interval-ms N     empty-queue poll delay (default: 1000)
   --shutdown-timeout-ms N  drain deadline on stop (default: 10000)
   --claim-batch-size N     most jobs per claim (default: 50)

@@ -20,7 +20,6 @@ export const ALL_EVENTS: readonly SluiceEventName[] = [
   'job:retried',
   'job:dead',
   'claim:lost',
-  'claim:conflicted',
   'worker:started',
   'worker:stopping',
   'worker:stopped',
