@@ -242,8 +242,10 @@ export class Worker {
         r.abandoned = true;
         r.cancel.abort(new Error('worker stopped before the job finished'));
       }
+      // A job whose row is gone (at-most-once) or whose outcome is being written has nothing to release.
+      const ids = group.filter((r) => !r.removed && !r.finishing).map((r) => r.job.id);
+      if (ids.length === 0) continue;
       try {
-        const ids = group.map((r) => r.job.id);
         const count = await releaseClaims(this.ctx.db, this.ctx.tables, lockId, ids);
         released += count;
         if (count < ids.length) this.ctx.events.emit('claim:lost', { workerId: this.id, operation: 'release', lockId, jobIds: ids, lost: ids.length - count });

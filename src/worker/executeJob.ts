@@ -24,6 +24,8 @@ export interface RunningJob {
   finishing?: boolean;
   /** Set when the heartbeat found the claim lost (reported; not extended again). */
   lost?: boolean;
+  /** Set once the job's row is gone before its handler ends (at-most-once): nothing to extend or release. */
+  removed?: boolean;
   /** Set when the stored payload could not be parsed: the job fails permanently without running. */
   readonly payloadError?: Error;
 }
@@ -61,7 +63,14 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
     const outcome: AttemptResult = running.payloadError
       ? { kind: 'failed', error: running.payloadError, permanent: true, dropped: false }
       : definition
-        ? await runAttempt({ ctx, definition, job, logger: () => deps.logger.child({ jobId: job.id, job: job.name }), cancel: running.cancel })
+        ? await runAttempt({
+            ctx,
+            definition,
+            job,
+            logger: () => deps.logger.child({ jobId: job.id, job: job.name }),
+            cancel: running.cancel,
+            onRemoved: () => (running.removed = true),
+          })
         : { kind: 'failed', error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false, dropped: false };
     running.finishing = true;
     // A claim the heartbeat found lost is still finished through the fence: the write matches

@@ -28,6 +28,8 @@ export interface AttemptInput {
   /** Creates the job's logger (only if its handler asks for ctx.logger). */
   readonly logger: () => Logger;
   readonly cancel: Cancellation;
+  /** Called once the job's row is deleted before its handler runs (at-most-once). */
+  readonly onRemoved?: () => void;
 }
 
 /** Rolls the handler's transaction back without surfacing as an error of its own. */
@@ -46,12 +48,13 @@ class RollbackForFailure extends Error {
  * - at-most-once: the fenced delete commits first, then the handler runs; a crash or failure
  *   loses the job, by choice.
  */
-export async function runAttempt({ ctx, definition, job, logger, cancel }: AttemptInput): Promise<AttemptResult> {
+export async function runAttempt({ ctx, definition, job, logger, cancel, onRemoved }: AttemptInput): Promise<AttemptResult> {
   const base = { job, logger, knex: ctx.knex };
   const delivery = definition.delivery ?? 'at-least-once';
   const history = ctx.options.historyRetentionMs > 0;
   if (delivery === 'at-most-once') {
     await retryTransient(() => completeJobs(ctx.db, ctx.tables, job.lockId, [job.id], { history }));
+    onRemoved?.();
     const outcome = await runHandler(definition, job.payload, base, cancel);
     return outcome.ok ? { kind: 'completed' } : { kind: 'failed', error: outcome.error, permanent: outcome.permanent, dropped: true };
   }

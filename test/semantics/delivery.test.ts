@@ -204,6 +204,47 @@ describe('at-most-once', () => {
     expect(await deadRow(db, id)).toBeUndefined();
     expect(await countRows(db, 'sluice_dead_jobs')).toBe(0);
   });
+
+  it('a handler running past several heartbeats is neither aborted nor reported as a lost claim, and a stop releases nothing', async () => {
+    const sluice = db.open();
+    const events = recordEvents(sluice);
+    const started = deferred();
+    let abortedWhileRunning = false;
+    const notify = defineJob({
+      name: 'notify',
+      delivery: 'at-most-once',
+      async handle(_payload, ctx) {
+        started.resolve();
+        // Five heartbeats (every 200 ms): each would find the row gone if the job were still extended.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        abortedWhileRunning = ctx.signal.aborted;
+      },
+    });
+    const { id } = await sluice.enqueue({ name: 'notify' });
+    await withWorker(sluice, [notify], { lockTimeoutMs: 600, heartbeatIntervalMs: 200 }, async () => {
+      await started.promise;
+      await waitFor(() => events['job:completed'].length === 1, { what: 'job:completed' });
+    });
+    expect(abortedWhileRunning).toBe(false);
+    expect(events['claim:lost']).toEqual([]);
+    expect(events['job:failed']).toEqual([]);
+    expect(events['job:completed']).toEqual([expect.objectContaining({ jobId: id })]);
+
+    // Stopped while such a handler runs: there is no claim left to release, and none is reported lost.
+    const inside = deferred();
+    const long = defineJob({
+      name: 'long-notify',
+      delivery: 'at-most-once',
+      async handle(_payload, ctx) {
+        inside.resolve();
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+      },
+    });
+    await sluice.enqueue({ name: 'long-notify' });
+    await withWorker(sluice, [long], { lockTimeoutMs: 600, heartbeatIntervalMs: 200, shutdownTimeoutMs: 100 }, () => inside.promise);
+    expect(events['claim:lost']).toEqual([]);
+    expect(await countRows(db, 'sluice_jobs')).toBe(0);
+  });
 });
 
 describe('at-least-once (the default)', () => {
