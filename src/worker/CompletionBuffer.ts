@@ -2,7 +2,7 @@ import type { SluiceContext } from '../context.ts';
 import { retryTransient } from '../db/transaction.ts';
 import { ClaimLostError } from '../errors.ts';
 import type { Job } from '../types.ts';
-import { completeJobs } from './completeJobs.ts';
+import { completeJobs, completeStillHeld } from './completeJobs.ts';
 import { expireIdempotencyKeys } from './expireIdempotencyKeys.ts';
 
 interface Finished {
@@ -63,10 +63,14 @@ export class CompletionBuffer {
     const ids = finished.map((f) => f.job.id);
     try {
       const history = this.ctx.options.historyRetentionMs > 0;
-      await retryTransient(() => completeJobs(this.ctx.db, this.ctx.tables, lockId, ids, { history }));
-      const keyed = finished.filter((f) => f.job.idempotencyKey !== null).map((f) => f.job.id);
+      const lostIds = await this.#complete(lockId, ids, history);
+      const completed = lostIds.length === 0 ? finished : finished.filter((f) => !lostIds.includes(f.job.id));
+      if (lostIds.length > 0) {
+        this.ctx.events.emit('claim:lost', { workerId: this.workerId, operation: 'complete', lockId, jobIds: lostIds, lost: lostIds.length });
+      }
+      const keyed = completed.filter((f) => f.job.idempotencyKey !== null).map((f) => f.job.id);
       if (keyed.length > 0) await expireIdempotencyKeys(this.ctx.db, this.ctx.tables, keyed, this.ctx.options.idempotencyRetentionMs);
-      for (const { job, durationMs } of finished) {
+      for (const { job, durationMs } of completed) {
         this.ctx.events.emit('job:completed', { workerId: this.workerId, jobId: job.id, name: job.name, queue: job.queue, durationMs });
       }
     } catch (error) {
@@ -79,6 +83,22 @@ export class CompletionBuffer {
     } finally {
       this.#size -= finished.length;
       this.onWritten();
+    }
+  }
+
+  /**
+   * Completes one claim's finished jobs; returns the ids whose claim was lost. With history a lost
+   * job rolls the whole statement back, so the jobs still held are completed on their own. Without
+   * history the held ones are already deleted and the lost ones are not known apart: ClaimLostError
+   * is thrown on, and all are reported.
+   */
+  async #complete(lockId: string, ids: number[], history: boolean): Promise<number[]> {
+    try {
+      await retryTransient(() => completeJobs(this.ctx.db, this.ctx.tables, lockId, ids, { history }));
+      return [];
+    } catch (error) {
+      if (!(error instanceof ClaimLostError) || !history) throw error;
+      return retryTransient(() => completeStillHeld(this.ctx.db, this.ctx.tables, lockId, ids));
     }
   }
 }

@@ -46,6 +46,35 @@ export async function completeJobs(
   });
 }
 
+/** Params: ?1 lockId, ?2 ids (list). Which of those jobs this claim still holds. */
+const sqlHeld = (t: Tables) => `
+SELECT id
+FROM ${t.jobs}
+WHERE lock_id = ?
+  AND id IN (?)`;
+
+/**
+ * After completeJobs with history threw ClaimLostError (its transaction rolled back, so nothing
+ * was completed): completes the jobs this claim still holds, so one lost job does not send its
+ * finished siblings back to the sweeper. Returns the ids it no longer held. A claim lost again
+ * meanwhile is looked up anew, at most three times; jobs still held after that stay claimed and
+ * expire (at-least-once).
+ */
+export async function completeStillHeld(db: Executor, tables: Tables, lockId: string, ids: readonly number[]): Promise<number[]> {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const rows = await db.select<{ id: number | string }>(sqlHeld(tables), [lockId, ids]);
+    const held = rows.map((r) => Number(r.id));
+    if (held.length === 0) break;
+    try {
+      await completeJobs(db, tables, lockId, held, { history: true });
+      return ids.filter((id) => !held.includes(id));
+    } catch (error) {
+      if (!(error instanceof ClaimLostError)) throw error;
+    }
+  }
+  return [...ids];
+}
+
 async function deleteFenced(db: Executor, tables: Tables, lockId: string, ids: readonly number[]): Promise<void> {
   const { affectedRows } = await db.write(sqlComplete(tables), [lockId, ids]);
   if (affectedRows !== ids.length) throw new ClaimLostError('complete', lockId, ids, ids.length - affectedRows);

@@ -343,4 +343,36 @@ describe('Worker', () => {
     );
     expect(events['job:completed'].map((e) => e.jobId)).toEqual([id]);
   });
+
+  it('with history, one lost claim in a completion batch does not hold back its finished siblings', async () => {
+    const { sluice, events } = setup();
+    const gate = deferred();
+    const running: number[] = [];
+    const job = defineJob({
+      name: 'sibling',
+      handle: async (_payload, ctx) => {
+        running.push(ctx.job.id);
+        await gate.promise;
+      },
+    });
+    const { batchId } = await sluice.enqueueBatch([{ name: 'sibling' }, { name: 'sibling' }, { name: 'sibling' }]);
+    const ids = (await db.query<{ id: number }>('SELECT id FROM sluice_jobs WHERE batch_id = ? ORDER BY id', [batchId])).map((r) => Number(r.id));
+    const [first, stolen, third] = ids as [number, number, number];
+    await withWorker(sluice, [job], { concurrency: 3, claimBatchSize: 3, lockTimeoutMs: 60_000, heartbeatIntervalMs: 20_000 }, async () => {
+      await waitFor(() => running.length === 3, { what: 'all three running under one claim' });
+      expect(new Set((await db.query<{ lock_id: string }>('SELECT lock_id FROM sluice_jobs')).map((r) => r.lock_id)).size).toBe(1);
+      // Swept and claimed by another worker while its handler ran.
+      await db.query("UPDATE sluice_jobs SET lock_id = 'elsewhere-1~0.1', locked_at = NOW(3) WHERE id = ?", [stolen]);
+      gate.resolve();
+      await waitFor(() => events['claim:lost'].length === 1, { what: 'the lost claim reported' });
+      await waitFor(() => events['job:completed'].length === 2, { what: 'the two siblings completed' });
+    });
+    expect(events['claim:lost']).toEqual([expect.objectContaining({ operation: 'complete', jobIds: [stolen], lost: 1 })]);
+    expect(events['job:completed'].map((e) => e.jobId).sort((a, b) => a - b)).toEqual([first, third]);
+    expect(await jobRow(db, first)).toBeUndefined();
+    expect(await jobRow(db, third)).toBeUndefined();
+    expect(await jobRow(db, stolen)).toMatchObject({ lock_id: 'elsewhere-1~0.1' });
+    const history = await db.query<{ job_id: number }>('SELECT job_id FROM sluice_job_history ORDER BY job_id');
+    expect(history.map((r) => Number(r.job_id))).toEqual([first, third]);
+  });
 });
