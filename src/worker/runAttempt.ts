@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { SluiceContext } from '../context.ts';
-import { fromKnex } from '../db/executor.ts';
-import { retryTransient, transactionConfig } from '../db/transaction.ts';
+import { isTransientConflict } from '../db/mysqlErrors.ts';
+import { retryTransient, withTransaction } from '../db/transaction.ts';
 import { ClaimLostError } from '../errors.ts';
 import type { Job, JobDefinition } from '../types.ts';
 import type { Cancellation } from './Cancellation.ts';
@@ -44,7 +44,10 @@ class RollbackForFailure extends Error {
  * - at-least-once (default): run, then the job is deleted (batched, fenced) after success.
  * - exactly-once: run with ctx.trx; the fenced delete runs in that same transaction, so the
  *   handler's writes and the job's removal commit together or not at all. A lost claim throws
- *   ClaimLostError inside the transaction and rolls the handler's writes back.
+ *   ClaimLostError inside the transaction and rolls the handler's writes back. A deadlock or
+ *   lock-wait timeout (in the handler's writes, the delete or the commit) has rolled everything
+ *   back: the transaction, handler included, runs again (up to 3 times) — a conflict is not a
+ *   failure of the job.
  * - at-most-once: the fenced delete commits first, then the handler runs; a crash or failure
  *   loses the job, by choice.
  */
@@ -60,20 +63,21 @@ export async function runAttempt({ ctx, definition, job, logger, cancel, onRemov
   }
   if (delivery === 'exactly-once') {
     try {
-      await ctx.knex.transaction(
-        async (trx: Knex.Transaction) => {
-          const outcome = await runHandler(definition, job.payload, { ...base, trx }, cancel);
-          if (!outcome.ok) throw new RollbackForFailure(outcome);
-          await completeJobs(fromKnex(trx), ctx.tables, job.lockId, [job.id], { history });
+      await withTransaction(
+        ctx.db,
+        async (tx) => {
+          const outcome = await runHandler(definition, job.payload, { ...base, trx: tx.knex as Knex.Transaction }, cancel);
+          if (!outcome.ok) throw isTransientConflict(outcome.error) ? outcome.error : new RollbackForFailure(outcome);
+          await completeJobs(tx, ctx.tables, job.lockId, [job.id], { history });
         },
-        transactionConfig(ctx.db),
+        { attempts: 3 },
       );
       return { kind: 'completed' };
     } catch (error) {
       if (error instanceof RollbackForFailure) return { kind: 'failed', error: error.outcome.error, permanent: error.outcome.permanent, dropped: false };
       if (error instanceof ClaimLostError) throw error;
-      // A deadlock or lost connection rolled the handler's writes back with the transaction:
-      // the attempt failed and is retried like any other failure.
+      // A lost connection, or conflicts past the last re-run, rolled the handler's writes back
+      // with the transaction: the attempt failed and is retried like any other failure.
       return { kind: 'failed', error: error as Error, permanent: false, dropped: false };
     }
   }

@@ -54,6 +54,47 @@ describe('exactly-once', () => {
     expect(events['claim:lost']).toEqual([]);
   });
 
+  it('a deadlock in the transaction re-runs it instead of failing the job: no retry counted, one effect', async () => {
+    await db.query('CREATE TABLE IF NOT EXISTS app_contended (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB');
+    await db.query('DELETE FROM app_contended');
+    await db.query('INSERT INTO app_contended (id, v) SELECT seq, 0 FROM seq_1_to_101');
+    const sluice = db.open();
+    const events = recordEvents(sluice);
+    const calls: number[] = [];
+    const charge = defineJob({
+      name: 'charge',
+      delivery: 'exactly-once',
+      maxRetries: 0,
+      async handle(_payload, ctx) {
+        const trx = ctx.trx as NonNullable<typeof ctx.trx>;
+        calls.push(ctx.job.retryTimes);
+        await trx('app_effects').insert({ job_id: ctx.job.id, attempt: calls.length });
+        if (calls.length > 1) return;
+        // First run: a real deadlock against a heavier transaction, which InnoDB keeps; ours is the victim.
+        const other = await db.sluice.knex.transaction();
+        try {
+          await other('app_contended').whereBetween('id', [2, 101]).update({ v: 1 });
+          await trx('app_contended').where({ id: 1 }).update({ v: 1 });
+          const blocked = trx('app_contended').where({ id: 2 }).update({ v: 2 });
+          const closing = new Promise((resolve) => setTimeout(resolve, 200)).then(() => other('app_contended').where({ id: 1 }).update({ v: 2 }));
+          await Promise.all([blocked, closing.then(() => other.commit())]);
+        } finally {
+          if (!other.isCompleted()) await other.rollback().catch(() => undefined);
+        }
+      },
+    });
+    const { id } = await sluice.enqueue({ name: 'charge' });
+    await withWorker(sluice, [charge], {}, () => waitFor(() => events['job:completed'].length === 1, { what: 'job:completed' }));
+
+    expect(calls).toEqual([0, 0]);
+    expect(events['job:failed']).toEqual([]);
+    expect(events['job:dead']).toEqual([]);
+    expect(await jobRow(db, id)).toBeUndefined();
+    expect(await deadRow(db, id)).toBeUndefined();
+    // The first run's insert was rolled back with the deadlock; the re-run's committed with the removal.
+    expect(await effects()).toEqual([{ job_id: id, attempt: 2 }]);
+  });
+
   it('rolls the handler’s writes back when it throws; the job is retried, then dead-lettered', async () => {
     const sluice = db.open();
     const events = recordEvents(sluice);
