@@ -27,8 +27,10 @@ WHERE queue = ?
 LIMIT ?`;
 
 /**
- * Params: ids (list), lock_id LIKE pattern. Releases those claims if the dead worker still holds
- * them (fenced by its lock_id prefix), bumping retry_times: its attempts count as failed.
+ * Params: ids (list), lock_id LIKE pattern, worker id, missed heartbeats (×1000). Releases those
+ * claims if the dead worker still holds them (fenced by its lock_id prefix) and is still stale
+ * (checked in the statement itself, once: a worker that resumed after the check keeps its
+ * claims), bumping retry_times: its attempts count as failed.
  */
 const sqlRelease = (t: Tables) => `
 UPDATE ${t.jobs}
@@ -37,7 +39,11 @@ SET last_error = CONCAT('worker of claim ', lock_id, ' stopped heartbeating (die
     locked_at = NULL,
     retry_times = retry_times + 1
 WHERE id IN (?)
-  AND lock_id LIKE ?`;
+  AND lock_id LIKE ?
+  AND EXISTS (
+    SELECT 1 FROM ${t.workers} w
+    WHERE w.id = ?
+      AND w.heartbeat_at < NOW(3) - INTERVAL (w.heartbeat_interval_ms * ?) MICROSECOND)`;
 
 /** Params: id, missed heartbeats (×1000). Removes a dead worker's row if it is still stale. */
 const sqlRemoveWorker = (t: Tables) => `
@@ -59,22 +65,26 @@ export async function releaseDeadWorkers(
   const dead = (await db.select<{ id: string }>(sqlStaleWorkers(tables), [staleUs, options.batchSize])).map((r) => r.id);
   let released = 0;
   const ids: number[] = [];
+  const removed: string[] = [];
   const queues = dead.length > 0 ? await liveQueues(db, tables) : [];
   for (const workerId of dead) {
     const pattern = `${escapeLike(workerId)}.%`;
+    let resumed = false;
     for (const queue of queues) {
-      for (;;) {
+      while (!resumed) {
         const claims = (await db.select<{ id: number }>(sqlClaimsOf(tables), [queue, pattern, options.batchSize])).map((r) => Number(r.id));
         if (claims.length === 0) break;
-        const { affectedRows } = await retryTransient(() => db.write(sqlRelease(tables), [claims, pattern]));
+        const { affectedRows } = await retryTransient(() => db.write(sqlRelease(tables), [claims, pattern, workerId, staleUs]));
+        // Nothing released although its claims are there: the worker heartbeated since it was found.
+        resumed = affectedRows === 0;
         released += affectedRows;
-        ids.push(...claims);
+        if (!resumed) ids.push(...claims);
         if (claims.length < options.batchSize) break;
       }
     }
-    await db.write(sqlRemoveWorker(tables), [workerId, staleUs]);
+    if (!resumed && (await db.write(sqlRemoveWorker(tables), [workerId, staleUs])).affectedRows > 0) removed.push(workerId);
   }
-  return { workers: dead, released, ids };
+  return { workers: removed, released, ids };
 }
 
 /** Pure: a LIKE pattern that matches `text` literally. */

@@ -135,4 +135,28 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
     expect(await countRows(db, 'sluice_jobs', 'lock_id = ?', ['h-2~b.1'])).toBe(live.length);
     expect(sweep.readNext).toBeLessThan(100);
   });
+
+  it('a worker found dead that heartbeats before its claims are released keeps them, and stays registered', async () => {
+    const claims = await insertJobs(db, 3, { queue: 'mail', lockId: 'h-4~d.1', lockedAt: dbNow });
+    await db.query("INSERT INTO sluice_workers (id, host, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, concurrency, concurrency_limit) VALUES ('h-4~d', 'h', 4, 'mail', NOW(3) - INTERVAL 1 HOUR, NOW(3) - INTERVAL 1 HOUR, 1000, 10, 10)");
+    const real = fromKnex(db.sluice.knex);
+    // The worker resumes right between the sweep's staleness check and its first release.
+    let resumedOnce = false;
+    const exec = {
+      ...real,
+      async write(sql: string, params?: readonly unknown[]) {
+        if (!resumedOnce && /^\s*UPDATE\s+`sluice_jobs`/.test(sql)) {
+          resumedOnce = true;
+          await real.write("UPDATE sluice_workers SET heartbeat_at = NOW(3) WHERE id = 'h-4~d'");
+        }
+        return real.write(sql, params);
+      },
+    };
+    const dead = await releaseDeadWorkers(exec, db.sluice.tables, { missedHeartbeats: 3, batchSize: 2 });
+
+    expect(resumedOnce).toBe(true);
+    expect(dead).toEqual({ workers: [], released: 0, ids: [] });
+    expect(await countRows(db, 'sluice_jobs', 'lock_id = ? AND retry_times = 0', ['h-4~d.1'])).toBe(claims.length);
+    expect(await countRows(db, 'sluice_workers', 'id = ?', ['h-4~d'])).toBe(1);
+  });
 });
