@@ -4,21 +4,19 @@ import type { Tables } from '../db/tables.ts';
 import { getBatch } from '../batches/getBatch.ts';
 import { RESERVED_KEY_PREFIX } from '../enqueue/validateJob.ts';
 
-/** Params: ?1 after id, ?2 limit. Unfinished batches in id order (ix_unfinished). */
+/**
+ * Params: ?1 after id, ?2 limit. One page of unfinished batches in id order (ix_unfinished), and
+ * for each whether any of its jobs is still live (one ix_batch probe per batch, in the statement:
+ * a page costs one round trip, not one per batch).
+ */
 const sqlUnfinished = (t: Tables) => `
-SELECT id
-FROM ${t.batches}
-WHERE finished_at IS NULL
-  AND id > ?
-ORDER BY id
+SELECT b.id,
+       EXISTS (SELECT 1 FROM ${t.jobs} j WHERE j.batch_id = b.id) AS live
+FROM ${t.batches} b
+WHERE b.finished_at IS NULL
+  AND b.id > ?
+ORDER BY b.id
 LIMIT ?`;
-
-/** Params: ?1 batch id. 1 row if any job of the batch is still live (ix_batch). */
-const sqlHasLiveJob = (t: Tables) => `
-SELECT 1 AS live
-FROM ${t.jobs}
-WHERE batch_id = ?
-LIMIT 1`;
 
 /**
  * Params: ?1 batch id. Marks the batch finished; matches only if nobody did yet, so exactly one
@@ -67,9 +65,8 @@ export async function finishBatches(
   const finished: { batchId: number; completionJob: boolean }[] = [];
   let afterId = 0;
   for (;;) {
-    const ids = (await db.select<{ id: number }>(sqlUnfinished(tables), [afterId, pageSize])).map((r) => Number(r.id));
-    for (const id of ids) {
-      if ((await db.select(sqlHasLiveJob(tables), [id])).length > 0) continue;
+    const page = await db.select<{ id: number | string; live: number | string }>(sqlUnfinished(tables), [afterId, pageSize]);
+    for (const id of page.filter((b) => Number(b.live) === 0).map((b) => Number(b.id))) {
       const enqueued = await withTransaction(db, async (tx) => {
         const { affectedRows } = await tx.write(sqlMarkFinished(tables), [id]);
         if (affectedRows !== 1) return null;
@@ -83,7 +80,7 @@ export async function finishBatches(
       });
       if (enqueued !== null) finished.push({ batchId: id, completionJob: enqueued });
     }
-    if (ids.length < pageSize) return { finished };
-    afterId = ids[ids.length - 1] as number;
+    if (page.length < pageSize) return { finished };
+    afterId = Number(page[page.length - 1]?.id);
   }
 }
