@@ -15,7 +15,6 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fromKnex } from '../src/db/executor.ts';
-import { tablesFor } from '../src/db/tables.ts';
 import { claimRandomHead } from '../src/worker/claimRandomHead.ts';
 import { ClaimTokens } from '../src/worker/claimToken.ts';
 import { completeJobs } from '../src/worker/completeJobs.ts';
@@ -51,7 +50,7 @@ async function main(): Promise<void> {
     progress(`server ${bench.server.version}; CPU read from ${serverPid === null ? 'nowhere (no local server process): n/a' : `pid ${serverPid}`}`);
     const jobs = makeJobs(JOB_COUNT);
     const db = fromKnex(bench.sluice.knex, { readCommitted: true });
-    const tables = tablesFor(bench.prefix);
+    const { tables } = bench.sluice;
     const tokens = new ClaimTokens();
     const claimAll = async (claims: Claim[]) => {
       for (;;) {

@@ -101,7 +101,7 @@ export class Heartbeat {
   async #extendClaims(): Promise<void> {
     const groups = new Map<string, RunningJob[]>();
     for (const r of this.host.running()) {
-      if (r.abandoned || r.finishing || r.lost || r.removed) continue;
+      if (r.abandoned || r.finishing || r.lost) continue;
       const group = groups.get(r.job.lockId);
       if (group) group.push(r);
       else groups.set(r.job.lockId, [r]);
@@ -109,11 +109,11 @@ export class Heartbeat {
     for (const [lockId, snapshot] of groups) {
       // Groups are extended one after another: a job that finished meanwhile may already be
       // deleted, and a row we deleted ourselves is not a lost claim.
-      const group = snapshot.filter((r) => this.host.isRunning(r) && !r.finishing && !r.removed);
+      const group = snapshot.filter((r) => this.host.isRunning(r) && !r.finishing);
       if (group.length === 0) continue;
       try {
         const missing = await extendClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
-        const lost = group.filter((r) => missing.includes(r.job.id) && this.host.isRunning(r) && !r.finishing && !r.removed);
+        const lost = group.filter((r) => missing.includes(r.job.id) && this.host.isRunning(r) && !r.finishing);
         if (lost.length === 0) continue;
         const jobIds = lost.map((r) => r.job.id);
         this.ctx.events.emit('claim:lost', { workerId: this.workerId, operation: 'extend', lockId, jobIds, lost: jobIds.length });

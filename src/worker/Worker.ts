@@ -242,8 +242,8 @@ export class Worker {
         r.abandoned = true;
         r.cancel.abort(new Error('worker stopped before the job finished'));
       }
-      // A job whose row is gone (at-most-once) or whose outcome is being written has nothing to release.
-      const ids = group.filter((r) => !r.removed && !r.finishing).map((r) => r.job.id);
+      // A finishing job (outcome being written, or at-most-once: row already gone) has nothing to release.
+      const ids = group.filter((r) => !r.finishing).map((r) => r.job.id);
       if (ids.length === 0) continue;
       try {
         const count = await releaseClaims(this.ctx.db, this.ctx.tables, lockId, ids);

@@ -20,12 +20,14 @@ export interface RunningJob {
   readonly cancel: Cancellation;
   /** Set when shutdown released the claim: the attempt's outcome is no longer ours to write. */
   abandoned: boolean;
-  /** Set once the handler returned: the outcome is being written; the heartbeat leaves the job alone. */
+  /**
+   * Set once the claim has nothing left to extend or release: the handler returned and its
+   * outcome is being written, or (at-most-once) the row was deleted before the handler ran. The
+   * heartbeat and a stop leave the job alone.
+   */
   finishing?: boolean;
   /** Set when the heartbeat found the claim lost (reported; not extended again). */
   lost?: boolean;
-  /** Set once the job's row is gone before its handler ends (at-most-once): nothing to extend or release. */
-  removed?: boolean;
   /** Set when the stored payload could not be parsed: the job fails permanently without running. */
   readonly payloadError?: Error;
 }
@@ -69,7 +71,7 @@ export async function executeJob(deps: ExecuteDeps, running: RunningJob): Promis
             job,
             logger: () => deps.logger.child({ jobId: job.id, job: job.name }),
             cancel: running.cancel,
-            onRemoved: () => (running.removed = true),
+            onRemoved: () => (running.finishing = true),
           })
         : { kind: 'failed', error: new UnknownJobTypeError(job.name, [...handlers.keys()]), permanent: false, dropped: false };
     running.finishing = true;
