@@ -55,7 +55,7 @@ export class ClaimLostError extends SluiceError {
   }
 }
 
-/** The database carries migrations this build does not know: refuse to run against it. */
+/** The database carries migrations this build does not know (refuse to run against it), or one cannot be applied to what the tables hold. */
 export class SchemaVersionError extends SluiceError {
   constructor(message: string) {
     super('SLUICE_SCHEMA_VERSION', message);

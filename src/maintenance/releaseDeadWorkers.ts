@@ -36,7 +36,7 @@ const sqlRelease = (t: Tables) => `
 UPDATE ${t.jobs}
 SET last_error = CONCAT('worker of claim ', lock_id, ' stopped heartbeating (died or stalled)'),
     lock_id = '',
-    locked_at = NULL,
+    locked_at = DEFAULT,
     retry_times = retry_times + 1
 WHERE id IN (?)
   AND lock_id LIKE ?

@@ -27,7 +27,7 @@ const sqlReleaseStale = (t: Tables) => `
 UPDATE ${t.jobs}
 SET last_error = CONCAT('claim ', lock_id, ' expired after ', ? DIV 1000, ' ms without a heartbeat (worker died or stalled)'),
     lock_id = '',
-    locked_at = NULL,
+    locked_at = DEFAULT,
     retry_times = retry_times + 1
 WHERE id IN (?)
   AND locked_at < NOW(3) - INTERVAL ? MICROSECOND`;

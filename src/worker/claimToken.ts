@@ -1,21 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
+/** The lock_id column's width (CHAR(64) ascii, migration 202611230300): every token fits. */
+export const LOCK_ID_WIDTH = 64;
+/** What follows the host in a token, at most: `-<pid>~<nonce>.<sequence>` (pid ≤ 7 digits, 4 bytes of nonce, 10 base-36 digits of sequence). */
+const SUFFIX_WIDTH = 1 + 7 + 1 + 8 + 1 + 10;
+
 /**
  * Builds claim identities. A lock_id reads `<host>-<pid>~<token>`: host and pid tell operators
  * which process holds a job; the token is unique to one claim statement (a per-instance nonce and
  * a sequence, as BullMQ does), so it fences every later write to exactly that claim — even when
- * the same process claims the same job again after a sweep.
+ * the same process claims the same job again after a sweep. The host is written in printable
+ * ASCII and cut to fit the column (the worker registry keeps the full name).
  */
 export class ClaimTokens {
   /** `<host>-<pid>`: the prefix every claim of this process carries. */
-  static readonly processPrefix = `${hostname().slice(0, 64)}-${process.pid}`;
+  static readonly processPrefix = ClaimTokens.prefixFor(hostname(), process.pid);
+  readonly #prefix: string;
   readonly #nonce = randomBytes(4).toString('hex');
   #sequence = 0;
 
+  constructor(prefix: string = ClaimTokens.processPrefix) {
+    this.#prefix = prefix;
+  }
+
+  /** `<host>-<pid>` for a lock_id: non-printable or non-ASCII characters become '_', the host is cut to fit LOCK_ID_WIDTH. */
+  static prefixFor(host: string, pid: number): string {
+    return `${host.replace(/[^\x21-\x7e]/g, '_').slice(0, LOCK_ID_WIDTH - SUFFIX_WIDTH)}-${pid}`;
+  }
+
   /** The id of the worker instance: `<host>-<pid>~<nonce>`. */
   get workerId(): string {
-    return `${ClaimTokens.processPrefix}~${this.#nonce}`;
+    return `${this.#prefix}~${this.#nonce}`;
   }
 
   /** A fresh lock_id for the next claim statement. */

@@ -9,7 +9,7 @@ import type { Tables } from '../db/tables.ts';
 const sqlRelease = (t: Tables) => `
 UPDATE ${t.jobs}
 SET lock_id = '',
-    locked_at = NULL
+    locked_at = DEFAULT
 WHERE lock_id = ?
   AND id IN (?)`;
 

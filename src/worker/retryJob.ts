@@ -10,7 +10,7 @@ import { ClaimLostError } from '../errors.ts';
 const sqlRetry = (t: Tables) => `
 UPDATE ${t.jobs}
 SET lock_id = '',
-    locked_at = NULL,
+    locked_at = DEFAULT,
     retry_times = retry_times + 1,
     run_at = NOW(3) + INTERVAL ? MICROSECOND,
     last_error = ?

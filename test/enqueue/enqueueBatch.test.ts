@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { JobValidationError, type JobSpec } from '../../src/index.ts';
-import { countRows, jobRow } from '../helpers/factory.ts';
+import { countRows, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 const db = useTestDatabase('enqueue_batch');
@@ -281,7 +281,7 @@ describe('enqueueBatch', () => {
       priority: 2,
       batch_id: null,
       lock_id: '',
-      locked_at: null,
+      locked_at: NO_CLAIM,
       retry_times: 0,
       max_retries: null,
     });

@@ -45,7 +45,7 @@ export interface JobState {
 
 /**
  * Inserts one job row in the given state and returns its id. A claimed state needs both lockId
- * and lockedAt (defaults to NOW(3) when lockId is set).
+ * and lockedAt (defaults to NOW(3) when lockId is set); a free one has the no-claim locked_at.
  */
 export async function insertJob(db: TestDatabase, state: JobState = {}): Promise<number> {
   const lockId = state.lockId ?? '';
@@ -54,7 +54,7 @@ export async function insertJob(db: TestDatabase, state: JobState = {}): Promise
   const [header] = (await db.sluice.knex.raw(
     `INSERT INTO sluice_jobs
        (queue, name, payload, priority, run_at, lock_id, locked_at, retry_times, max_retries, batch_id, idempotency_key, last_error, created_at)
-     VALUES (?, ?, ?, ?, ${runAt.sql}, ?, ${lockedAt === null ? 'NULL' : lockedAt.sql}, ?, ?, ?, ?, ?, NOW(3))`,
+     VALUES (?, ?, ?, ?, ${runAt.sql}, ?, ${lockedAt === null ? 'DEFAULT' : lockedAt.sql}, ?, ?, ?, ?, ?, NOW(3))`,
     [
       state.queue ?? 'default',
       state.name ?? 'work',
@@ -99,3 +99,6 @@ export async function countRows(db: TestDatabase, table: string, where = '1 = 1'
 export function operationsOf(db: TestDatabase): { exec: Executor; tables: TestDatabase['sluice']['tables']; knex: Knex } {
   return { exec: fromKnex(db.sluice.knex), tables: db.sluice.tables, knex: db.sluice.knex };
 }
+
+/** locked_at of a free job (the column's default: no claim), as the test connection reads it. */
+export const NO_CLAIM = new Date('1970-01-01T00:00:01.000Z');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fromKnex } from '../../src/db/executor.ts';
 import { releaseDeadWorkers } from '../../src/maintenance/releaseDeadWorkers.ts';
 import { releaseStaleClaims } from '../../src/maintenance/releaseStaleClaims.ts';
-import { ago, countRows, dbNow, deadRow, fromNow, HOUR, insertJob, insertJobs, jobRow, MINUTE, SECOND } from '../helpers/factory.ts';
+import { ago, countRows, dbNow, deadRow, fromNow, HOUR, insertJob, insertJobs, jobRow, MINUTE, SECOND, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 const db = useTestDatabase('release_stale');
@@ -23,8 +23,8 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
     const result = await maintainer.runOnce();
 
     expect(result).toMatchObject({ leader: true, released: 2, deadLettered: 0 });
-    expect(await jobRow(db, stale[0] as number)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 1 });
-    expect(await jobRow(db, stale[1] as number)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 3 });
+    expect(await jobRow(db, stale[0] as number)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 1 });
+    expect(await jobRow(db, stale[1] as number)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 3 });
     expect((await jobRow(db, stale[0] as number))?.last_error).toMatch(/^claim host-1~a\.1 expired after 60000 ms without a heartbeat/);
     expect((await jobRow(db, stale[1] as number))?.last_error).toMatch(/^claim host-1~a\.2 expired/);
     expect(await Promise.all([fresh, free, delayed].map((id) => jobRow(db, id)))).toEqual(untouched);
@@ -48,7 +48,7 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
     const claimedFresh = await insertJobs(db, 3, { lockId: 'h~live.1', lockedAt: dbNow });
 
     expect(await maintainer.runOnce()).toMatchObject({ leader: true, released: 35, deadLettered: 0 });
-    expect(await countRows(db, 'sluice_jobs', "lock_id = '' AND locked_at IS NULL AND retry_times = 1")).toBe(35);
+    expect(await countRows(db, 'sluice_jobs', "lock_id = '' AND locked_at = '1970-01-01 00:00:01' AND retry_times = 1")).toBe(35);
     expect(await countRows(db, 'sluice_jobs', 'lock_id = ? AND retry_times = 0', ['h~live.1'])).toBe(claimedFresh.length);
     // A second pass finds nothing more.
     expect(await maintainer.runOnce()).toMatchObject({ leader: true, released: 0, deadLettered: 0 });

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
 import { spawnWorker, type SluiceProcess } from '../helpers/spawnSluice.ts';
+import { NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
@@ -16,7 +17,7 @@ interface JobState {
   id: number;
   name: string;
   lock_id: string;
-  locked_at: Date | null;
+  locked_at: Date;
   retry_times: number;
   last_error: string | null;
 }
@@ -64,7 +65,7 @@ describe('graceful shutdown (real process)', () => {
     expect(w.events('job:completed').map((l) => l.jobId).sort()).toEqual([...gated].sort());
     // The stuck job was given back as it was: free, due, retry_times unchanged, no error recorded.
     const left = await jobRows();
-    expect(left.find((r) => r.id === stuck)).toEqual({ id: stuck, name: 'hang', lock_id: '', locked_at: null, retry_times: 0, last_error: null });
+    expect(left.find((r) => r.id === stuck)).toEqual({ id: stuck, name: 'hang', lock_id: '', locked_at: NO_CLAIM, retry_times: 0, last_error: null });
     // Nothing was claimed after the stop began: the five waiting jobs are untouched and never ran.
     const waiting = left.filter((r) => r.name === 'record');
     expect(waiting).toHaveLength(5);
@@ -90,7 +91,7 @@ describe('graceful shutdown (real process)', () => {
 
     const exit = await w.exited;
     expect(exit, w.describe()).toEqual({ code: 0, signal: null });
-    expect(await jobRows()).toEqual([{ id: stuck, name: 'hang', lock_id: '', locked_at: null, retry_times: 0, last_error: null }]);
+    expect(await jobRows()).toEqual([{ id: stuck, name: 'hang', lock_id: '', locked_at: NO_CLAIM, retry_times: 0, last_error: null }]);
     expect(w.events('worker:stopped')).toMatchObject([{ released: 1 }]);
   });
 });

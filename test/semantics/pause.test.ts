@@ -13,7 +13,7 @@ import { countHeadScans, deferred, jsonLine, recordEvents, runCli, withWorker } 
 const db = useTestDatabase('sem_pause');
 
 /** Jobs of `queue` that are free and were never attempted. */
-const untouched = (queue: string) => countRows(db, 'sluice_jobs', "queue = ? AND lock_id = '' AND locked_at IS NULL AND retry_times = 0", [queue]);
+const untouched = (queue: string) => countRows(db, 'sluice_jobs', "queue = ? AND lock_id = '' AND locked_at = '1970-01-01 00:00:01' AND retry_times = 0", [queue]);
 
 describe('pauseQueue', () => {
   for (const claim of ['random-head', 'skip-locked'] as ClaimStrategy[]) {

@@ -9,7 +9,7 @@ import {
   type JobSpec,
   type StoredBackoff,
 } from '../../src/index.ts';
-import { ago, countRows, deadRow, insertJob, jobRow, SECOND } from '../helpers/factory.ts';
+import { ago, countRows, deadRow, insertJob, jobRow, SECOND, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { aborted, deferred, msUntilRunAt, recordEvents, withWorker } from './harness.ts';
@@ -259,7 +259,7 @@ describe('heartbeats', () => {
     const maintainer = db.sluice.maintenance({ lockTimeoutMs: 1_500, jitterMs: 0 });
     expect(await maintainer.runOnce()).toMatchObject({ leader: true, released: 1 });
     await maintainer.stop();
-    expect(await jobRow(db, dead)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 2 });
+    expect(await jobRow(db, dead)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 2 });
     expect((await jobRow(db, dead))?.last_error).toMatch(/^claim gone-host-4242~dead\.1 expired after 1500 ms/);
     expect(await jobRow(db, live)).toMatchObject({ lock_id: 'live-host-1~live.1', retry_times: 0 });
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineJob, type ClaimStrategy, type JobSpec, type WorkerOptions } from '../../src/index.ts';
-import { jobRow } from '../helpers/factory.ts';
+import { jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { deferred, msUntilRunAt, recordEvents, withWorker } from './harness.ts';
@@ -33,8 +33,8 @@ describe('delayed jobs', () => {
         await sluice.enqueue({ name: 'job', payload: { tag: 'due again' } });
         await waitFor(() => ran.includes('due again'), { what: 'the second due job' });
         expect(ran).toEqual(['due', 'due again']);
-        expect(await jobRow(db, delayed.id)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 0 });
-        expect(await jobRow(db, scheduled.id)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 0 });
+        expect(await jobRow(db, delayed.id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 0 });
+        expect(await jobRow(db, scheduled.id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 0 });
 
         // Time passes (on the DB clock): both become due.
         await db.query('UPDATE sluice_jobs SET run_at = NOW(3) - INTERVAL 1 SECOND WHERE id IN (?, ?)', [delayed.id, scheduled.id]);

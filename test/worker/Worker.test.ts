@@ -11,7 +11,7 @@ import {
   type Worker,
   type WorkerOptions,
 } from '../../src/index.ts';
-import { countRows, deadRow, insertJob, jobRow } from '../helpers/factory.ts';
+import { countRows, deadRow, insertJob, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
@@ -181,7 +181,7 @@ describe('Worker', () => {
       waitFor(async () => (await jobRow(db, id))?.retry_times === 1, { what: 'the job released for a retry' }),
     );
     const row = await jobRow(db, id);
-    expect(row).toMatchObject({ lock_id: '', locked_at: null, retry_times: 1 });
+    expect(row).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 1 });
     expect(row?.last_error).toContain('UnknownJobTypeError: no handler for job name "ghost" (known: known)');
     const [{ ahead }] = (await db.query<{ ahead: number }>('SELECT TIMESTAMPDIFF(MINUTE, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?', [
       id,
@@ -271,7 +271,7 @@ describe('Worker', () => {
     await worker.stop();
 
     expect(signal?.aborted).toBe(true);
-    expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 0, last_error: null });
+    expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 0, last_error: null });
     expect(events['worker:stopped']).toEqual([expect.objectContaining({ released: 1 })]);
     expect(events['job:completed']).toEqual([]);
     expect(events['job:failed']).toEqual([]);
@@ -324,7 +324,7 @@ describe('Worker', () => {
     await withWorker(sluice, [job], { lockTimeoutMs: 30_000, heartbeatIntervalMs: 50 }, async () => {
       await waitFor(() => attempts.length === 1, { what: 'the first attempt' });
       // What the sweeper does to an expired claim.
-      await db.query("UPDATE sluice_jobs SET lock_id = '', locked_at = NULL, retry_times = retry_times + 1 WHERE id = ?", [id]);
+      await db.query("UPDATE sluice_jobs SET lock_id = '', locked_at = DEFAULT, retry_times = retry_times + 1 WHERE id = ?", [id]);
       await waitFor(() => attempts.length === 2, { what: 'the second attempt' });
       await waitFor(() => attempts[0]?.signal.aborted, { what: 'the first attempt aborted by the heartbeat' });
       await waitFor(() => events['claim:lost'].some((e) => e.operation === 'complete'), { what: 'the late completion refused' });

@@ -8,7 +8,7 @@ import { deadLetterJob } from '../../src/worker/deadLetterJob.ts';
 import { extendClaims } from '../../src/worker/extendClaims.ts';
 import { releaseClaims } from '../../src/worker/releaseClaims.ts';
 import { retryJob } from '../../src/worker/retryJob.ts';
-import { countRows, deadRow, jobRow, operationsOf } from '../helpers/factory.ts';
+import { countRows, deadRow, jobRow, operationsOf, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 const db = useTestDatabase('fencing');
@@ -36,7 +36,7 @@ async function sweptAndReclaimed(): Promise<Reclaimed> {
   await db.query('UPDATE sluice_jobs SET locked_at = NOW(3) - INTERVAL 2 HOUR WHERE id = ?', [id]);
   const swept = await releaseStaleClaims(exec, tables, { lockTimeoutMs: 60_000, batchSize: 100, jitterMs: 0 });
   expect(swept).toEqual({ released: 1, ids: [id] });
-  expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 1 });
+  expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 1 });
 
   // Between the sweep and the next claim the job is free: the old claim must not touch it either.
   await expectFenced(id, () => completeJobs(exec, tables, oldLock, [id]));
@@ -89,7 +89,7 @@ describe('fencing: a swept claim can no longer write to its job, even from the s
     await expectFenced(id, () => retryJob(exec, tables, { id, lockId: oldLock }, 0, 'late failure of a zombie'));
     await retryJob(exec, tables, { id, lockId: newLock }, 60_000, 'Error: second attempt failed');
     const row = await jobRow(db, id);
-    expect(row).toMatchObject({ lock_id: '', locked_at: null, retry_times: 2, last_error: 'Error: second attempt failed' });
+    expect(row).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 2, last_error: 'Error: second attempt failed' });
     const [{ ahead }] = (await db.query<{ ahead: number }>(
       'SELECT TIMESTAMPDIFF(SECOND, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?',
       [id],
@@ -142,7 +142,7 @@ describe('fencing: a swept claim can no longer write to its job, even from the s
     expect(await jobRow(db, id)).toEqual(before);
 
     expect(await releaseClaims(exec, tables, newLock, [id])).toBe(1);
-    expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: null, retry_times: 1 });
+    expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 1 });
   });
 
   it('a completed job cannot be completed, retried or dead-lettered again by its own claim', async () => {

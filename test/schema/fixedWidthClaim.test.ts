@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { fromKnex } from '../../src/db/executor.ts';
+import { claimRandomHead } from '../../src/worker/claimRandomHead.ts';
+import { ClaimTokens, LOCK_ID_WIDTH } from '../../src/worker/claimToken.ts';
+import { completeJobs } from '../../src/worker/completeJobs.ts';
+import { releaseClaims } from '../../src/worker/releaseClaims.ts';
+import * as fixedWidthClaim from '../../migrations/202611230300_fixed_width_claim.ts';
+import { SchemaVersionError } from '../../src/errors.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+
+const db = useTestDatabase('fixed_width_claim');
+const NO_CLAIM = '1970-01-01 00:00:01.000';
+
+describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at NOT NULL)', () => {
+  it('a token fits the column whatever the host name: printable ASCII, host cut, pid and a 10-digit sequence counted', () => {
+    const prefix = ClaimTokens.prefixFor(`${'höst-ñame.'.repeat(20)}\tend`, 4_194_304);
+    expect(prefix).toMatch(/^[\x21-\x7e]+$/);
+    expect(prefix.endsWith('-4194304')).toBe(true);
+    const widest = `${new ClaimTokens(prefix).workerId}.${'z'.repeat(10)}`;
+    expect(widest.length).toBeLessThanOrEqual(LOCK_ID_WIDTH);
+    expect(ClaimTokens.prefixFor('worker-1', 42)).toBe('worker-1-42');
+  });
+
+  it('the column is as wide as the tokens: a claim with the widest host is stored, fenced and released exactly', async () => {
+    const [column] = await db.query<{ len: number; cs: string; nullable: string }>(
+      "SELECT CHARACTER_MAXIMUM_LENGTH AS len, CHARACTER_SET_NAME AS cs, IS_NULLABLE AS nullable FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'sluice_jobs' AND column_name = 'lock_id'",
+    );
+    expect(column).toEqual({ len: LOCK_ID_WIDTH, cs: 'ascii', nullable: 'NO' });
+
+    await db.sluice.enqueueBatch(Array.from({ length: 3 }, (_, n) => ({ name: 'work', payload: { n } })));
+    const exec = fromKnex(db.sluice.knex);
+    const tokens = new ClaimTokens(ClaimTokens.prefixFor('h'.repeat(300), 4_194_304));
+    const lockId = tokens.next();
+    const rows = await claimRandomHead(exec, db.sluice.tables, { queue: 'default', priorities: [0], want: 3, lockId, headSize: 10 });
+    expect(rows.map((r) => r.lock_id)).toEqual([lockId, lockId, lockId]);
+    const ids = rows.map((r) => Number(r.id));
+
+    // Fenced on the exact token: one that differs in its last character matches nothing.
+    await expect(releaseClaims(exec, db.sluice.tables, `${lockId.slice(0, -1)}x`, ids)).resolves.toBe(0);
+    await expect(releaseClaims(exec, db.sluice.tables, lockId, [ids[0] as number])).resolves.toBe(1);
+    const [free] = await db.query<{ lock_id: string; locked_at: string }>("SELECT lock_id, DATE_FORMAT(locked_at, '%Y-%m-%d %H:%i:%s.%f') AS locked_at FROM sluice_jobs WHERE id = ?", [ids[0]]);
+    expect(free).toEqual({ lock_id: '', locked_at: '1970-01-01 00:00:01.000000' });
+    await completeJobs(exec, db.sluice.tables, lockId, ids.slice(1), { history: true });
+    expect(await db.query("SELECT id FROM sluice_jobs WHERE lock_id = ''")).toHaveLength(1);
+    expect(await db.query('SELECT id FROM sluice_jobs')).toHaveLength(1);
+  });
+
+  it('upgrades a live table: free jobs get the no-claim time, claims keep their lock_id and locked_at', async () => {
+    const tables = db.sluice.tables;
+    await fixedWidthClaim.down(db.sluice.knex, tables);
+    try {
+      await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at) VALUES ('default', 'free', '{}', NOW(3))");
+      await db.query(
+        "INSERT INTO sluice_jobs (queue, name, payload, run_at, lock_id, locked_at) VALUES ('default', 'held', '{}', NOW(3), 'old-host-7~abcdef01.1', '2026-11-23 10:00:00.123')",
+      );
+      await fixedWidthClaim.up(db.sluice.knex, tables);
+      const rows = await db.query<{ name: string; lock_id: string; locked_at: string }>(
+        "SELECT name, lock_id, DATE_FORMAT(locked_at, '%Y-%m-%d %H:%i:%s.%f') AS locked_at FROM sluice_jobs ORDER BY id",
+      );
+      expect(rows).toEqual([
+        { name: 'free', lock_id: '', locked_at: `${NO_CLAIM}000` },
+        { name: 'held', lock_id: 'old-host-7~abcdef01.1', locked_at: '2026-11-23 10:00:00.123000' },
+      ]);
+    } finally {
+      await db.query('DELETE FROM sluice_jobs');
+      await fixedWidthClaim.up(db.sluice.knex, tables).catch(() => undefined);
+    }
+  });
+
+  it('refuses to upgrade, changing nothing, while a claim holds a lock_id that does not fit', async () => {
+    const tables = db.sluice.tables;
+    await fixedWidthClaim.down(db.sluice.knex, tables);
+    const long = `${'a-very-long-host-name.example.internal'.repeat(2)}-123~abcdef01.1`;
+    try {
+      await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at) VALUES ('default', 'free', '{}', NOW(3))");
+      await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at, lock_id, locked_at) VALUES ('default', 'held', '{}', NOW(3), ?, NOW(3))", [long]);
+      await expect(fixedWidthClaim.up(db.sluice.knex, tables)).rejects.toThrow(/1 job\(s\) in `sluice_jobs` are claimed with a lock_id longer than 64 ASCII characters.*Nothing was changed/);
+      await expect(fixedWidthClaim.up(db.sluice.knex, tables)).rejects.toBeInstanceOf(SchemaVersionError);
+      const [column] = await db.query<{ type: string }>(
+        "SELECT COLUMN_TYPE AS type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'sluice_jobs' AND column_name = 'lock_id'",
+      );
+      expect(column?.type).toBe('varchar(128)');
+      expect(await db.query('SELECT lock_id FROM sluice_jobs WHERE locked_at IS NULL')).toEqual([{ lock_id: '' }]);
+      expect(await db.query("SELECT lock_id FROM sluice_jobs WHERE name = 'held'")).toEqual([{ lock_id: long }]);
+    } finally {
+      await db.query('DELETE FROM sluice_jobs');
+      await fixedWidthClaim.up(db.sluice.knex, tables);
+    }
+  });
+});
