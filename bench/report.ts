@@ -22,6 +22,8 @@ export interface BenchResult {
     readonly rawJobsPerSec: number;
     readonly ratio: number;
   }[];
+  /** The issue's bar: the best sluice drain against the best raw drain of the run, and against its own paired raw drain. */
+  readonly bestDrain: { readonly strategy: string; readonly workers: number; readonly concurrency: number; readonly jobsPerSec: number; readonly bestRawJobsPerSec: number; readonly ratioToBestRaw: number; readonly ratioToPairedRaw: number };
   readonly delayedBacklog: {
     readonly dueJobs: number;
     readonly delayedJobs: number;
@@ -45,6 +47,7 @@ export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[
       rawJobsPerSec: Math.round(d.raw.jobsPerSec),
       ratio: round2(d.sluice.jobsPerSec / d.raw.jobsPerSec),
     })),
+    bestDrain: bestDrain(drains),
     delayedBacklog: {
       dueJobs: backlog.dueJobs,
       delayedJobs: backlog.delayedJobs,
@@ -55,6 +58,20 @@ export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[
       runsWith: backlog.runsWith.map(Math.round),
       firstAfterLoad: Math.round(backlog.firstAfterLoad),
     },
+  };
+}
+
+function bestDrain(drains: readonly DrainRow[]): BenchResult['bestDrain'] {
+  const best = drains.reduce((a, b) => (b.sluice.jobsPerSec > a.sluice.jobsPerSec ? b : a));
+  const bestRaw = Math.max(...drains.map((d) => d.raw.jobsPerSec));
+  return {
+    strategy: best.strategy,
+    workers: best.workers,
+    concurrency: best.concurrency,
+    jobsPerSec: Math.round(best.sluice.jobsPerSec),
+    bestRawJobsPerSec: Math.round(bestRaw),
+    ratioToBestRaw: round2(best.sluice.jobsPerSec / bestRaw),
+    ratioToPairedRaw: round2(best.sluice.jobsPerSec / best.raw.jobsPerSec),
   };
 }
 
@@ -120,7 +137,12 @@ function drainTable({ jobCount, drains }: ReportInput): string {
   return [
     `(b) drain ${fmt(jobCount)} no-op jobs: sluice work (claims of up to <concurrency> jobs, job history on) vs raw claim-and-delete loop (${RAW_BATCH} per claim, no history)`,
     table(['strategy', 'workers', 'concurrency', 'jobs/s', 'raw jobs/s', 'ratio', 'stmts/50 jobs', 'raw stmts/50', 'done before timing (sluice / raw)', 'note'], rows),
+    barLine(bestDrain(drains)),
   ].join('\n');
+}
+
+function barLine(b: BenchResult['bestDrain']): string {
+  return `    best sluice drain ${fmt(b.jobsPerSec)} jobs/s (${b.strategy} ×${b.workers} c${b.concurrency}): ${b.ratioToBestRaw.toFixed(2)}× the best raw drain of this run (${fmt(b.bestRawJobsPerSec)}), ${b.ratioToPairedRaw.toFixed(2)}× its own paired raw drain`;
 }
 
 /** Statements per 50 jobs by first keyword, start-up statements included. */
