@@ -20,8 +20,10 @@ LIMIT ?`;
 
 /**
  * Params: ?1 lock timeout in microseconds, ?2 ids (list), ?3 lock timeout in microseconds.
- * Releases those claims that are still stale (a heartbeat in between keeps a claim), bumping
- * retry_times: the claim's attempt counts as failed. affectedRows = claims released.
+ * Releases those claims that are still claimed and stale (a heartbeat in between keeps a claim;
+ * a job its worker retried or released in between is free, and its locked_at is the old no-claim
+ * time, so `lock_id > ''` is what leaves it alone), bumping retry_times: the claim's attempt
+ * counts as failed. affectedRows = claims released.
  */
 const sqlReleaseStale = (t: Tables) => `
 UPDATE ${t.jobs}
@@ -30,6 +32,7 @@ SET last_error = CONCAT('claim ', lock_id, ' expired after ', ? DIV 1000, ' ms w
     locked_at = DEFAULT,
     retry_times = retry_times + 1
 WHERE id IN (?)
+  AND lock_id > ''
   AND locked_at < NOW(3) - INTERVAL ? MICROSECOND`;
 
 export interface ReleaseStaleClaimsResult {

@@ -159,4 +159,26 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
     expect(await countRows(db, 'sluice_jobs', 'lock_id = ? AND retry_times = 0', ['h-4~d.1'])).toBe(claims.length);
     expect(await countRows(db, 'sluice_workers', 'id = ?', ['h-4~d'])).toBe(1);
   });
+
+  it('a stale claim its worker releases between the sweep\'s find and its release stays free: no second retry, its error kept', async () => {
+    const id = await insertJob(db, { lockId: 'h-5~e.1', lockedAt: ago(HOUR), retryTimes: 1 });
+    const real = fromKnex(db.sluice.knex);
+    // The stalled worker wakes up right after the sweep found its claim, and retries the job itself.
+    let retriedOnce = false;
+    const exec = {
+      ...real,
+      async write(sql: string, params?: readonly unknown[]) {
+        if (!retriedOnce && /^\s*UPDATE\s+`sluice_jobs`/.test(sql)) {
+          retriedOnce = true;
+          await real.write("UPDATE sluice_jobs SET lock_id = '', locked_at = DEFAULT, retry_times = 2, last_error = 'Error: the real failure' WHERE id = ? AND lock_id = 'h-5~e.1'", [id]);
+        }
+        return real.write(sql, params);
+      },
+    };
+    const expired = await releaseStaleClaims(exec, db.sluice.tables, { lockTimeoutMs: MINUTE, batchSize: 100, jitterMs: 0 });
+
+    expect(retriedOnce).toBe(true);
+    expect(expired.released).toBe(0);
+    expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 2, last_error: 'Error: the real failure' });
+  });
 });
