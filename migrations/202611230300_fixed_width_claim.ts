@@ -10,14 +10,18 @@ const NO_CLAIM = '1970-01-01 00:00:01.000';
 /**
  * Makes the claim an in-place update. The claim UPDATE writes lock_id ('' → a token) and
  * locked_at (NULL → a time); with a VARCHAR and a NULL the row grows, and InnoDB rewrites it
- * instead of updating it in place. As CHAR(64) ascii (always 64 bytes) and a NOT NULL DATETIME,
- * both keep their size, so claims, extensions and releases update the row where it lies (the
- * claim UPDATE alone: about 38 → 30 µs of server CPU per job here). The price: about 64 more
- * bytes per live row and per ix_head entry. A free job's locked_at reads 1970-01-01 00:00:01.
+ * instead of updating it in place. As CHAR(64) ascii (always 64 bytes) and a DATETIME that is
+ * never NULL (free jobs get the no-claim time; releases write DEFAULT), both keep their size, so
+ * claims and extensions update the row where it lies (the claim UPDATE alone: about 38 → 30 µs
+ * of server CPU per job here). The price: about 64 more bytes per live row and per ix_head entry.
  *
- * The table is rebuilt (ALTER … MODIFY). It refuses to run, changing nothing, while a job is
- * claimed with a lock_id that would not fit (a worker of an earlier sluice on a host with a
- * long name): stop those workers, which releases their claims, and migrate again.
+ * Rolling upgrade: locked_at stays nullable, because workers of the previous version still write
+ * NULL when they release (those rows simply grow again at their next claim). Rows already free
+ * keep their NULL until they are claimed: no statement here walks the table. The ALTER rebuilds
+ * the table (a copy: writes wait for it), under strict mode so that it fails whole rather than
+ * cut a lock_id. It refuses to run, changing nothing, while a job is claimed with a lock_id that
+ * would not fit (a worker of an earlier sluice on a host with a long or non-ASCII name): stop
+ * those workers, which releases their claims, and migrate again.
  */
 export async function up(knex: Knex, t: Tables): Promise<void> {
   const [rows] = (await knex.raw(`SELECT COUNT(*) AS n FROM ${t.jobs} WHERE CHAR_LENGTH(lock_id) > ? OR lock_id <> CONVERT(lock_id USING ascii)`, [LOCK_ID_WIDTH])) as [
@@ -29,11 +33,10 @@ export async function up(knex: Knex, t: Tables): Promise<void> {
       `${tooLong} job(s) in ${t.jobs} are claimed with a lock_id longer than ${LOCK_ID_WIDTH} ASCII characters (workers of an earlier sluice on a host with a long name): stop those workers, which releases their claims, then migrate again. Nothing was changed.`,
     );
   }
-  await knex.raw(`UPDATE ${t.jobs} SET locked_at = '${NO_CLAIM}' WHERE locked_at IS NULL`);
-  await knex.raw(`
+  await strictly(knex, `
 ALTER TABLE ${t.jobs}
   MODIFY lock_id   CHAR(${LOCK_ID_WIDTH}) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
-  MODIFY locked_at DATETIME(3) NOT NULL DEFAULT '${NO_CLAIM}'`);
+  MODIFY locked_at DATETIME(3) NULL DEFAULT '${NO_CLAIM}'`);
 }
 
 export async function down(knex: Knex, t: Tables): Promise<void> {
@@ -41,5 +44,21 @@ export async function down(knex: Knex, t: Tables): Promise<void> {
 ALTER TABLE ${t.jobs}
   MODIFY lock_id   VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
   MODIFY locked_at DATETIME(3) NULL DEFAULT NULL`);
-  await knex.raw(`UPDATE ${t.jobs} SET locked_at = NULL WHERE lock_id = ''`);
+}
+
+/** Runs one statement on one connection with STRICT_ALL_TABLES added to its sql_mode, then restores it. */
+async function strictly(knex: Knex, sql: string): Promise<void> {
+  const conn = await knex.client.acquireConnection();
+  const run = (text: string) => knex.raw(text).connection(conn);
+  try {
+    const [[mode]] = (await run('SELECT @@SESSION.sql_mode AS mode')) as [{ mode: string }[]];
+    await run("SET SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, 'STRICT_ALL_TABLES')");
+    try {
+      await run(sql);
+    } finally {
+      await knex.raw('SET SESSION sql_mode = ?', [mode?.mode ?? '']).connection(conn);
+    }
+  } finally {
+    await knex.client.releaseConnection(conn);
+  }
 }

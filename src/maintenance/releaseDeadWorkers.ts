@@ -70,7 +70,9 @@ export async function releaseDeadWorkers(
   for (const workerId of dead) {
     const pattern = `${escapeLike(workerId)}.%`;
     let resumed = false;
-    for (const queue of queues) {
+    // lock_id is ASCII: a worker id that is not (registered by a sluice before the fixed-width
+    // claim, on a host with such a name) holds no claim, and comparing it would be an error.
+    for (const queue of CLAIMABLE_ID.test(workerId) ? queues : []) {
       while (!resumed) {
         const claims = (await db.select<{ id: number }>(sqlClaimsOf(tables), [queue, pattern, options.batchSize])).map((r) => Number(r.id));
         if (claims.length === 0) break;
@@ -86,6 +88,9 @@ export async function releaseDeadWorkers(
   }
   return { workers: removed, released, ids };
 }
+
+/** What a lock_id prefix can be: printable ASCII (ClaimTokens.prefixFor). */
+const CLAIMABLE_ID = /^[\x21-\x7e]+$/;
 
 /** Pure: a LIKE pattern that matches `text` literally. */
 export function escapeLike(text: string): string {

@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 
 /** The lock_id column's width (CHAR(64) ascii, migration 202611230300): every token fits. */
 export const LOCK_ID_WIDTH = 64;
-/** What follows the host in a token, at most: `-<pid>~<nonce>.<sequence>` (pid ≤ 7 digits, 4 bytes of nonce, 10 base-36 digits of sequence). */
-const SUFFIX_WIDTH = 1 + 7 + 1 + 8 + 1 + 10;
+/** What follows `-<pid>` in a token, at most: `~<nonce>.<sequence>` (4 bytes of nonce in hex, 10 base-36 digits of sequence). */
+const TOKEN_WIDTH = 1 + 8 + 1 + 10;
 
 /**
  * Builds claim identities. A lock_id reads `<host>-<pid>~<token>`: host and pid tell operators
@@ -26,7 +26,8 @@ export class ClaimTokens {
 
   /** `<host>-<pid>` for a lock_id: non-printable or non-ASCII characters become '_', the host is cut to fit LOCK_ID_WIDTH. */
   static prefixFor(host: string, pid: number): string {
-    return `${host.replace(/[^\x21-\x7e]/g, '_').slice(0, LOCK_ID_WIDTH - SUFFIX_WIDTH)}-${pid}`;
+    const tail = `-${pid}`;
+    return `${host.replace(/[^\x21-\x7e]/g, '_').slice(0, LOCK_ID_WIDTH - TOKEN_WIDTH - tail.length)}${tail}`;
   }
 
   /** The id of the worker instance: `<host>-<pid>~<nonce>`. */

@@ -181,4 +181,12 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
     expect(expired.released).toBe(0);
     expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 2, last_error: 'Error: the real failure' });
   });
+
+  it('a dead worker registered under a non-ASCII id (before the fixed-width claim) is removed, and the sweep goes on', async () => {
+    await db.query("INSERT INTO sluice_workers (id, host, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, concurrency, concurrency_limit) VALUES ('höst-6~f', 'höst', 6, 'mail', NOW(3) - INTERVAL 1 HOUR, NOW(3) - INTERVAL 1 HOUR, 1000, 10, 10)");
+    const claims = await insertJobs(db, 2, { queue: 'mail', lockId: 'h-7~g.1', lockedAt: dbNow });
+    const dead = await releaseDeadWorkers(fromKnex(db.sluice.knex), db.sluice.tables, { missedHeartbeats: 3, batchSize: 10 });
+    expect(dead).toEqual({ workers: ['höst-6~f'], released: 0, ids: [] });
+    expect(await countRows(db, 'sluice_jobs', 'lock_id = ?', ['h-7~g.1'])).toBe(claims.length);
+  });
 });

@@ -11,21 +11,23 @@ import { useTestDatabase } from '../helpers/testDatabase.ts';
 const db = useTestDatabase('fixed_width_claim');
 const NO_CLAIM = '1970-01-01 00:00:01.000';
 
-describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at NOT NULL)', () => {
+describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at never NULL)', () => {
   it('a token fits the column whatever the host name: printable ASCII, host cut, pid and a 10-digit sequence counted', () => {
     const prefix = ClaimTokens.prefixFor(`${'höst-ñame.'.repeat(20)}\tend`, 4_194_304);
     expect(prefix).toMatch(/^[\x21-\x7e]+$/);
     expect(prefix.endsWith('-4194304')).toBe(true);
     const widest = `${new ClaimTokens(prefix).workerId}.${'z'.repeat(10)}`;
     expect(widest.length).toBeLessThanOrEqual(LOCK_ID_WIDTH);
+    const hugePid = `${new ClaimTokens(ClaimTokens.prefixFor('h'.repeat(100), 1_234_567_890)).workerId}.${'z'.repeat(10)}`;
+    expect(hugePid.length).toBeLessThanOrEqual(LOCK_ID_WIDTH);
     expect(ClaimTokens.prefixFor('worker-1', 42)).toBe('worker-1-42');
   });
 
   it('the column is as wide as the tokens: a claim with the widest host is stored, fenced and released exactly', async () => {
-    const [column] = await db.query<{ len: number; cs: string; nullable: string }>(
-      "SELECT CHARACTER_MAXIMUM_LENGTH AS len, CHARACTER_SET_NAME AS cs, IS_NULLABLE AS nullable FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'sluice_jobs' AND column_name = 'lock_id'",
+    const [column] = await db.query<{ len: number; cs: string }>(
+      "SELECT CHARACTER_MAXIMUM_LENGTH AS len, CHARACTER_SET_NAME AS cs FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'sluice_jobs' AND column_name = 'lock_id'",
     );
-    expect(column).toEqual({ len: LOCK_ID_WIDTH, cs: 'ascii', nullable: 'NO' });
+    expect(column).toEqual({ len: LOCK_ID_WIDTH, cs: 'ascii' });
 
     await db.sluice.enqueueBatch(Array.from({ length: 3 }, (_, n) => ({ name: 'work', payload: { n } })));
     const exec = fromKnex(db.sluice.knex);
@@ -45,22 +47,32 @@ describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at NOT NULL)', () =>
     expect(await db.query('SELECT id FROM sluice_jobs')).toHaveLength(1);
   });
 
-  it('upgrades a live table: free jobs get the no-claim time, claims keep their lock_id and locked_at', async () => {
+  it('upgrades a live table without walking it: claims keep lock_id and locked_at, free rows keep NULL; a worker of the previous version can still release', async () => {
     const tables = db.sluice.tables;
     await fixedWidthClaim.down(db.sluice.knex, tables);
     try {
-      await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at) VALUES ('default', 'free', '{}', NOW(3))");
+      await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at, locked_at) VALUES ('default', 'free', '{}', NOW(3), NULL)");
       await db.query(
         "INSERT INTO sluice_jobs (queue, name, payload, run_at, lock_id, locked_at) VALUES ('default', 'held', '{}', NOW(3), 'old-host-7~abcdef01.1', '2026-11-23 10:00:00.123')",
       );
       await fixedWidthClaim.up(db.sluice.knex, tables);
-      const rows = await db.query<{ name: string; lock_id: string; locked_at: string }>(
-        "SELECT name, lock_id, DATE_FORMAT(locked_at, '%Y-%m-%d %H:%i:%s.%f') AS locked_at FROM sluice_jobs ORDER BY id",
-      );
-      expect(rows).toEqual([
-        { name: 'free', lock_id: '', locked_at: `${NO_CLAIM}000` },
+      const read = () =>
+        db.query<{ name: string; lock_id: string; locked_at: string | null }>(
+          "SELECT name, lock_id, DATE_FORMAT(locked_at, '%Y-%m-%d %H:%i:%s.%f') AS locked_at FROM sluice_jobs ORDER BY id",
+        );
+      expect(await read()).toEqual([
+        { name: 'free', lock_id: '', locked_at: null },
         { name: 'held', lock_id: 'old-host-7~abcdef01.1', locked_at: '2026-11-23 10:00:00.123000' },
       ]);
+      // The previous version's release (locked_at = NULL) still works during a rolling upgrade.
+      await db.query("UPDATE sluice_jobs SET lock_id = '', locked_at = NULL, retry_times = retry_times + 1 WHERE lock_id = 'old-host-7~abcdef01.1'");
+      // And this version claims both rows, NULL or not.
+      const lockId = new ClaimTokens().next();
+      const rows = await claimRandomHead(fromKnex(db.sluice.knex), tables, { queue: 'default', priorities: [0], want: 2, lockId, headSize: 10 });
+      expect(rows.map((r) => r.name).sort()).toEqual(['free', 'held']);
+      // Without a NOT NULL, a new row still gets the no-claim time.
+      await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at) VALUES ('default', 'new', '{}', NOW(3))");
+      expect((await read()).find((r) => r.name === 'new')?.locked_at).toBe(`${NO_CLAIM}000`);
     } finally {
       await db.query('DELETE FROM sluice_jobs');
       await fixedWidthClaim.up(db.sluice.knex, tables).catch(() => undefined);
@@ -80,7 +92,7 @@ describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at NOT NULL)', () =>
         "SELECT COLUMN_TYPE AS type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'sluice_jobs' AND column_name = 'lock_id'",
       );
       expect(column?.type).toBe('varchar(128)');
-      expect(await db.query('SELECT lock_id FROM sluice_jobs WHERE locked_at IS NULL')).toEqual([{ lock_id: '' }]);
+      expect(await db.query("SELECT lock_id FROM sluice_jobs WHERE name = 'free'")).toEqual([{ lock_id: '' }]);
       expect(await db.query("SELECT lock_id FROM sluice_jobs WHERE name = 'held'")).toEqual([{ lock_id: long }]);
     } finally {
       await db.query('DELETE FROM sluice_jobs');
