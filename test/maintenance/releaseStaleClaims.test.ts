@@ -1,11 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { fromKnex } from '../../src/db/executor.ts';
+import { fromKnex, type Executor } from '../../src/db/executor.ts';
 import { releaseDeadWorkers } from '../../src/maintenance/releaseDeadWorkers.ts';
 import { releaseStaleClaims } from '../../src/maintenance/releaseStaleClaims.ts';
 import { ago, countRows, dbNow, deadRow, fromNow, HOUR, insertJob, insertJobs, jobRow, MINUTE, SECOND, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 const db = useTestDatabase('release_stale');
+
+/** The sluice executor, except that `inject` runs once, right before the first UPDATE of the jobs table: a race made to happen. */
+function beforeFirstJobsUpdate(inject: (real: Executor) => Promise<unknown>): Executor & { injected: boolean } {
+  const real = fromKnex(db.sluice.knex);
+  const exec = {
+    ...real,
+    injected: false,
+    async write(sql: string, params?: readonly unknown[]) {
+      if (!exec.injected && /^\s*UPDATE\s+`sluice_jobs`/.test(sql)) {
+        exec.injected = true;
+        await inject(real);
+      }
+      return real.write(sql, params);
+    },
+  };
+  return exec;
+}
 
 describe('Maintainer.runOnce: releasing stale claims', () => {
   it('releases only claims older than the lock timeout, bumping retry_times and recording why', async () => {
@@ -139,22 +156,11 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
   it('a worker found dead that heartbeats before its claims are released keeps them, and stays registered', async () => {
     const claims = await insertJobs(db, 3, { queue: 'mail', lockId: 'h-4~d.1', lockedAt: dbNow });
     await db.query("INSERT INTO sluice_workers (id, host, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, concurrency, concurrency_limit) VALUES ('h-4~d', 'h', 4, 'mail', NOW(3) - INTERVAL 1 HOUR, NOW(3) - INTERVAL 1 HOUR, 1000, 10, 10)");
-    const real = fromKnex(db.sluice.knex);
     // The worker resumes right between the sweep's staleness check and its first release.
-    let resumedOnce = false;
-    const exec = {
-      ...real,
-      async write(sql: string, params?: readonly unknown[]) {
-        if (!resumedOnce && /^\s*UPDATE\s+`sluice_jobs`/.test(sql)) {
-          resumedOnce = true;
-          await real.write("UPDATE sluice_workers SET heartbeat_at = NOW(3) WHERE id = 'h-4~d'");
-        }
-        return real.write(sql, params);
-      },
-    };
+    const exec = beforeFirstJobsUpdate((real) => real.write("UPDATE sluice_workers SET heartbeat_at = NOW(3) WHERE id = 'h-4~d'"));
     const dead = await releaseDeadWorkers(exec, db.sluice.tables, { missedHeartbeats: 3, batchSize: 2 });
 
-    expect(resumedOnce).toBe(true);
+    expect(exec.injected).toBe(true);
     expect(dead).toEqual({ workers: [], released: 0, ids: [] });
     expect(await countRows(db, 'sluice_jobs', 'lock_id = ? AND retry_times = 0', ['h-4~d.1'])).toBe(claims.length);
     expect(await countRows(db, 'sluice_workers', 'id = ?', ['h-4~d'])).toBe(1);
@@ -162,22 +168,13 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
 
   it('a stale claim its worker releases between the sweep\'s find and its release stays free: no second retry, its error kept', async () => {
     const id = await insertJob(db, { lockId: 'h-5~e.1', lockedAt: ago(HOUR), retryTimes: 1 });
-    const real = fromKnex(db.sluice.knex);
     // The stalled worker wakes up right after the sweep found its claim, and retries the job itself.
-    let retriedOnce = false;
-    const exec = {
-      ...real,
-      async write(sql: string, params?: readonly unknown[]) {
-        if (!retriedOnce && /^\s*UPDATE\s+`sluice_jobs`/.test(sql)) {
-          retriedOnce = true;
-          await real.write("UPDATE sluice_jobs SET lock_id = '', locked_at = DEFAULT, retry_times = 2, last_error = 'Error: the real failure' WHERE id = ? AND lock_id = 'h-5~e.1'", [id]);
-        }
-        return real.write(sql, params);
-      },
-    };
+    const exec = beforeFirstJobsUpdate((real) =>
+      real.write("UPDATE sluice_jobs SET lock_id = '', locked_at = DEFAULT, retry_times = 2, last_error = 'Error: the real failure' WHERE id = ? AND lock_id = 'h-5~e.1'", [id]),
+    );
     const expired = await releaseStaleClaims(exec, db.sluice.tables, { lockTimeoutMs: MINUTE, batchSize: 100, jitterMs: 0 });
 
-    expect(retriedOnce).toBe(true);
+    expect(exec.injected).toBe(true);
     expect(expired.released).toBe(0);
     expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 2, last_error: 'Error: the real failure' });
   });
