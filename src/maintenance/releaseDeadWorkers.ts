@@ -1,6 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import { retryTransient } from '../db/transaction.ts';
 import type { Tables } from '../db/tables.ts';
+import { canPrefixLockId } from '../worker/claimToken.ts';
 import { liveQueues } from './liveQueues.ts';
 
 /**
@@ -72,7 +73,7 @@ export async function releaseDeadWorkers(
     let resumed = false;
     // lock_id is ASCII: a worker id that is not (registered by a sluice before the fixed-width
     // claim, on a host with such a name) holds no claim, and comparing it would be an error.
-    for (const queue of CLAIMABLE_ID.test(workerId) ? queues : []) {
+    for (const queue of canPrefixLockId(workerId) ? queues : []) {
       while (!resumed) {
         const claims = (await db.select<{ id: number }>(sqlClaimsOf(tables), [queue, pattern, options.batchSize])).map((r) => Number(r.id));
         if (claims.length === 0) break;
@@ -88,9 +89,6 @@ export async function releaseDeadWorkers(
   }
   return { workers: removed, released, ids };
 }
-
-/** What a lock_id prefix can be: printable ASCII (ClaimTokens.prefixFor). */
-const CLAIMABLE_ID = /^[\x21-\x7e]+$/;
 
 /** Pure: a LIKE pattern that matches `text` literally. */
 export function escapeLike(text: string): string {

@@ -5,6 +5,13 @@ import { hostname } from 'node:os';
 export const LOCK_ID_WIDTH = 64;
 /** What follows `-<pid>` in a token, at most: `~<nonce>.<sequence>` (4 bytes of nonce in hex, 10 base-36 digits of sequence). */
 const TOKEN_WIDTH = 1 + 8 + 1 + 10;
+/** A character a lock_id cannot hold (the column is ASCII; spaces would be padding). */
+const NOT_PRINTABLE_ASCII = /[^\x21-\x7e]/g;
+
+/** Whether a worker id could prefix a lock_id at all (ids registered before the ASCII column may not). */
+export function canPrefixLockId(workerId: string): boolean {
+  return workerId.length > 0 && workerId.search(NOT_PRINTABLE_ASCII) === -1;
+}
 
 /**
  * Builds claim identities. A lock_id reads `<host>-<pid>~<token>`: host and pid tell operators
@@ -27,7 +34,7 @@ export class ClaimTokens {
   /** `<host>-<pid>` for a lock_id: non-printable or non-ASCII characters become '_', the host is cut to fit LOCK_ID_WIDTH. */
   static prefixFor(host: string, pid: number): string {
     const tail = `-${pid}`;
-    return `${host.replace(/[^\x21-\x7e]/g, '_').slice(0, LOCK_ID_WIDTH - TOKEN_WIDTH - tail.length)}${tail}`;
+    return `${host.replace(NOT_PRINTABLE_ASCII, '_').slice(0, LOCK_ID_WIDTH - TOKEN_WIDTH - tail.length)}${tail}`;
   }
 
   /** The id of the worker instance: `<host>-<pid>~<nonce>`. */

@@ -2,6 +2,7 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { ClaimLostError } from '../errors.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { heldClaims } from './heldClaims.ts';
 
 /**
  * Params: ?1 lockId, ?2 ids (list). Deletes the finished jobs this claim still holds.
@@ -46,13 +47,6 @@ export async function completeJobs(
   });
 }
 
-/** Params: ?1 lockId, ?2 ids (list). Which of those jobs this claim still holds. */
-const sqlHeld = (t: Tables) => `
-SELECT id
-FROM ${t.jobs}
-WHERE lock_id = ?
-  AND id IN (?)`;
-
 /**
  * After completeJobs with history threw ClaimLostError (its transaction rolled back, so nothing
  * was completed): completes the jobs this claim still holds, so one lost job does not send its
@@ -62,12 +56,11 @@ WHERE lock_id = ?
  */
 export async function completeStillHeld(db: Executor, tables: Tables, lockId: string, ids: readonly number[]): Promise<number[]> {
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const rows = await db.select<{ id: number | string }>(sqlHeld(tables), [lockId, ids]);
-    const held = rows.map((r) => Number(r.id));
-    if (held.length === 0) break;
+    const held = await heldClaims(db, tables, lockId, ids);
+    if (held.size === 0) break;
     try {
-      await completeJobs(db, tables, lockId, held, { history: true });
-      return ids.filter((id) => !held.includes(id));
+      await completeJobs(db, tables, lockId, [...held], { history: true });
+      return ids.filter((id) => !held.has(id));
     } catch (error) {
       if (!(error instanceof ClaimLostError)) throw error;
     }

@@ -1,17 +1,11 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { heldClaims } from './heldClaims.ts';
 
 /** Params: ?1 lockId, ?2 ids (list). Touches locked_at of the rows this claim still holds. affectedRows = rows still held. */
 const sqlExtend = (t: Tables) => `
 UPDATE ${t.jobs}
 SET locked_at = NOW(3)
-WHERE lock_id = ?
-  AND id IN (?)`;
-
-/** Params: ?1 lockId, ?2 ids (list). Returns which of the ids this claim still holds. */
-const sqlStillHeld = (t: Tables) => `
-SELECT id
-FROM ${t.jobs}
 WHERE lock_id = ?
   AND id IN (?)`;
 
@@ -23,6 +17,6 @@ export async function extendClaims(db: Executor, tables: Tables, lockId: string,
   const { affectedRows } = await db.write(sqlExtend(tables), [lockId, ids]);
   if (affectedRows === ids.length) return [];
   if (affectedRows === 0) return [...ids];
-  const held = new Set((await db.select<{ id: number }>(sqlStillHeld(tables), [lockId, ids])).map((r) => Number(r.id)));
+  const held = await heldClaims(db, tables, lockId, ids);
   return ids.filter((id) => !held.has(id));
 }
