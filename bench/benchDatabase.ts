@@ -4,7 +4,7 @@
  * table). The database is derived from MYSQL_URL's server (or the local default) with its name
  * replaced, and is dropped and re-created at the start of every run.
  */
-import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { type Connection, createConnection, type RowDataPacket } from 'mysql2/promise';
 import { pino } from 'pino';
 import { createSluice, type Sluice } from 'sluice';
 
@@ -19,7 +19,12 @@ export interface Bench {
   readonly sluice: Sluice;
   /** A plain mysql2 connection: raw inserts, truncation, the drain's count probes. */
   readonly conn: Connection;
-  readonly tables: { readonly jobs: string; readonly batches: string; readonly jobHistory: string; readonly raw: string };
+  readonly tables: {
+    readonly jobs: string;
+    readonly batches: string;
+    readonly jobHistory: string;
+    readonly raw: string;
+  };
   readonly server: { readonly version: string; readonly maxAllowedPacket: number };
   close(): Promise<void>;
 }
@@ -30,7 +35,12 @@ export async function openBench(): Promise<Bench> {
   const sluice = createSluice({ url, tablePrefix: PREFIX, logger: pino({ level: 'warn' }, pino.destination(2)) });
   await sluice.migrate();
   const conn = await connectRaw(url);
-  const tables = { jobs: `${PREFIX}jobs`, batches: `${PREFIX}batches`, jobHistory: `${PREFIX}job_history`, raw: "raw_jobs" };
+  const tables = {
+    jobs: `${PREFIX}jobs`,
+    batches: `${PREFIX}batches`,
+    jobHistory: `${PREFIX}job_history`,
+    raw: 'raw_jobs',
+  };
   await conn.query(`CREATE TABLE \`${tables.raw}\` LIKE \`${tables.jobs}\``);
   const [rows] = await conn.query<RowDataPacket[]>('SELECT VERSION() AS version, @@max_allowed_packet AS packet');
   const server = { version: String(rows[0]?.version), maxAllowedPacket: Number(rows[0]?.packet) };
@@ -47,20 +57,18 @@ export async function openBench(): Promise<Bench> {
  * the whole free range for `UPDATE … ORDER BY … LIMIT` instead of reading ix_head in order.
  */
 export async function connectRaw(url: string): Promise<Connection> {
-  const conn = await createConnection({ uri: url, charset: 'UTF8MB4_BIN', supportBigNumbers: true, bigNumberStrings: false });
+  const conn = await createConnection({
+    uri: url,
+    charset: 'UTF8MB4_BIN',
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+  });
   await conn.query("SET time_zone = '+00:00'");
   return conn;
 }
 
 export async function truncate(conn: Connection, tables: readonly string[]): Promise<void> {
   for (const table of tables) await conn.query(`TRUNCATE TABLE \`${table}\``);
-}
-
-/** The URL for printing: password masked. */
-export function redacted(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
 }
 
 /** MYSQL_URL (or the local default) with its database replaced. */

@@ -15,10 +15,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { RowDataPacket } from 'mysql2/promise';
-import { truncate, type Bench } from './benchDatabase.ts';
-import { startFleet } from './processFleet.ts';
+import { type Bench, truncate } from './benchDatabase.ts';
 import { median } from './median.ts';
+import { measureWithFleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
+import { SLUICE_CLI } from './sourceCli.ts';
 import { BENCH_QUEUE, JOB_NAME } from './workload.ts';
 
 const DUE = 10_000;
@@ -26,7 +27,6 @@ const DELAYED = 1_000_000;
 const DELAYED_PER_BATCH = 100_000;
 const TIMED_RUNS = 5;
 const LIMIT_MS = 60_000;
-const SLUICE_BIN = fileURLToPath(new URL('../bin/sluice.js', import.meta.url));
 const JOBS_DIR = fileURLToPath(new URL('./jobs', import.meta.url));
 
 export interface BacklogMeasurement {
@@ -52,8 +52,19 @@ export async function measureDelayedBacklog(bench: Bench): Promise<BacklogMeasur
   const runsWith = await timedDrains(bench, 'with backlog');
   const jobsPerSecWithout = median(runsWithout);
   const jobsPerSecWith = median(runsWith);
-  progress(`delayed backlog: ${Math.round(jobsPerSecWithout)} jobs/s without, ${Math.round(jobsPerSecWith)} jobs/s with ${DELAYED.toLocaleString('en-US')} delayed`);
-  return { dueJobs: DUE, delayedJobs: DELAYED, jobsPerSecWithout, jobsPerSecWith, ratio: jobsPerSecWith / jobsPerSecWithout, runsWithout, runsWith, firstAfterLoad };
+  progress(
+    `delayed backlog: ${Math.round(jobsPerSecWithout)} jobs/s without, ${Math.round(jobsPerSecWith)} jobs/s with ${DELAYED.toLocaleString('en-US')} delayed`,
+  );
+  return {
+    dueJobs: DUE,
+    delayedJobs: DELAYED,
+    jobsPerSecWithout,
+    jobsPerSecWith,
+    ratio: jobsPerSecWith / jobsPerSecWithout,
+    runsWithout,
+    runsWith,
+    firstAfterLoad,
+  };
 }
 
 async function timedDrains(bench: Bench, label: string): Promise<number[]> {
@@ -67,7 +78,12 @@ async function timedDrains(bench: Bench, label: string): Promise<number[]> {
 
 async function loadBacklog(bench: Bench): Promise<void> {
   for (let done = 0; done < DELAYED; done += DELAYED_PER_BATCH) {
-    const batch = Array.from({ length: DELAYED_PER_BATCH }, (_, i) => ({ name: JOB_NAME, queue: BENCH_QUEUE, priority: (done + i) % 3, delayMs: 86_400_000 }));
+    const batch = Array.from({ length: DELAYED_PER_BATCH }, (_, i) => ({
+      name: JOB_NAME,
+      queue: BENCH_QUEUE,
+      priority: (done + i) % 3,
+      delayMs: 86_400_000,
+    }));
     await bench.sluice.enqueueBatch(batch);
     progress(`  delayed backlog: ${(done + DELAYED_PER_BATCH).toLocaleString('en-US')} delayed jobs written`);
   }
@@ -76,12 +92,27 @@ async function loadBacklog(bench: Bench): Promise<void> {
 
 /** Enqueues DUE due jobs, settles the table, and times one worker draining them: jobs/s. */
 async function drainDue(bench: Bench): Promise<number> {
-  await bench.sluice.enqueueBatch(Array.from({ length: DUE }, (_, n) => ({ name: JOB_NAME, queue: BENCH_QUEUE, priority: 2, payload: { n } })));
+  await bench.sluice.enqueueBatch(
+    Array.from({ length: DUE }, (_, n) => ({ name: JOB_NAME, queue: BENCH_QUEUE, priority: 2, payload: { n } })),
+  );
   await bench.conn.query(`FLUSH TABLES \`${bench.tables.jobs}\` FOR EXPORT`);
   await bench.conn.query('UNLOCK TABLES');
-  const args = [SLUICE_BIN, 'work', '--queues', BENCH_QUEUE, '--concurrency', '50', '--jobs', JOBS_DIR, '--prefix', bench.prefix, '--url', bench.url];
+  const args = [
+    ...SLUICE_CLI,
+    'work',
+    '--queues',
+    BENCH_QUEUE,
+    '--concurrency',
+    '50',
+    '--jobs',
+    JOBS_DIR,
+    '--prefix',
+    bench.prefix,
+    '--url',
+    bench.url,
+  ];
   const fleet = await startFleet(1, ['--import', 'tsx', ...args], { LOG_LEVEL: 'warn' });
-  try {
+  return measureWithFleet(fleet, 'delayed backlog', async () => {
     const initial = await dueLeft(bench);
     let left = initial;
     while (left > 0 && performance.now() - fleet.readyAt < LIMIT_MS) {
@@ -90,10 +121,7 @@ async function drainDue(bench: Bench): Promise<number> {
     }
     if (left > 0) throw new Error(`delayed backlog: ${left} due jobs still left after ${LIMIT_MS / 1000} s`);
     return initial / ((performance.now() - fleet.readyAt) / 1000);
-  } finally {
-    const codes = await fleet.stop();
-    if (codes.some((code) => code !== 0)) throw new Error(`delayed backlog: worker exit codes ${codes.join(', ')}`);
-  }
+  });
 }
 
 /**

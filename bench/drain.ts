@@ -12,9 +12,9 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
-import { startFleet } from './processFleet.ts';
+import { measureWithFleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
-import { sumStatementCounts, type StatementCounts } from './statementCounter.ts';
+import { type StatementCounts, sumStatementCounts } from './statementCounter.ts';
 
 export interface DrainTarget {
   /** For progress lines, e.g. "random-head ×2 sluice". */
@@ -52,13 +52,7 @@ export async function measureDrain(conn: Connection, target: DrainTarget, filled
   try {
     const env = { ...target.env, BENCH_STATEMENTS_DIR: statementsDir };
     const fleet = await startFleet(target.workers, [...PRELOADS, ...target.args], env);
-    let timed: Omit<DrainMeasurement, 'statements'>;
-    try {
-      timed = await timeDrain(conn, target, fleet.readyAt, filled);
-    } finally {
-      const codes = await fleet.stop();
-      if (codes.some((code) => code !== 0)) throw new Error(`${target.label}: worker exit codes ${codes.join(', ')} (expected all 0)`);
-    }
+    const timed = await measureWithFleet(fleet, target.label, () => timeDrain(conn, target, fleet.readyAt, filled));
     const files = readdirSync(statementsDir).map((f) => join(statementsDir, f));
     return { ...timed, statements: sumStatementCounts(files) };
   } finally {
@@ -70,8 +64,17 @@ async function timeDrain(conn: Connection, target: DrainTarget, readyAt: number,
   const initial = await countJobs(conn, target);
   const { endAt, left } = await waitUntilEmpty(conn, target, readyAt, initial);
   const seconds = (endAt - readyAt) / 1000;
-  if (left > 0) progress(`  ${target.label}: cut off after ${DRAIN_LIMIT_MS / 1000} s with ${left.toLocaleString('en-US')} jobs left`);
-  return { jobs: initial - left, left, startedEarly: filled - initial, seconds, jobsPerSec: (initial - left) / seconds };
+  if (left > 0)
+    progress(
+      `  ${target.label}: cut off after ${DRAIN_LIMIT_MS / 1000} s with ${left.toLocaleString('en-US')} jobs left`,
+    );
+  return {
+    jobs: initial - left,
+    left,
+    startedEarly: filled - initial,
+    seconds,
+    jobsPerSec: (initial - left) / seconds,
+  };
 }
 
 /** Params: ?1 queue. Jobs still in the live table for the queue (walks them all: progress lines only). */

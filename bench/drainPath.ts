@@ -15,15 +15,15 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fromKnex } from '../src/db/executor.ts';
-import { claimRandomHead } from '../src/worker/claimRandomHead.ts';
-import { ClaimTokens } from '../src/worker/claimToken.ts';
-import { completeJobs } from '../src/worker/completeJobs.ts';
-import { openBench, truncate, type Bench } from './benchDatabase.ts';
+import { ClaimTokens } from '../src/worker/ClaimTokens.ts';
+import { claimRandomHead } from '../src/worker/claims/claimRandomHead.ts';
+import { completeJobs } from '../src/worker/claims/completeJobs.ts';
+import { type Bench, openBench, truncate } from './benchDatabase.ts';
 import { progress } from './progress.ts';
-import { claimAndDelete } from './rawLoop.ts';
 import { rawInsertJobs } from './rawInsert.ts';
+import { claimAndDelete } from './rawLoop.ts';
 import { fmt, table } from './report.ts';
-import { BENCH_QUEUE, makeJobs, type BenchJob } from './workload.ts';
+import { BENCH_QUEUE, type BenchJob, makeJobs } from './workload.ts';
 
 const JOB_COUNT = 100_000;
 const CLAIM_SIZE = 500;
@@ -47,7 +47,9 @@ async function main(): Promise<void> {
   const bench = await openBench();
   try {
     const serverPid = findServerPid();
-    progress(`server ${bench.server.version}; CPU read from ${serverPid === null ? 'nowhere (no local server process): n/a' : `pid ${serverPid}`}`);
+    progress(
+      `server ${bench.server.version}; CPU read from ${serverPid === null ? 'nowhere (no local server process): n/a' : `pid ${serverPid}`}`,
+    );
     const jobs = makeJobs(JOB_COUNT);
     const db = fromKnex(bench.sluice.knex, { readCommitted: true });
     const { tables } = bench.sluice;
@@ -55,7 +57,13 @@ async function main(): Promise<void> {
     const claimAll = async (claims: Claim[]) => {
       for (;;) {
         const lockId = tokens.next();
-        const rows = await claimRandomHead(db, tables, { queue: BENCH_QUEUE, priorities: [0], want: CLAIM_SIZE, lockId, headSize: HEAD_SIZE });
+        const rows = await claimRandomHead(db, tables, {
+          queue: BENCH_QUEUE,
+          priorities: [0],
+          want: CLAIM_SIZE,
+          lockId,
+          headSize: HEAD_SIZE,
+        });
         if (rows.length === 0) return;
         claims.push({ lockId, ids: rows.map((r) => Number(r.id)) });
       }
@@ -65,24 +73,32 @@ async function main(): Promise<void> {
     await refill(bench, jobs);
     const claims: Claim[] = [];
     steps.push(await measure('claim (head, UPDATE, load)', serverPid, () => claimAll(claims)));
-    steps.push(await measure('complete, history on', serverPid, async () => {
-      for (const c of claims) await completeJobs(db, tables, c.lockId, c.ids, { history: true });
-    }));
+    steps.push(
+      await measure('complete, history on', serverPid, async () => {
+        for (const c of claims) await completeJobs(db, tables, c.lockId, c.ids, { history: true });
+      }),
+    );
 
     await refill(bench, jobs);
     const again: Claim[] = [];
     await claimAll(again);
-    steps.push(await measure('complete, history off', serverPid, async () => {
-      for (const c of again) await completeJobs(db, tables, c.lockId, c.ids, { history: false });
-    }));
+    steps.push(
+      await measure('complete, history off', serverPid, async () => {
+        for (const c of again) await completeJobs(db, tables, c.lockId, c.ids, { history: false });
+      }),
+    );
 
     await truncate(bench.conn, [bench.tables.raw]);
     await rawInsertJobs(bench.conn, bench.tables.raw, jobs, 5_000);
-    steps.push(await measure(`raw claim-and-delete (${RAW_BATCH} per claim)`, serverPid, async () => {
-      while ((await claimAndDelete(bench.conn, bench.tables.raw, BENCH_QUEUE, RAW_BATCH)) > 0);
-    }));
+    steps.push(
+      await measure(`raw claim-and-delete (${RAW_BATCH} per claim)`, serverPid, async () => {
+        while ((await claimAndDelete(bench.conn, bench.tables.raw, BENCH_QUEUE, RAW_BATCH)) > 0);
+      }),
+    );
 
-    process.stdout.write(`${render(steps)}\n${JSON.stringify({ claimSize: CLAIM_SIZE, rawBatch: RAW_BATCH, jobs: JOB_COUNT, steps })}\n`);
+    process.stdout.write(
+      `${render(steps)}\n${JSON.stringify({ claimSize: CLAIM_SIZE, rawBatch: RAW_BATCH, jobs: JOB_COUNT, steps })}\n`,
+    );
   } finally {
     await bench.close();
   }
@@ -111,7 +127,12 @@ async function measure(step: string, serverPid: number | null, run: () => Promis
 }
 
 function render(steps: readonly Step[]): string {
-  const rows = steps.map((s) => [s.step, String(s.wallUsPerJob), s.serverCpuUsPerJob === null ? 'n/a' : String(s.serverCpuUsPerJob), s.wallUsPerJob > 0 ? fmt(1e6 / s.wallUsPerJob) : '-']);
+  const rows = steps.map((s) => [
+    s.step,
+    String(s.wallUsPerJob),
+    s.serverCpuUsPerJob === null ? 'n/a' : String(s.serverCpuUsPerJob),
+    s.wallUsPerJob > 0 ? fmt(1e6 / s.wallUsPerJob) : '-',
+  ]);
   return [
     `drain path, step by step: ${fmt(JOB_COUNT)} jobs, claims of ${CLAIM_SIZE}, one connection; server CPU includes the purge after each step`,
     table(['step', 'wall µs/job', 'server CPU µs/job', 'jobs/s alone'], rows),

@@ -9,10 +9,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { ClaimStrategy } from 'sluice';
-import { truncate, type Bench } from './benchDatabase.ts';
-import { measureDrain, type DrainMeasurement } from './drain.ts';
+import { type Bench, truncate } from './benchDatabase.ts';
+import { type DrainMeasurement, measureDrain } from './drain.ts';
 import { progress } from './progress.ts';
 import { rawInsertJobs } from './rawInsert.ts';
+import { SLUICE_CLI } from './sourceCli.ts';
 import { BENCH_QUEUE, type BenchJob } from './workload.ts';
 
 export const STRATEGIES: readonly ClaimStrategy[] = ['random-head', 'skip-locked'];
@@ -22,7 +23,6 @@ export const CONCURRENCIES: readonly number[] = [50, 200, 500];
 /** Jobs per claim of the raw loop, matching sluice's claimBatchSize default. */
 export const RAW_BATCH = 50;
 
-const SLUICE_BIN = fileURLToPath(new URL('../bin/sluice.js', import.meta.url));
 const JOBS_DIR = fileURLToPath(new URL('./jobs', import.meta.url));
 const RAW_WORKER = fileURLToPath(new URL('./rawWorker.ts', import.meta.url));
 
@@ -34,14 +34,20 @@ export interface DrainRow {
   readonly raw: DrainMeasurement;
 }
 
-export async function measureDrains(bench: Bench, jobs: readonly BenchJob[], rowsPerStatement: number): Promise<DrainRow[]> {
+export async function measureDrains(
+  bench: Bench,
+  jobs: readonly BenchJob[],
+  rowsPerStatement: number,
+): Promise<DrainRow[]> {
   const rows: DrainRow[] = [];
   for (const concurrency of CONCURRENCIES) {
     for (const strategy of STRATEGIES) {
       for (const workers of WORKER_COUNTS) {
         const sluice = await drainSluice(bench, jobs, strategy, workers, concurrency);
         const raw = await drainRaw(bench, jobs, workers, rowsPerStatement);
-        progress(`drain ${strategy} ×${workers} c${concurrency}: sluice ${Math.round(sluice.jobsPerSec)} jobs/s, raw ${Math.round(raw.jobsPerSec)} jobs/s`);
+        progress(
+          `drain ${strategy} ×${workers} c${concurrency}: sluice ${Math.round(sluice.jobsPerSec)} jobs/s, raw ${Math.round(raw.jobsPerSec)} jobs/s`,
+        );
         rows.push({ strategy, workers, concurrency, sluice, raw });
       }
     }
@@ -49,19 +55,58 @@ export async function measureDrains(bench: Bench, jobs: readonly BenchJob[], row
   return rows;
 }
 
-async function drainSluice(bench: Bench, jobs: readonly BenchJob[], strategy: ClaimStrategy, workers: number, concurrency: number): Promise<DrainMeasurement> {
+async function drainSluice(
+  bench: Bench,
+  jobs: readonly BenchJob[],
+  strategy: ClaimStrategy,
+  workers: number,
+  concurrency: number,
+): Promise<DrainMeasurement> {
   await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobHistory]);
   await bench.sluice.enqueueBatch(jobs);
-  const args = [SLUICE_BIN, 'work', '--queues', BENCH_QUEUE, '--concurrency', String(concurrency), '--claim-batch-size', String(concurrency), '--jobs', JOBS_DIR];
+  const args = [
+    ...SLUICE_CLI,
+    'work',
+    '--queues',
+    BENCH_QUEUE,
+    '--concurrency',
+    String(concurrency),
+    '--claim-batch-size',
+    String(concurrency),
+    '--jobs',
+    JOBS_DIR,
+  ];
   args.push('--claim', strategy, '--prefix', bench.prefix, '--url', bench.url);
-  const target = { label: `${strategy} ×${workers} c${concurrency} sluice`, table: bench.tables.jobs, queue: BENCH_QUEUE, workers, args, env: { LOG_LEVEL: 'warn' } };
+  const target = {
+    label: `${strategy} ×${workers} c${concurrency} sluice`,
+    table: bench.tables.jobs,
+    queue: BENCH_QUEUE,
+    workers,
+    args,
+    env: { LOG_LEVEL: 'warn' },
+  };
   return measureDrain(bench.conn, target, jobs.length);
 }
 
-async function drainRaw(bench: Bench, jobs: readonly BenchJob[], workers: number, rowsPerStatement: number): Promise<DrainMeasurement> {
+async function drainRaw(
+  bench: Bench,
+  jobs: readonly BenchJob[],
+  workers: number,
+  rowsPerStatement: number,
+): Promise<DrainMeasurement> {
   await truncate(bench.conn, [bench.tables.raw]);
   await rawInsertJobs(bench.conn, bench.tables.raw, jobs, rowsPerStatement);
-  const args = [RAW_WORKER, '--url', bench.url, '--table', bench.tables.raw, '--queue', BENCH_QUEUE, '--batch', String(RAW_BATCH)];
+  const args = [
+    RAW_WORKER,
+    '--url',
+    bench.url,
+    '--table',
+    bench.tables.raw,
+    '--queue',
+    BENCH_QUEUE,
+    '--batch',
+    String(RAW_BATCH),
+  ];
   const target = { label: `raw ×${workers}`, table: bench.tables.raw, queue: BENCH_QUEUE, workers, args };
   return measureDrain(bench.conn, target, jobs.length);
 }

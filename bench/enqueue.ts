@@ -5,7 +5,7 @@
  * truncated before every run; sides alternate, sluice first; each side's median counts.
  */
 import type { EnqueueBatchResult } from 'sluice';
-import { truncate, type Bench } from './benchDatabase.ts';
+import { type Bench, truncate } from './benchDatabase.ts';
 import { median } from './median.ts';
 import { progress } from './progress.ts';
 import { rawInsertJobs } from './rawInsert.ts';
@@ -22,7 +22,11 @@ export interface EnqueueMeasurement {
   readonly rawSeconds: readonly number[];
 }
 
-export async function measureEnqueue(bench: Bench, jobs: readonly BenchJob[], runs: number): Promise<EnqueueMeasurement> {
+export async function measureEnqueue(
+  bench: Bench,
+  jobs: readonly BenchJob[],
+  runs: number,
+): Promise<EnqueueMeasurement> {
   const sluiceSeconds: number[] = [];
   const rawSeconds: number[] = [];
   let statements = 0;
@@ -31,7 +35,9 @@ export async function measureEnqueue(bench: Bench, jobs: readonly BenchJob[], ru
     statements = sluiceRun.chunks;
     sluiceSeconds.push(sluiceRun.seconds);
     rawSeconds.push(await timeRawEnqueue(bench, jobs, Math.ceil(jobs.length / statements)));
-    progress(`enqueue run ${run}/${runs}: sluice ${sluiceRun.seconds.toFixed(2)} s, raw ${rawSeconds.at(-1)?.toFixed(2)} s`);
+    progress(
+      `enqueue run ${run}/${runs}: sluice ${sluiceRun.seconds.toFixed(2)} s, raw ${rawSeconds.at(-1)?.toFixed(2)} s`,
+    );
   }
   const jobsPerSec = jobs.length / median(sluiceSeconds);
   const rawJobsPerSec = jobs.length / median(rawSeconds);
@@ -46,7 +52,10 @@ export async function measureEnqueue(bench: Bench, jobs: readonly BenchJob[], ru
   };
 }
 
-async function timeSluiceEnqueue(bench: Bench, jobs: readonly BenchJob[]): Promise<{ seconds: number; chunks: number }> {
+async function timeSluiceEnqueue(
+  bench: Bench,
+  jobs: readonly BenchJob[],
+): Promise<{ seconds: number; chunks: number }> {
   await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches]);
   let chunks = 0;
   const onEnqueued = (e: { chunks: number }) => (chunks = e.chunks);

@@ -3,7 +3,7 @@
  * message 'ready'; stopped together with SIGINT, reporting every exit code. Children's stdout
  * and stderr go to our stderr, so our stdout carries only the report.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 
 export interface Fleet {
@@ -29,9 +29,30 @@ export async function startFleet(count: number, args: readonly string[], env: No
   return { readyAt, stop: () => Promise.all(children.map(interrupt)) };
 }
 
+/**
+ * Runs `measure` while the fleet runs, then stops it. A failed measurement is reported as such; a
+ * child that then exits non-zero fails a measurement that succeeded.
+ */
+export async function measureWithFleet<T>(fleet: Fleet, label: string, measure: () => Promise<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await measure();
+  } catch (error) {
+    await fleet.stop();
+    throw error;
+  }
+  const codes = await fleet.stop();
+  if (codes.some((code) => code !== 0))
+    throw new Error(`${label}: worker exit codes ${codes.join(', ')} (expected all 0)`);
+  return result;
+}
+
 function whenReady(child: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child ${child.pid} not ready after ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`child ${child.pid} not ready after ${READY_TIMEOUT_MS} ms`)),
+      READY_TIMEOUT_MS,
+    );
     child.on('message', (message) => {
       if (message !== 'ready') return;
       clearTimeout(timer);

@@ -14,7 +14,12 @@ INSERT INTO \`${table}\` (queue, name, payload, priority, run_at, created_at)
 VALUES ?`;
 
 /** Returns the rows inserted. Rolls back and re-throws on any failure. */
-export async function rawInsertJobs(conn: Connection, table: string, jobs: readonly BenchJob[], rowsPerStatement: number): Promise<number> {
+export async function rawInsertJobs(
+  conn: Connection,
+  table: string,
+  jobs: readonly BenchJob[],
+  rowsPerStatement: number,
+): Promise<number> {
   let inserted = 0;
   await conn.beginTransaction();
   try {

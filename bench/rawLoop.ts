@@ -30,7 +30,10 @@ export async function claimAndDelete(conn: Connection, table: string, queue: str
   await conn.query('BEGIN');
   try {
     const [rows] = await conn.query<RowDataPacket[]>(sqlLockHead(table), [queue, batch]);
-    const done = rows.length === 0 ? 0 : (await conn.query<ResultSetHeader>(sqlDelete(table), [rows.map((r) => r.id)]))[0].affectedRows;
+    const done =
+      rows.length === 0
+        ? 0
+        : (await conn.query<ResultSetHeader>(sqlDelete(table), [rows.map((r) => r.id)]))[0].affectedRows;
     await conn.query('COMMIT');
     return done;
   } catch (error) {

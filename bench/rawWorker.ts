@@ -26,7 +26,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => (stopping = true));
   process.send?.('ready');
   while (!stopping) {
-    if ((await retryingConflicts(() => claimAndDelete(conn, args.table as string, args.queue as string, batch))) === 0) await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    if ((await retryingConflicts(() => claimAndDelete(conn, args.table as string, args.queue as string, batch))) === 0)
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
   }
   await conn.end();
   process.disconnect?.();

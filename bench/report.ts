@@ -4,12 +4,12 @@
  * rounding) to two decimals.
  */
 import { cpus } from 'node:os';
+import { redactUrl } from '../src/db/redactUrl.ts';
 import type { Bench } from './benchDatabase.ts';
-import { redacted } from './benchDatabase.ts';
+import type { BacklogMeasurement } from './delayedBacklog.ts';
 import type { DrainMeasurement } from './drain.ts';
 import type { DrainRow } from './drainSuite.ts';
 import { RAW_BATCH } from './drainSuite.ts';
-import type { BacklogMeasurement } from './delayedBacklog.ts';
 import type { EnqueueMeasurement } from './enqueue.ts';
 
 export interface BenchResult {
@@ -23,7 +23,15 @@ export interface BenchResult {
     readonly ratio: number;
   }[];
   /** The issue's bar: the best sluice drain against the best raw drain of the run, and against its own paired raw drain. */
-  readonly bestDrain: { readonly strategy: string; readonly workers: number; readonly concurrency: number; readonly jobsPerSec: number; readonly bestRawJobsPerSec: number; readonly ratioToBestRaw: number; readonly ratioToPairedRaw: number };
+  readonly bestDrain: {
+    readonly strategy: string;
+    readonly workers: number;
+    readonly concurrency: number;
+    readonly jobsPerSec: number;
+    readonly bestRawJobsPerSec: number;
+    readonly ratioToBestRaw: number;
+    readonly ratioToPairedRaw: number;
+  };
   readonly delayedBacklog: {
     readonly dueJobs: number;
     readonly delayedJobs: number;
@@ -36,9 +44,17 @@ export interface BenchResult {
   };
 }
 
-export function toResult(enqueue: EnqueueMeasurement, drains: readonly DrainRow[], backlog: BacklogMeasurement): BenchResult {
+export function toResult(
+  enqueue: EnqueueMeasurement,
+  drains: readonly DrainRow[],
+  backlog: BacklogMeasurement,
+): BenchResult {
   return {
-    enqueue: { jobsPerSec: Math.round(enqueue.jobsPerSec), rawJobsPerSec: Math.round(enqueue.rawJobsPerSec), ratio: round2(enqueue.ratio) },
+    enqueue: {
+      jobsPerSec: Math.round(enqueue.jobsPerSec),
+      rawJobsPerSec: Math.round(enqueue.rawJobsPerSec),
+      ratio: round2(enqueue.ratio),
+    },
     drain: drains.map((d) => ({
       strategy: d.strategy,
       workers: d.workers,
@@ -86,7 +102,19 @@ export interface ReportInput {
 }
 
 export function renderReport(input: ReportInput): string {
-  return [header(input), '', enqueueTable(input), '', drainTable(input), '', statementMix(input.drains), '', backlogTable(input.backlog), '', footer(input)].join('\n');
+  return [
+    header(input),
+    '',
+    enqueueTable(input),
+    '',
+    drainTable(input),
+    '',
+    statementMix(input.drains),
+    '',
+    backlogTable(input.backlog),
+    '',
+    footer(input),
+  ].join('\n');
 }
 
 function backlogTable(b: BacklogMeasurement): string {
@@ -102,7 +130,7 @@ function header({ bench, loadAtStart }: ReportInput): string {
   const packetMiB = (bench.server.maxAllowedPacket / 1024 / 1024).toFixed(1);
   return [
     `sluice bench  server ${bench.server.version}  max_allowed_packet ${bench.server.maxAllowedPacket} (${packetMiB} MiB)`,
-    `              ${redacted(bench.url)}  node ${process.version}  ${cpus().length} CPUs  load average at start ${loadAtStart.toFixed(2)}`,
+    `              ${redactUrl(bench.url)}  node ${process.version}  ${cpus().length} CPUs  load average at start ${loadAtStart.toFixed(2)}`,
   ].join('\n');
 }
 
@@ -136,7 +164,21 @@ function drainTable({ jobCount, drains }: ReportInput): string {
   ]);
   return [
     `(b) drain ${fmt(jobCount)} no-op jobs: sluice work (claims of up to <concurrency> jobs, job history on) vs raw claim-and-delete loop (${RAW_BATCH} per claim, no history)`,
-    table(['strategy', 'workers', 'concurrency', 'jobs/s', 'raw jobs/s', 'ratio', 'stmts/50 jobs', 'raw stmts/50', 'done before timing (sluice / raw)', 'note'], rows),
+    table(
+      [
+        'strategy',
+        'workers',
+        'concurrency',
+        'jobs/s',
+        'raw jobs/s',
+        'ratio',
+        'stmts/50 jobs',
+        'raw stmts/50',
+        'done before timing (sluice / raw)',
+        'note',
+      ],
+      rows,
+    ),
     barLine(bestDrain(drains)),
   ].join('\n');
 }
@@ -152,7 +194,9 @@ function statementMix(drains: readonly DrainRow[]): string {
       .sort(([, a], [, b]) => b - a)
       .map(([kind, n]) => `${kind} ${((n * 50) / processed(m)).toFixed(2)}`)
       .join(', ');
-  const lines = drains.map((d) => `    ${d.strategy} ×${d.workers} c${d.concurrency}: sluice ${mix(d.sluice)}  |  raw ${mix(d.raw)}`);
+  const lines = drains.map(
+    (d) => `    ${d.strategy} ×${d.workers} c${d.concurrency}: sluice ${mix(d.sluice)}  |  raw ${mix(d.raw)}`,
+  );
   return ['statements per 50 jobs, by kind (client-side count, both sides):', ...lines].join('\n');
 }
 
@@ -176,7 +220,8 @@ function cutOff(side: string, m: DrainMeasurement): string {
 
 export function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => `    ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')}`;
+  const line = (cells: readonly string[]) =>
+    `    ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')}`;
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 

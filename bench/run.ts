@@ -4,11 +4,13 @@
  *   (b) drain of 100,000 no-op jobs by 1, 2, 4 worker processes per claim strategy (drainSuite.ts)
  *   (c) drain of 10,000 due jobs with and without 1,000,000 delayed ones in the table (delayedBacklog.ts)
  * Progress goes to stderr; stdout gets the table and, as its last line, the result as JSON,
- * which is also written to bench/results/latest.json. Not a test: it asserts only that every
- * step did its work (all jobs written, all drained, every worker exited 0).
+ * which is also written to bench/results/latest.json (kept out of git). The same report goes to
+ * bench/RESULTS.md, which the README links and which is committed after a run: the figures in the
+ * repository are the ones a run printed, never typed in by hand. Not a test: it asserts only that
+ * every step did its work (all jobs written, all drained, every worker exited 0).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { openBench } from './benchDatabase.ts';
 import { measureDelayedBacklog } from './delayedBacklog.ts';
@@ -21,6 +23,7 @@ import { makeJobs } from './workload.ts';
 const JOB_COUNT = 100_000;
 const ENQUEUE_RUNS = 3;
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+const RESULTS_PAGE = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -34,13 +37,34 @@ async function main(): Promise<void> {
     const backlog = await measureDelayedBacklog(bench);
     const result = toResult(enqueue, drains, backlog);
     const wallSeconds = (performance.now() - started) / 1000;
-    process.stdout.write(`${renderReport({ bench, jobCount: JOB_COUNT, loadAtStart, enqueue, drains, backlog, wallSeconds })}\n`);
+    const report = renderReport({ bench, jobCount: JOB_COUNT, loadAtStart, enqueue, drains, backlog, wallSeconds });
+    process.stdout.write(`${report}\n`);
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(`${RESULTS_DIR}latest.json`, `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(RESULTS_PAGE, resultsPage(report, result));
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await bench.close();
   }
+}
+
+/** The committed page: when and how the figures were made, the report as printed, the JSON line. */
+function resultsPage(report: string, result: unknown): string {
+  return [
+    '# sluice benchmark: the last run',
+    '',
+    `Written by \`npm run bench\` on ${new Date().toISOString()} (${cpus().length} CPUs, node ${process.version}).`,
+    'Compare ratios within one run: absolute rates on a shared machine drift by a fifth between runs.',
+    '',
+    '```text',
+    report,
+    '```',
+    '',
+    '```json',
+    JSON.stringify(result, null, 2),
+    '```',
+    '',
+  ].join('\n');
 }
 
 await main();

@@ -29,7 +29,8 @@ if (dir) {
 export function sumStatementCounts(files: readonly string[]): StatementCounts {
   const total: StatementCounts = {};
   for (const file of files) {
-    for (const [kind, n] of Object.entries(JSON.parse(readFileSync(file, 'utf8')) as StatementCounts)) total[kind] = (total[kind] ?? 0) + n;
+    for (const [kind, n] of Object.entries(JSON.parse(readFileSync(file, 'utf8')) as StatementCounts))
+      total[kind] = (total[kind] ?? 0) + n;
   }
   return total;
 }

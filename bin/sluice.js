@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// The `sluice` command. Sources and job files are TypeScript; tsx loads them without a build step.
-import { register } from 'tsx/esm/api';
-
-register();
-const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
-// Everything sluice opened is closed by now; a handler that ignored its abort signal may still
-// hold a timer. Give log lines a moment to flush, then leave.
-setTimeout(() => process.exit(), 2_000).unref();
+// The installed `sluice` command: runs the compiled CLI (npm run build, or the package's prepack).
+// In the repo, `npm run sluice -- …` runs the TypeScript sources instead.
+try {
+  await import('../dist/src/cli/sluice.js');
+} catch (error) {
+  if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !String(error.message).includes('dist/src/cli/sluice.js')) throw error;
+  process.stderr.write(
+    'sluice: not built (no dist/): run `npm run build`, or `npm run sluice -- …` to run the sources\n',
+  );
+  process.exitCode = 1;
+}

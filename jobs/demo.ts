@@ -8,6 +8,10 @@ export default defineJob<{ n: number }>({
   name: 'demo',
   maxRetries: 5,
   async handle(payload, ctx) {
-    await ctx.knex.raw('INSERT INTO sluice_demo_runs (job_id, n, pid) VALUES (?, ?, ?)', [ctx.job.id, payload.n, process.pid]);
+    await ctx.knex.raw('INSERT INTO sluice_demo_runs (job_id, n, pid) VALUES (?, ?, ?)', [
+      ctx.job.id,
+      payload.n,
+      process.pid,
+    ]);
   },
 });

@@ -24,19 +24,23 @@ const NO_CLAIM = '1970-01-01 00:00:01.000';
  * those workers, which releases their claims, and migrate again.
  */
 export async function up(knex: Knex, t: Tables): Promise<void> {
-  const [rows] = (await knex.raw(`SELECT COUNT(*) AS n FROM ${t.jobs} WHERE CHAR_LENGTH(lock_id) > ? OR lock_id <> CONVERT(lock_id USING ascii)`, [LOCK_ID_WIDTH])) as [
-    { n: number | string }[],
-  ];
+  const [rows] = (await knex.raw(
+    `SELECT COUNT(*) AS n FROM ${t.jobs} WHERE CHAR_LENGTH(lock_id) > ? OR lock_id <> CONVERT(lock_id USING ascii)`,
+    [LOCK_ID_WIDTH],
+  )) as [{ n: number | string }[]];
   const tooLong = Number(rows[0]?.n ?? 0);
   if (tooLong > 0) {
     throw new SchemaVersionError(
       `${tooLong} job(s) in ${t.jobs} are claimed with a lock_id longer than ${LOCK_ID_WIDTH} ASCII characters (workers of an earlier sluice on a host with a long name): stop those workers, which releases their claims, then migrate again. Nothing was changed.`,
     );
   }
-  await strictly(knex, `
+  await strictly(
+    knex,
+    `
 ALTER TABLE ${t.jobs}
   MODIFY lock_id   CHAR(${LOCK_ID_WIDTH}) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
-  MODIFY locked_at DATETIME(3) NULL DEFAULT '${NO_CLAIM}'`);
+  MODIFY locked_at DATETIME(3) NULL DEFAULT '${NO_CLAIM}'`,
+  );
 }
 
 export async function down(knex: Knex, t: Tables): Promise<void> {

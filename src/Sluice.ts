@@ -1,45 +1,54 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { SluiceContext } from './context.ts';
-import { connect, describeConnectionFailure, redactUrl, resolveUrl } from './db/connect.ts';
+import { type BatchStatus, getBatch } from './batches/getBatch.ts';
+import { connect, resolveUrl } from './db/connect.ts';
 import { fromKnex } from './db/executor.ts';
-import { ER } from './db/mysqlErrors.ts';
-import { SchemaVersionError } from './errors.ts';
+import { explainFailure } from './db/explainFailure.ts';
 import { migrate } from './db/migrate.ts';
+import { redactUrl } from './db/redactUrl.ts';
 import { readServerInfo, type ServerInfo } from './db/serverInfo.ts';
 import { tablesFor } from './db/tables.ts';
-import { getBatch, type BatchStatus } from './batches/getBatch.ts';
 import type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
-import { listDeadJobs, type DeadJob } from './deadJobs/listDeadJobs.ts';
+import { type DeadJob, listDeadJobs } from './deadJobs/listDeadJobs.ts';
 import { purgeDeadJobs } from './deadJobs/purgeDeadJobs.ts';
 import { redriveDeadJobs } from './deadJobs/redriveDeadJobs.ts';
-import { enqueueBatch, type EnqueueBatchOptions, type EnqueueBatchResult, type EnqueueOptions } from './enqueue/enqueueBatch.ts';
-import { pausedQueues, pauseQueue, resumeQueue } from './queues/pauseQueue.ts';
-import { enqueueJob, type EnqueueResult } from './enqueue/enqueueJob.ts';
-import { enqueueStream, type EnqueueStreamOptions, type EnqueueStreamResult } from './enqueue/enqueueStream.ts';
-import { SluiceEvents } from './events.ts';
-import { createLogger, subscribeLogger } from './logging.ts';
-import { Maintainer } from './maintenance/Maintainer.ts';
+import { isJobDefinition, type JobDefinition, type JobFields, jobOf, type PayloadOf } from './defineJob.ts';
 import {
-  resolveMaintenanceOptions,
-  resolveSluiceOptions,
-  resolveWorkerOptions,
-  type MaintenanceOptions,
-  type SluiceOptions,
-  type WorkerOptions,
-} from './options.ts';
-import { queueStats, type QueueStats } from './stats/queueStats.ts';
-import type { JobSpec } from './types.ts';
+  type EnqueueBatchOptions,
+  type EnqueueBatchResult,
+  type EnqueueOptions,
+  enqueueBatch,
+} from './enqueue/enqueueBatch.ts';
+import { type EnqueueResult, enqueueJob } from './enqueue/enqueueJob.ts';
+import { type EnqueueStreamOptions, type EnqueueStreamResult, enqueueStream } from './enqueue/enqueueStream.ts';
+import { SluiceEvents } from './events.ts';
+import type { JobSpec } from './job.ts';
+import { type JobsApi, jobsApi } from './jobs/jobsApi.ts';
+import { createLogger, subscribeLogger } from './logging.ts';
+import { Maintenance } from './maintenance/Maintenance.ts';
+import { type MaintenanceOptions, resolveMaintenanceOptions } from './maintenance/maintenanceOptions.ts';
+import { resolveSluiceOptions, type SluiceOptions } from './options.ts';
+import { pausedQueues, pauseQueue, resumeQueue } from './queues/pauseQueue.ts';
+import { listSchedules, type ScheduleInfo } from './scheduler/listSchedules.ts';
+import type { SluiceRuntime } from './sluiceRuntime.ts';
+import { type QueueStats, queueStats } from './stats/queueStats.ts';
+import { loadHandlers } from './worker/loadHandlers.ts';
 import { Worker } from './worker/Worker.ts';
-import { listWorkers, type WorkerInfo } from './workers/workerRegistry.ts';
+import { resolveWorkerOptions, type WorkerOptions } from './worker/workerOptions.ts';
+import { listWorkers, type WorkerInfo } from './worker/workerRegistry.ts';
+
+/** Connections of the pool that carries workers' claims and outcome writes (each worker writes a claim or a batch at a time). */
+const WORKER_POOL_MAX = 4;
 
 /** One sluice install (a table prefix in one database), and the pool that reaches it. */
 export class Sluice {
   readonly events = new SluiceEvents();
   readonly logger: Logger;
   readonly knex: Knex;
-  readonly #ctx: SluiceContext;
+  readonly #runtime: SluiceRuntime;
   readonly #ownsKnex: boolean;
+  /** The small pools of workers' own writes and of heartbeats (sluice's own pools only). */
+  readonly #controlKnex: Knex[] = [];
   readonly #url: string | null;
   #serverInfo: Promise<ServerInfo> | undefined;
   #closing: Promise<void> | undefined;
@@ -47,20 +56,44 @@ export class Sluice {
   constructor(options: SluiceOptions = {}) {
     const resolved = resolveSluiceOptions(options);
     const tables = tablesFor(resolved.tablePrefix);
-    this.logger = options.logger ?? createLogger();
+    this.logger = options.logger ?? createLogger({ redact: resolved.logRedact });
     this.#ownsKnex = options.knex === undefined;
     this.#url = options.knex ? null : resolveUrl(options.url);
-    this.knex = options.knex ?? connect({ url: this.#url as string, poolMax: resolved.poolMax, logger: this.logger });
+    this.knex =
+      options.knex ??
+      connect({
+        url: this.#url as string,
+        poolMax: resolved.poolMax,
+        logger: this.logger,
+        idleTransactionTimeoutMs: resolved.idleTransactionTimeoutMs,
+      });
     subscribeLogger(this.events, this.logger);
-    this.#ctx = {
+    const db = fromKnex(this.knex, { readCommitted: this.#ownsKnex, foreign: !this.#ownsKnex });
+    const controlPool = (poolMax: number) => {
+      if (!this.#url) return db;
+      const knex = connect({
+        url: this.#url,
+        poolMax,
+        logger: this.logger,
+        idleTransactionTimeoutMs: resolved.idleTransactionTimeoutMs,
+      });
+      // One place to watch every statement sluice sends: sluice.knex's 'query' event.
+      knex.on('query', (query: unknown) => this.knex.emit('query', query));
+      this.#controlKnex.push(knex);
+      return fromKnex(knex, { readCommitted: true });
+    };
+    this.#runtime = {
       knex: this.knex,
-      db: fromKnex(this.knex, { readCommitted: this.#ownsKnex }),
+      db,
+      workerDb: controlPool(WORKER_POOL_MAX),
+      heartbeatDb: controlPool(1),
       tables,
       events: this.events,
       logger: this.logger,
       options: resolved,
-      serverInfo: () => (this.#serverInfo ??= readServerInfo(this.#ctx.db)),
+      serverInfo: () => (this.#serverInfo ??= readServerInfo(this.#runtime.db)),
     };
+    this.jobs = jobsApi(this.#runtime, (fn) => this.#guard(fn));
   }
 
   /** The URL in use, password masked (null when the app passed its own knex). */
@@ -69,97 +102,128 @@ export class Sluice {
   }
 
   get tables() {
-    return this.#ctx.tables;
+    return this.#runtime.tables;
   }
 
   /** Applies pending migrations; returns the ones applied now. */
   async migrate(): Promise<{ applied: string[] }> {
-    return this.#guard(() => migrate(this.knex, this.#ctx.tables));
+    return this.#guard(() => migrate(this.knex, this.#runtime.tables));
   }
 
-  enqueue(job: JobSpec, options?: EnqueueOptions): Promise<EnqueueResult> {
-    return this.#guard(() => enqueueJob(this.#ctx, job, options));
+  /**
+   * Enqueues one job: a JobSpec, or a job definition and a payload its handler takes (checked at
+   * compile time), with the job's other fields after it: `sluice.enqueue(sendEmail, { to }, { delayMs: 5_000 })`.
+   */
+  enqueue(job: JobSpec, options?: EnqueueOptions): Promise<EnqueueResult>;
+  enqueue<D extends JobDefinition<any>>(
+    definition: D,
+    payload: PayloadOf<D>,
+    fields?: JobFields,
+    options?: EnqueueOptions,
+  ): Promise<EnqueueResult>;
+  enqueue(
+    jobOrDefinition: JobSpec | JobDefinition<any>,
+    second?: unknown,
+    fields?: JobFields,
+    options?: EnqueueOptions,
+  ): Promise<EnqueueResult> {
+    const [job, enqueueOptions] = isJobDefinition(jobOrDefinition)
+      ? [jobOf(jobOrDefinition, second, fields), options]
+      : [jobOrDefinition, second as EnqueueOptions | undefined];
+    return this.#guard(() => enqueueJob(this.#runtime, job, enqueueOptions));
   }
 
   enqueueBatch(jobs: readonly JobSpec[], options?: EnqueueBatchOptions): Promise<EnqueueBatchResult> {
-    return this.#guard(() => enqueueBatch(this.#ctx, jobs, options));
+    return this.#guard(() => enqueueBatch(this.#runtime, jobs, options));
   }
 
   /** Enqueues a stream of chunks with memory for one chunk; `atomic` makes it one all-or-nothing batch. */
-  enqueueStream(chunks: AsyncIterable<readonly JobSpec[]>, options: EnqueueStreamOptions): Promise<EnqueueStreamResult> {
-    return this.#guard(() => enqueueStream(this.#ctx, chunks, options));
+  enqueueStream(
+    chunks: AsyncIterable<readonly JobSpec[]>,
+    options: EnqueueStreamOptions,
+  ): Promise<EnqueueStreamResult> {
+    return this.#guard(() => enqueueStream(this.#runtime, chunks, options));
   }
 
   /** A batch's size, pending / succeeded / dead counts and finishedAt; null if no such batch. */
   batch(batchId: number): Promise<BatchStatus | null> {
-    return this.#guard(() => getBatch(this.#ctx.db, this.#ctx.tables, batchId));
+    return this.#guard(() => getBatch(this.#runtime.db, this.#runtime.tables, batchId));
   }
 
   /** No worker claims from a paused queue; jobs already running finish. */
   pauseQueue(queue: string): Promise<void> {
-    return this.#guard(() => pauseQueue(this.#ctx.db, this.#ctx.tables, queue));
+    return this.#guard(() => pauseQueue(this.#runtime.db, this.#runtime.tables, queue));
   }
 
   resumeQueue(queue: string): Promise<void> {
-    return this.#guard(() => resumeQueue(this.#ctx.db, this.#ctx.tables, queue));
+    return this.#guard(() => resumeQueue(this.#runtime.db, this.#runtime.tables, queue));
   }
 
   pausedQueues(): Promise<{ queue: string; pausedAt: Date }[]> {
-    return this.#guard(() => pausedQueues(this.#ctx.db, this.#ctx.tables));
+    return this.#guard(() => pausedQueues(this.#runtime.db, this.#runtime.tables));
   }
 
   /** Dead jobs: list (paged), re-drive into the live queue, or purge — each filtered. */
   readonly deadJobs = {
     list: (filter?: DeadJobFilter, page?: { afterId?: number; limit?: number }): Promise<DeadJob[]> =>
-      this.#guard(() => listDeadJobs(this.#ctx.db, this.#ctx.tables, filter, page)),
-    redrive: (filter?: DeadJobFilter, options?: { batchSize?: number; onProgress?: (n: number) => void }): Promise<{ redriven: number }> =>
-      this.#guard(() => redriveDeadJobs(this.#ctx.db, this.#ctx.tables, filter, options)),
+      this.#guard(() => listDeadJobs(this.#runtime.db, this.#runtime.tables, filter, page)),
+    redrive: (
+      filter?: DeadJobFilter,
+      options?: { batchSize?: number; onProgress?: (n: number) => void },
+    ): Promise<{ redriven: number }> =>
+      this.#guard(() => redriveDeadJobs(this.#runtime.db, this.#runtime.tables, filter, options)),
     purge: (filter?: DeadJobFilter, options?: { batchSize?: number }): Promise<{ purged: number }> =>
-      this.#guard(() => purgeDeadJobs(this.#ctx.db, this.#ctx.tables, filter, options)),
+      this.#guard(() => purgeDeadJobs(this.#runtime.db, this.#runtime.tables, filter, options)),
   };
+
+  /** Every job, wherever it is (live, history, dead): see src/jobs/jobsApi.ts. */
+  readonly jobs: JobsApi;
+
+  /** The recurring jobs among these definitions (a jobs folder or a list), with their next and last slot. */
+  schedules(jobs: string | readonly JobDefinition<any>[] = 'jobs'): Promise<ScheduleInfo[]> {
+    return this.#guard(async () =>
+      listSchedules(this.#runtime.db, this.#runtime.tables, [...(await loadHandlers(jobs)).values()]),
+    );
+  }
 
   /** A worker (not started): `await worker.start()`, later `await worker.stop()`. */
   worker(options: WorkerOptions = {}): Worker {
-    return new Worker(this.#ctx, resolveWorkerOptions(options));
+    return new Worker(this.#runtime, resolveWorkerOptions(options));
   }
 
-  /** The sweeper (not started): `start()` on its cron schedule, or `runOnce()`. */
-  maintenance(options: MaintenanceOptions = {}): Maintainer {
-    return new Maintainer(this.#ctx, resolveMaintenanceOptions(options));
+  /** The maintenance process (not started): `start()` on its cron schedule, or `runOnce()` for one pass. */
+  maintenance(options: MaintenanceOptions = {}): Maintenance {
+    return new Maintenance(this.#runtime, resolveMaintenanceOptions(options));
   }
 
   /** The worker registry: one row per live worker, with its load, counts and heartbeat age. */
   workers(): Promise<WorkerInfo[]> {
-    return this.#guard(() => listWorkers(this.#ctx.db, this.#ctx.tables));
+    return this.#guard(() => listWorkers(this.#runtime.db, this.#runtime.tables));
   }
 
   stats(): Promise<QueueStats[]> {
-    return this.#guard(() => queueStats(this.#ctx.db, this.#ctx.tables));
+    return this.#guard(() => queueStats(this.#runtime.db, this.#runtime.tables));
   }
 
   serverInfo(): Promise<ServerInfo> {
-    return this.#guard(() => this.#ctx.serverInfo());
+    return this.#guard(() => this.#runtime.serverInfo());
   }
 
   /** Closes the pool sluice opened (an app's own knex is left open). Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= this.#ownsKnex ? this.knex.destroy() : Promise.resolve();
+    this.#closing ??= Promise.all([
+      ...(this.#ownsKnex ? [this.knex.destroy()] : []),
+      ...this.#controlKnex.map((knex) => knex.destroy()),
+    ]).then(() => undefined);
     return this.#closing;
   }
 
-  /** Re-throws connection failures as ConnectionError and a missing schema as SchemaVersionError, each with the fix and no password. */
+  /** Re-throws a failure as the error a user can act on (see explainFailure). */
   async #guard<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (error) {
-      const { code, errno, sqlMessage } = error as { code?: string; errno?: number; sqlMessage?: string };
-      if (errno === ER.NO_SUCH_TABLE) {
-        throw new SchemaVersionError(`${sqlMessage}: run \`sluice migrate\` (or sluice.migrate()) against this database first`);
-      }
-      if (this.#url && (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ER_ACCESS_DENIED_ERROR' || code === 'ER_BAD_DB_ERROR')) {
-        throw describeConnectionFailure(this.#url, error);
-      }
-      throw error;
+      throw explainFailure(this.#url, error);
     }
   }
 }

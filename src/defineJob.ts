@@ -1,13 +1,37 @@
-import { JobDefinitionError } from './errors.ts';
 import { NAME_PATTERN } from './enqueue/validateJob.ts';
-import type { JobDefinition } from './types.ts';
+import { JobDefinitionError } from './errors.ts';
+import type { Backoff, JobContext, JobSpec } from './job.ts';
 import { scheduleProblem } from './scheduler/parseSchedule.ts';
 import { backoffProblem } from './worker/backoff.ts';
+
+/** What a job's success and failure promise. See README "Delivery modes". */
+export type Delivery = 'at-least-once' | 'exactly-once' | 'at-most-once';
+
+export interface JobDefinition<P = unknown> {
+  readonly name: string;
+  /** Queue used when a job of this name is enqueued without one. Informational for the worker. */
+  readonly queue?: string;
+  readonly maxRetries?: number;
+  /** Aborts `ctx.signal` and fails the attempt after this long. */
+  readonly timeoutMs?: number;
+  readonly backoff?: Backoff;
+  /** @defaultValue `'at-least-once'` */
+  readonly delivery?: Delivery;
+  /**
+   * Recurring: a node-cron expression (seconds field allowed). The maintenance process enqueues
+   * one job per tick, fleet-wide, with payload `{ scheduledAt }`.
+   */
+  readonly schedule?: string;
+  /** IANA time zone for `schedule`. @defaultValue the process's */
+  readonly timezone?: string;
+  handle(payload: P, ctx: JobContext<P>): Promise<unknown> | unknown;
+}
 
 /** Declares a job type. Checks its shape now, so a bad definition fails at load, not at the first job. */
 export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinition<P> {
   const where = `defineJob(${JSON.stringify(definition?.name)})`;
-  if (typeof definition !== 'object' || definition === null) throw new JobDefinitionError('defineJob', 'expects an object');
+  if (typeof definition !== 'object' || definition === null)
+    throw new JobDefinitionError('defineJob', 'expects an object');
   if (typeof definition.name !== 'string' || !NAME_PATTERN.test(definition.name)) {
     throw new JobDefinitionError(where, `name must match ${NAME_PATTERN}`);
   }
@@ -26,8 +50,38 @@ export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinit
     const problem = scheduleProblem(definition.schedule, definition.timezone);
     if (problem) throw new JobDefinitionError(where, problem);
   }
-  if (definition.delivery !== undefined && !['at-least-once', 'exactly-once', 'at-most-once'].includes(definition.delivery)) {
-    throw new JobDefinitionError(where, `delivery must be 'at-least-once', 'exactly-once' or 'at-most-once' (got ${JSON.stringify(definition.delivery)})`);
+  if (
+    definition.delivery !== undefined &&
+    !['at-least-once', 'exactly-once', 'at-most-once'].includes(definition.delivery)
+  ) {
+    throw new JobDefinitionError(
+      where,
+      `delivery must be 'at-least-once', 'exactly-once' or 'at-most-once' (got ${JSON.stringify(definition.delivery)})`,
+    );
   }
   return Object.freeze({ ...definition });
+}
+
+/** The payload type a job definition's handler takes. */
+export type PayloadOf<D> = D extends JobDefinition<infer P> ? P : never;
+
+/** A job's fields besides its name and payload (queue, priority, runAt, …): see JobSpec. */
+export type JobFields = Omit<JobSpec, 'name' | 'payload'>;
+
+/**
+ * A job for `definition`, typed against its handler: a payload the handler does not take is a
+ * compile error. The definition's `queue` applies unless `fields` names one.
+ *
+ * ```ts
+ * await sluice.enqueueBatch(users.map((u) => jobOf(sendEmail, { to: u.email }, { priority: 5 })));
+ * ```
+ */
+export function jobOf<D extends JobDefinition<any>>(definition: D, payload: PayloadOf<D>, fields?: JobFields): JobSpec {
+  const queue = fields?.queue ?? definition.queue;
+  return { ...fields, ...(queue === undefined ? {} : { queue }), name: definition.name, payload };
+}
+
+/** True for a job definition (it has a handler), false for a JobSpec. */
+export function isJobDefinition(value: unknown): value is JobDefinition<any> {
+  return typeof value === 'object' && value !== null && typeof (value as { handle?: unknown }).handle === 'function';
 }

@@ -26,6 +26,18 @@ export class JobValidationError extends SluiceError {
   }
 }
 
+/**
+ * The server refused a batch as too large for one transaction — on a Galera cluster, its write
+ * set is over `wsrep_max_ws_rows` or `wsrep_max_ws_size` — and rolled it back: nothing of the
+ * batch was written. Not retried (it would fail the same way): enqueue it in smaller batches, or
+ * raise the limit. `cause` is the server's error.
+ */
+export class BatchTooLargeError extends SluiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SLUICE_BATCH_TOO_LARGE', message, options);
+  }
+}
+
 /** Options passed to createSluice/worker/maintenance are invalid. */
 export class OptionsError extends SluiceError {
   constructor(
@@ -64,7 +76,10 @@ export class SchemaVersionError extends SluiceError {
 
 /** A job's name matches no loaded handler. The job fails through the normal retry path. */
 export class UnknownJobTypeError extends SluiceError {
-  constructor(readonly jobName: string, known: readonly string[]) {
+  constructor(
+    readonly jobName: string,
+    known: readonly string[],
+  ) {
     super(
       'SLUICE_UNKNOWN_JOB_TYPE',
       `no handler for job name "${jobName}" (known: ${known.length ? known.join(', ') : 'none'})`,
@@ -74,8 +89,27 @@ export class UnknownJobTypeError extends SluiceError {
 
 /** A handler did not finish within its timeoutMs; its signal was aborted. */
 export class HandlerTimeoutError extends SluiceError {
-  constructor(readonly jobName: string, readonly timeoutMs: number) {
+  constructor(
+    readonly jobName: string,
+    readonly timeoutMs: number,
+  ) {
     super('SLUICE_HANDLER_TIMEOUT', `handler "${jobName}" did not finish within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * A job was dead-lettered without running again: its earlier claims expired (the worker died or
+ * stalled) until its failed attempts passed maxRetries. `job:dead` carries it as its error.
+ */
+export class RetriesExhaustedError extends SluiceError {
+  constructor(
+    readonly retryTimes: number,
+    readonly maxRetries: number,
+  ) {
+    super(
+      'SLUICE_RETRIES_EXHAUSTED',
+      `retries exhausted: ${retryTimes} failed attempt(s) > maxRetries ${maxRetries} (its last claim expired: the worker died or stalled)`,
+    );
   }
 }
 
@@ -88,8 +122,8 @@ export class PermanentJobError extends SluiceError {
 
 /** A job definition (from defineJob or a jobs/ file) has the wrong shape. */
 export class JobDefinitionError extends SluiceError {
-  constructor(where: string, reason: string) {
-    super('SLUICE_JOB_DEFINITION', `${where}: ${reason}`);
+  constructor(where: string, reason: string, options?: { cause?: unknown }) {
+    super('SLUICE_JOB_DEFINITION', `${where}: ${reason}`, options);
   }
 }
 
@@ -97,5 +131,64 @@ export class JobDefinitionError extends SluiceError {
 export class ConnectionError extends SluiceError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('SLUICE_CONNECTION', message, options);
+  }
+}
+
+/**
+ * A throwaway server (`sluice demo`, the test suite) could not be started: no server binary, its
+ * data directory could not be initialised, it exited, or it did not answer in time. `logTail` holds
+ * the last lines of the server's own error log; the message ends with them too.
+ */
+export class ServerStartError extends SluiceError {
+  constructor(
+    message: string,
+    readonly logTail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'SLUICE_SERVER_START',
+      logTail ? `${message}\n--- server log (last lines) ---\n${logTail}` : message,
+      options,
+    );
+  }
+}
+
+/**
+ * The job was cancelled (`sluice.jobs.cancel`). A running job's `ctx.signal` is aborted with this
+ * reason; `sluice.jobs.waitFor` rejects with it.
+ */
+export class JobCancelledError extends SluiceError {
+  constructor(readonly jobId: number) {
+    super('SLUICE_JOB_CANCELLED', `job ${jobId} was cancelled`);
+  }
+}
+
+/** `sluice.jobs.waitFor`: the job ended in dead_jobs; `lastError` is the error it died of. */
+export class JobDeadError extends SluiceError {
+  constructor(
+    readonly jobId: number,
+    readonly lastError: string | null,
+  ) {
+    super('SLUICE_JOB_DEAD', `job ${jobId} is dead: ${(lastError ?? 'no error recorded').split('\n')[0]}`);
+  }
+}
+
+/**
+ * No job with this id in the live table, the history or the dead jobs: it never existed, or it
+ * finished without history (historyRetentionMs 0, or at-most-once) or was pruned.
+ */
+export class JobNotFoundError extends SluiceError {
+  constructor(readonly jobId: number) {
+    super('SLUICE_JOB_NOT_FOUND', `no job ${jobId} (never enqueued, or finished and not kept in history)`);
+  }
+}
+
+/** `sluice.jobs.waitFor` gave up: the job had not finished within timeoutMs. */
+export class WaitTimeoutError extends SluiceError {
+  constructor(
+    readonly jobId: number,
+    readonly timeoutMs: number,
+  ) {
+    super('SLUICE_WAIT_TIMEOUT', `job ${jobId} did not finish within ${timeoutMs} ms`);
   }
 }

@@ -1,4 +1,6 @@
 import { EventEmitter } from 'node:events';
+import type { MaintenancePass } from './maintenance/Maintenance.ts';
+import type { SkippedRelease } from './maintenance/MaintenanceTask.ts';
 
 /**
  * What sluice reports while it works. Business code emits; the log subscriber (logging.ts) and
@@ -10,31 +12,40 @@ export interface SluiceEventMap {
   'job:completed': { workerId: string; jobId: number; name: string; queue: string; durationMs: number };
   'job:failed': { workerId: string; jobId: number; name: string; queue: string; error: Error; attempt: number };
   'job:retried': { workerId: string; jobId: number; name: string; delayMs: number; retryTimes: number };
-  'job:dead': { workerId: string; jobId: number; name: string; queue: string; error: string };
+  /** Dead-lettered; `error` is the last attempt's (RetriesExhaustedError when it was not run again). */
+  'job:dead': { workerId: string; jobId: number; name: string; queue: string; error: Error };
+  'job:cancelled': { workerId: string; jobId: number; name: string; queue: string; durationMs: number };
+  'result:dropped': { workerId: string; jobId: number; name: string; queue: string; reason: string };
+  /**
+   * An exactly-once job's transaction met a transient conflict (a deadlock, a lock-wait timeout, a
+   * Galera certification failure) on every one of its re-runs: its claim was given back, due at
+   * once, retry_times unchanged — a conflict is never a failed attempt.
+   */
+  'job:conflicted': { workerId: string; jobId: number; name: string; queue: string; runs: number; error: Error };
   'claim:lost': { workerId: string; operation: string; lockId: string; jobIds: readonly number[]; lost: number };
-  'worker:started': { workerId: string; queues: readonly string[]; concurrency: number; strategy: string };
+  /** `jobsFolder`: the absolute folder the handlers came from (null for a list of definitions); `jobs`: their names. */
+  'worker:started': {
+    workerId: string;
+    queues: readonly string[];
+    concurrency: number;
+    strategy: string;
+    jobsFolder: string | null;
+    jobs: readonly string[];
+  };
   'worker:stopping': { workerId: string; inFlight: number };
   'worker:stopped': { workerId: string; released: number; processed: number };
   'worker:error': { workerId: string; error: Error; context: string };
   'worker:concurrency': { workerId: string; from: number; to: number; cpu: number; freeMem: number };
   'batch:finished': { holder: string; batchId: number; completionJob: boolean };
   'schedule:enqueued': { name: string; slot: string; jobId: number; duplicate: boolean };
+  /** `scheduled`: the recurring job definitions this process enqueues, from `jobsFolder` (null: a list, or none). */
+  'maintenance:started': { holder: string; schedule: string; jobsFolder: string | null; scheduled: readonly string[] };
   'leader:acquired': { holder: string; lease: string };
   'leader:lost': { holder: string; lease: string };
-  'sweep:completed': {
-    holder: string;
-    leader: boolean;
-    released: number;
-    deadLettered: number;
-    batchesFinished: number;
-    keysPruned: number;
-    workersRemoved: number;
-    deadWorkerClaims: number;
-    historyPruned: number;
-    deadPruned: number;
-    durationMs: number;
-  };
+  'maintenance:completed': { holder: string } & MaintenancePass;
   'maintenance:error': { holder: string; error: Error; context: string };
+  /** Claims a release left alone because another transaction holds their rows; tried again next pass. */
+  'maintenance:skipped': { holder: string } & SkippedRelease;
 }
 
 export type SluiceEventName = keyof SluiceEventMap;

@@ -1,30 +1,55 @@
-export { createSluice, Sluice } from './Sluice.ts';
-export { defineJob } from './defineJob.ts';
-export { Worker } from './worker/Worker.ts';
-export { Maintainer, type SweepResult } from './maintenance/Maintainer.ts';
-export { SluiceMetrics } from './metrics/metricsServer.ts';
+export type { BatchStatus } from './batches/getBatch.ts';
+export type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
+export type { DeadJob } from './deadJobs/listDeadJobs.ts';
 export {
-  SluiceError,
+  type Delivery,
+  defineJob,
+  type JobDefinition,
+  type JobFields,
+  jobOf,
+  type PayloadOf,
+} from './defineJob.ts';
+export type { EnqueueBatchOptions, EnqueueBatchResult, EnqueueOptions } from './enqueue/enqueueBatch.ts';
+export type { EnqueueResult } from './enqueue/enqueueJob.ts';
+export type { EnqueueStreamOptions, EnqueueStreamResult } from './enqueue/enqueueStream.ts';
+export {
+  BatchTooLargeError,
+  ClaimLostError,
+  ConnectionError,
+  HandlerTimeoutError,
+  JobCancelledError,
+  JobDeadError,
+  JobDefinitionError,
+  JobNotFoundError,
   JobValidationError,
   OptionsError,
-  ClaimLostError,
-  SchemaVersionError,
-  UnknownJobTypeError,
-  HandlerTimeoutError,
   PermanentJobError,
   PermanentJobError as PermanentError,
-  JobDefinitionError,
-  ConnectionError,
+  RetriesExhaustedError,
+  SchemaVersionError,
+  SluiceError,
+  UnknownJobTypeError,
+  WaitTimeoutError,
 } from './errors.ts';
 export type { SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
-export type { SluiceOptions, WorkerOptions, MaintenanceOptions, ClaimStrategy } from './options.ts';
-export type { JobSpec, Job, JobContext, JobDefinition, Backoff, StoredBackoff, Delivery } from './types.ts';
-export type { EnqueueOptions, EnqueueBatchOptions, EnqueueBatchResult } from './enqueue/enqueueBatch.ts';
-export type { BatchStatus } from './batches/getBatch.ts';
-export type { EnqueueStreamOptions, EnqueueStreamResult } from './enqueue/enqueueStream.ts';
-export type { DeadJob } from './deadJobs/listDeadJobs.ts';
-export type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
-export type { EnqueueResult } from './enqueue/enqueueJob.ts';
+export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './job.ts';
+export type { JobCount } from './jobs/countJobs.ts';
+export type { JobInfo, JobLock } from './jobs/getJob.ts';
+export type { ChangesOptions, JobChange } from './jobs/jobChanges.ts';
+export type { JobFilter } from './jobs/jobFilter.ts';
+export { JOB_STATES, type JobState } from './jobs/jobState.ts';
+export type { JobList, JobPage, JobSummary } from './jobs/listJobs.ts';
+export type { WaitOptions } from './jobs/waitForJob.ts';
+export { Maintenance, type MaintenanceCounts, type MaintenancePass } from './maintenance/Maintenance.ts';
+export type { SkippedRelease } from './maintenance/MaintenanceTask.ts';
+export type { MaintenanceOptions } from './maintenance/maintenanceOptions.ts';
+export { SluiceMetrics } from './metrics/SluiceMetrics.ts';
+export type { SluiceOptions } from './options.ts';
+export { createSluice, Sluice } from './Sluice.ts';
+export type { ScheduleInfo } from './scheduler/listSchedules.ts';
+export { type Stoppable, stopOnSignals } from './shutdown.ts';
 export type { QueueStats } from './stats/queueStats.ts';
-export type { WorkerInfo } from './workers/workerRegistry.ts';
-export type { LoadReading } from './stats/processStats.ts';
+export type { LoadReading } from './worker/hostLoad.ts';
+export { Worker } from './worker/Worker.ts';
+export type { ClaimStrategy, WorkerOptions } from './worker/workerOptions.ts';
+export type { WorkerInfo } from './worker/workerRegistry.ts';

@@ -1,17 +1,48 @@
-import { pino, type Logger } from 'pino';
+import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
+import { errorFields } from './errorText.ts';
 import type { SluiceEvents } from './events.ts';
 
 export type { Logger } from 'pino';
 
-/** pino, JSON by default; pretty when stdout is a terminal. `LOG_LEVEL` sets the level. */
-export function createLogger(options: { name?: string; level?: string } = {}): Logger {
+/**
+ * Paths pino censors in every line (`[redacted]`), whatever an event or an application's child
+ * logger puts there: credentials by their usual names, at the top and one level down, and in the
+ * shapes HTTP clients attach to their errors.
+ */
+export const DEFAULT_REDACT_PATHS = [
+  'password',
+  '*.password',
+  'secret',
+  '*.secret',
+  'token',
+  '*.token',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  '*.headers.cookie',
+  '*.config.headers.Authorization',
+  '*.config.headers.authorization',
+];
+
+/**
+ * pino, JSON by default; pretty when stdout is a terminal. `LOG_LEVEL` sets the level. `redact`
+ * adds the application's own secret paths to DEFAULT_REDACT_PATHS.
+ */
+export function createLogger(
+  options: { name?: string; level?: string; redact?: readonly string[]; destination?: DestinationStream } = {},
+): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
-  const pretty = process.stdout.isTTY === true;
-  return pino({
+  const pretty = process.stdout.isTTY === true && options.destination === undefined;
+  const settings: LoggerOptions = {
     name: options.name ?? 'sluice',
     level,
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
-  });
+    redact: { paths: [...DEFAULT_REDACT_PATHS, ...(options.redact ?? [])], censor: '[redacted]' },
+    ...(pretty
+      ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } }
+      : {}),
+  };
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }
 
 /** Log fields of an event: its `name` (a job's name) is logged as `job`, so it never replaces pino's logger name. */
@@ -27,32 +58,119 @@ function fields<E extends object>(event: string, payload: E): Record<string, unk
 export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
   events.on('batch:enqueued', (e) => logger.info(fields('batch:enqueued', e), 'batch enqueued'));
   // Per-job lines are debug: build their fields only when debug is on (these fire thousands of times a second).
-  events.on('job:claimed', (e) => logger.isLevelEnabled('debug') && logger.debug(fields('job:claimed', e), 'jobs claimed'));
-  events.on('job:completed', (e) => logger.isLevelEnabled('debug') && logger.debug(fields('job:completed', e), 'job completed'));
+  events.on(
+    'job:claimed',
+    (e) => logger.isLevelEnabled('debug') && logger.debug(fields('job:claimed', e), 'jobs claimed'),
+  );
+  events.on(
+    'job:completed',
+    (e) => logger.isLevelEnabled('debug') && logger.debug(fields('job:completed', e), 'job completed'),
+  );
   events.on('job:failed', ({ error, ...e }) =>
-    logger.warn({ ...fields('job:failed', e), err: error }, `job ${e.jobId} (${e.name}) failed: ${error.message}`),
+    logged(
+      logger,
+      'warn',
+      fields('job:failed', e),
+      error,
+      (message) => `job ${e.jobId} (${e.name}) failed: ${message}`,
+    ),
   );
   events.on('job:retried', (e) => logger.info(fields('job:retried', e), 'job released for retry'));
-  events.on('job:dead', (e) => logger.error(fields('job:dead', e), `job ${e.jobId} (${e.name}) dead-lettered`));
-  events.on('claim:lost', (e) =>
-    logger.warn(fields('claim:lost', e), `${e.operation}: claim ${e.lockId} lost for ${e.lost} job(s); nothing written`),
+  events.on('job:dead', ({ error, ...e }) =>
+    logged(
+      logger,
+      'error',
+      fields('job:dead', e),
+      error,
+      (message) => `job ${e.jobId} (${e.name}) dead-lettered: ${message}`,
+    ),
   );
-  events.on('worker:started', (e) => logger.info(fields('worker:started', e), 'worker started'));
+  events.on('job:cancelled', (e) => logger.info(fields('job:cancelled', e), `job ${e.jobId} (${e.name}) cancelled`));
+  events.on('result:dropped', (e) =>
+    logger.warn(
+      fields('result:dropped', e),
+      `job ${e.jobId} (${e.name}) succeeded; its result was dropped: ${e.reason}`,
+    ),
+  );
+  events.on('job:conflicted', ({ error, ...e }) =>
+    logged(
+      logger,
+      'warn',
+      fields('job:conflicted', e),
+      error,
+      () =>
+        `job ${e.jobId} (${e.name}): its transaction conflicted ${e.runs} times; claim given back, no attempt counted`,
+    ),
+  );
+  events.on('claim:lost', (e) =>
+    logger.warn(
+      fields('claim:lost', e),
+      `${e.operation}: claim ${e.lockId} lost for ${e.lost} job(s); nothing written`,
+    ),
+  );
+  events.on('worker:started', (e) =>
+    logger.info(
+      fields('worker:started', e),
+      `worker started on queues ${e.queues.join(', ')}: ${e.jobs.length} job type(s)${e.jobsFolder ? ` from ${e.jobsFolder}` : ''} (${e.jobs.join(', ') || 'none'})`,
+    ),
+  );
   events.on('worker:stopping', (e) => logger.info(fields('worker:stopping', e), 'worker stopping'));
   events.on('worker:stopped', (e) => logger.info(fields('worker:stopped', e), 'worker stopped'));
-  events.on('worker:concurrency', (e) => logger.info(fields('worker:concurrency', e), `concurrency ${e.from} → ${e.to} (cpu ${e.cpu.toFixed(2)}, free memory ${e.freeMem.toFixed(2)})`));
-  events.on('worker:error', ({ error, ...e }) => logger.error({ ...fields('worker:error', e), err: error }, error.message));
+  events.on('worker:concurrency', (e) =>
+    logger.info(
+      fields('worker:concurrency', e),
+      `concurrency ${e.from} → ${e.to} (cpu ${e.cpu.toFixed(2)}, free memory ${e.freeMem.toFixed(2)})`,
+    ),
+  );
+  events.on('worker:error', ({ error, ...e }) =>
+    logged(logger, 'error', fields('worker:error', e), error, (message) => message),
+  );
   events.on('batch:finished', (e) => logger.info(fields('batch:finished', e), `batch ${e.batchId} finished`));
   events.on('schedule:enqueued', (e) =>
-    (e.duplicate ? logger.debug : logger.info).call(logger, fields('schedule:enqueued', e), e.duplicate ? 'slot already enqueued elsewhere' : `scheduled ${e.name}@${e.slot}`),
+    (e.duplicate ? logger.debug : logger.info).call(
+      logger,
+      fields('schedule:enqueued', e),
+      e.duplicate ? 'slot already enqueued elsewhere' : `scheduled ${e.name}@${e.slot}`,
+    ),
+  );
+  events.on('maintenance:started', (e) =>
+    logger.info(
+      fields('maintenance:started', e),
+      `maintenance started (${e.schedule}); recurring jobs: ${e.scheduled.join(', ') || 'none'}${e.jobsFolder ? ` from ${e.jobsFolder}` : ''}`,
+    ),
   );
   events.on('leader:acquired', (e) => logger.info(fields('leader:acquired', e), 'maintenance leadership acquired'));
   events.on('leader:lost', (e) => logger.warn(fields('leader:lost', e), 'maintenance leadership lost'));
-  events.on('sweep:completed', (e) => {
-    const changed = e.released + e.deadLettered + e.batchesFinished + e.keysPruned + e.workersRemoved + e.historyPruned + e.deadPruned > 0;
-    (changed ? logger.info : logger.debug).call(logger, fields('sweep:completed', e), 'sweep completed');
-  });
-  events.on('maintenance:error', ({ error, ...e }) =>
-    logger.error({ ...fields('maintenance:error', e), err: error }, error.message),
+  events.on('maintenance:completed', (e) =>
+    (e.changed > 0 ? logger.info : logger.debug).call(
+      logger,
+      fields('maintenance:completed', e),
+      'maintenance pass completed',
+    ),
   );
+  events.on('maintenance:skipped', (e) =>
+    logger.warn(
+      fields('maintenance:skipped', e),
+      `${e.task}: could not release ${e.jobIds.length} job(s) in queue ${e.queue}${e.workerId ? ` of dead worker ${e.workerId}` : ''}: ${e.reason}; will try again next pass`,
+    ),
+  );
+  events.on('maintenance:error', ({ error, ...e }) =>
+    logged(logger, 'error', fields('maintenance:error', e), error, (message) => message),
+  );
+}
+
+/**
+ * A line about an error: the error's type, message, code and stack, each bounded — never the error
+ * object itself, whose other fields (an HTTP client's request config, its headers) can carry
+ * secrets and megabytes.
+ */
+function logged(
+  logger: Logger,
+  level: 'warn' | 'error',
+  line: Record<string, unknown>,
+  error: unknown,
+  message: (errorMessage: string) => string,
+): void {
+  const err = errorFields(error);
+  logger[level]({ ...line, err }, message(err.message));
 }

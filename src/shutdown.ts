@@ -1,27 +1,45 @@
 import type { Logger } from 'pino';
 
+/** What stopOnSignals stops: a Worker, a Maintenance, or anything with the same stop()/forceStop(). */
 export interface Stoppable {
+  /** Graceful: a Worker stops claiming and lets running jobs finish for up to its shutdownTimeoutMs. */
   stop(): Promise<void>;
+  /** Called on a second signal: a Worker aborts running jobs and releases their claims. */
   forceStop?(): Promise<void>;
 }
 
 /**
- * SIGINT (PM2's signal) or SIGTERM → graceful stop; a second signal → forceStop. Resolves once
- * the target has stopped. PM2's kill_timeout must exceed the graceful deadline.
+ * SIGINT (PM2's signal, Ctrl-C) or SIGTERM → `target.stop()`; a second signal while it stops →
+ * `target.forceStop()`. Resolves once the target has stopped (rejects if stop() does), then leaves
+ * the signals to Node again. PM2's kill_timeout must exceed the graceful deadline.
+ *
+ * ```ts
+ * const worker = sluice.worker({ jobs: 'jobs' });
+ * await worker.start();
+ * await stopOnSignals(worker, sluice.logger);
+ * await sluice.close();
+ * ```
  */
-export function stopOnSignals(target: Stoppable, logger: Logger): Promise<void> {
+export function stopOnSignals(target: Stoppable, logger?: Logger): Promise<void> {
   return new Promise((resolve, reject) => {
     let stopping: Promise<void> | undefined;
     const onSignal = (signal: NodeJS.Signals) => {
       if (!stopping) {
-        logger.info({ event: 'shutdown:requested', signal }, `${signal}: stopping gracefully (send again to force)`);
+        logger?.info({ event: 'shutdown:requested', signal }, `${signal}: stopping gracefully (send again to force)`);
         stopping = target.stop();
-        stopping.then(resolve, reject);
+        stopping.then(done(resolve), done(reject));
       } else if (target.forceStop) {
-        logger.warn({ event: 'shutdown:forced', signal }, `${signal} again: forcing stop`);
+        logger?.warn({ event: 'shutdown:forced', signal }, `${signal} again: forcing stop`);
         void target.forceStop();
       }
     };
+    const done =
+      <T>(settle: (value: T) => void) =>
+      (value: T) => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        settle(value);
+      };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   });

@@ -1,49 +1,75 @@
 import type { DeadJobFilter } from '../deadJobs/deadJobFilter.ts';
-import { createSluice } from '../Sluice.ts';
-import { COMMON_HELP, intFlag, parse, help } from './parse.ts';
+import { openSluice } from './openSluice.ts';
+import { COMMON_HELP, choice, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
+import { UsageError } from './UsageError.ts';
 
 export const DEAD_HELP = `sluice dead: inspect and act on dead jobs
 
   sluice dead list     [filters] [--limit N] [--after-id N] [--json]
   sluice dead redrive  [filters] [--batch-size N]    back into the live queue (history kept)
-  sluice dead purge    [filters] [--batch-size N] [--include-redriven]
+  sluice dead purge    filters|--all [--batch-size N] [--include-redriven]
 
 filters (combined with AND):
   --queue Q  --name N  --older-than-ms N  --newer-than-ms N  --id N[,N…]
+  --all      purge: every dead job (purge refuses to run without a filter or --all)
 ${COMMON_HELP}`;
 
+const ACTIONS = ['list', 'redrive', 'purge'] as const;
+
 export async function deadCommand(argv: string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, {
-    queue: { type: 'string' },
-    name: { type: 'string' },
-    'older-than-ms': { type: 'string' },
-    'newer-than-ms': { type: 'string' },
-    id: { type: 'string' },
-    limit: { type: 'string' },
-    'after-id': { type: 'string' },
-    'batch-size': { type: 'string' },
-    'include-redriven': { type: 'boolean' },
-    json: { type: 'boolean' },
-  });
-  const action = positionals[0];
-  if (v.help || !action) return help(DEAD_HELP) + (action ? 0 : 2);
+  const { values: v, positionals } = parse(
+    argv,
+    {
+      queue: { type: 'string' },
+      name: { type: 'string' },
+      'older-than-ms': { type: 'string' },
+      'newer-than-ms': { type: 'string' },
+      id: { type: 'string' },
+      all: { type: 'boolean' },
+      limit: { type: 'string' },
+      'after-id': { type: 'string' },
+      'batch-size': { type: 'string' },
+      'include-redriven': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+    1,
+  );
+  if (v.help) return help(DEAD_HELP);
+  const action = choice('action', positionals[0], ACTIONS);
   const filter: DeadJobFilter = {
     queue: v.queue,
     name: v.name,
     olderThanMs: intFlag('older-than-ms', v['older-than-ms']),
     newerThanMs: intFlag('newer-than-ms', v['newer-than-ms']),
-    ids: v.id?.split(',').map((id) => intFlag('id', id.trim()) as number),
+    ids: v.id?.split(',').map((id) => intFlag('id', id.trim(), 1) as number),
     includeRedriven: v['include-redriven'],
   };
-  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2 });
+  const narrowed = [filter.queue, filter.name, filter.olderThanMs, filter.newerThanMs, filter.ids].some(
+    (f) => f !== undefined,
+  );
+  if (action === 'purge' && !narrowed && !v.all)
+    throw new UsageError(
+      'purge without a filter deletes every dead job: add --all to mean that, or a filter (--queue, --name, --older-than-ms, --newer-than-ms, --id)',
+    );
+  if (v.all && (action !== 'purge' || narrowed)) throw new UsageError('--all is for purge without filters');
+  const batchSize = intFlag('batch-size', v['batch-size'], 1);
+  const limit = intFlag('limit', v.limit, 1) ?? 50;
+  const afterId = intFlag('after-id', v['after-id']);
+  const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    const batchSize = intFlag('batch-size', v['batch-size']);
     if (action === 'list') {
-      const jobs = await sluice.deadJobs.list(filter, { limit: intFlag('limit', v.limit) ?? 50, afterId: intFlag('after-id', v['after-id']) });
+      const jobs = await sluice.deadJobs.list(filter, { limit, afterId });
       if (v.json) process.stdout.write(`${JSON.stringify({ deadJobs: jobs })}\n`);
       else {
-        const rows = jobs.map((j) => [j.id, j.queue, j.name, j.retryTimes, j.failedAt.toISOString(), firstLine(j.lastError)]);
+        const rows = jobs.map((j) => [
+          j.id,
+          j.queue,
+          j.name,
+          j.retryTimes,
+          j.failedAt.toISOString(),
+          firstLine(j.lastError),
+        ]);
         process.stdout.write(`${renderTable(['id', 'queue', 'name', 'attempts', 'failed at', 'last error'], rows)}\n`);
       }
       return 0;
@@ -56,12 +82,8 @@ export async function deadCommand(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify({ redriven })}\n`);
       return 0;
     }
-    if (action === 'purge') {
-      process.stdout.write(`${JSON.stringify(await sluice.deadJobs.purge(filter, { batchSize }))}\n`);
-      return 0;
-    }
-    process.stderr.write(`sluice dead: unknown action "${action}" (list, redrive, purge)\n`);
-    return 2;
+    process.stdout.write(`${JSON.stringify(await sluice.deadJobs.purge(filter, { batchSize }))}\n`);
+    return 0;
   } finally {
     await sluice.close();
   }

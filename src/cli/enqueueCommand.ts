@@ -1,18 +1,25 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
-import { SingleBar } from 'cli-progress';
+import type { SingleBar } from 'cli-progress';
 import { JobValidationError, SluiceError } from '../errors.ts';
-import { createLogger } from '../logging.ts';
-import { createSluice } from '../Sluice.ts';
-import type { JobSpec } from '../types.ts';
-import { COMMON_HELP, intFlag, parse, help } from './parse.ts';
+import type { JobSpec } from '../job.ts';
+import { SLUICE_DEFAULTS } from '../options.ts';
+import { boundedLines, LineTooLongError } from './boundedLines.ts';
+import { jobFromLine, NdjsonLineError } from './ndjsonJob.ts';
+import { openSluice } from './openSluice.ts';
+import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
+import { UsageError } from './UsageError.ts';
+
+/** The longest NDJSON line read: a job's payload (maxPayloadBytes as JSON) and room for its other fields. */
+const MAX_LINE_BYTES = SLUICE_DEFAULTS.maxPayloadBytes + 64 * 1024;
 
 export const ENQUEUE_HELP = `sluice enqueue FILE|-: enqueue jobs from NDJSON (one job object per line; - reads stdin)
 
   --atomic          the whole file is one all-or-nothing batch (one transaction)
   --batch-size N    lines per batch (per chunk with --atomic) (default: 1000)
   --queue Q         queue for lines that name none
+Each line is a job object: {"name":"send-email","payload":{…},"queue":"mail","runAt":"2026-11-24T09:30:00Z"}
+(runAt: an ISO-8601 time with its zone, or epoch milliseconds). A UTF-8 byte-order mark is skipped.
 A bad line is reported with its line number; nothing of its batch (with --atomic: of the file)
 is written, and the command exits 1. Progress goes to stderr: a bar on a terminal, lines otherwise.
 ${COMMON_HELP}`;
@@ -24,18 +31,23 @@ interface Chunk {
 }
 
 export async function enqueueCommand(argv: string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, {
-    atomic: { type: 'boolean' },
-    'batch-size': { type: 'string' },
-    queue: { type: 'string' },
-  });
+  const { values: v, positionals } = parse(
+    argv,
+    {
+      atomic: { type: 'boolean' },
+      'batch-size': { type: 'string' },
+      queue: { type: 'string' },
+    },
+    1,
+  );
+  if (v.help) return help(ENQUEUE_HELP);
   const source = positionals[0];
-  if (v.help || !source) return help(ENQUEUE_HELP) + (source ? 0 : 2);
-  const batchSize = intFlag('batch-size', v['batch-size']) ?? 1000;
+  if (!source) throw new UsageError('needs a file of NDJSON jobs, or - for stdin');
+  const batchSize = intFlag('batch-size', v['batch-size'], 1) ?? 1000;
   const totalBytes = source === '-' ? null : (await stat(source)).size;
   const input = source === '-' ? process.stdin : createReadStream(source);
-  const progress = new Progress(totalBytes);
-  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2, logger: createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }) });
+  const sluice = await openSluice(v, { poolMax: 2, logLevel: process.env.LOG_LEVEL ?? 'warn' });
+  const progress = new Progress(totalBytes, process.stderr.isTTY ? await import('cli-progress') : null);
   const started = performance.now();
   // The chunk being written: a validation error's index (counted from the first job) maps to its line.
   let inFlight: Chunk = { jobs: [], lines: [] };
@@ -51,17 +63,17 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
       pending = { jobs: [], lines: [] };
       return inFlight.jobs;
     };
-    for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+    for await (const text of boundedLines(input, MAX_LINE_BYTES)) {
       lineNo++;
       progress.bytes += Buffer.byteLength(text) + 1;
-      if (text.trim() === '') continue;
+      if (text.trim() === '' || text === '\uFEFF') continue;
       let job: JobSpec;
       try {
-        job = JSON.parse(text) as JobSpec;
+        job = jobFromLine(text, lineNo, v.queue);
       } catch (error) {
-        throw new LineError(lineNo, `not valid JSON: ${(error as Error).message}`);
+        if (error instanceof NdjsonLineError) throw new LineError(lineNo, error.message);
+        throw error;
       }
-      if (v.queue && typeof job === 'object' && job !== null && !('queue' in job)) job = { ...job, queue: v.queue };
       pending.jobs.push(job);
       pending.lines.push(lineNo);
       if (pending.jobs.length >= batchSize) yield emit();
@@ -69,7 +81,10 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
     if (pending.jobs.length > 0) yield emit();
   }
   try {
-    const result = await sluice.enqueueStream(chunks(), { atomic: v.atomic === true, onChunk: (p) => progress.update(p.count) });
+    const result = await sluice.enqueueStream(chunks(), {
+      atomic: v.atomic === true,
+      onChunk: (p) => progress.update(p.count),
+    });
     progress.stop();
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(
@@ -88,11 +103,25 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   } catch (error) {
     progress.stop();
     const where =
-      error instanceof LineError ? error.line : error instanceof JobValidationError && error.index >= 0 ? (inFlight.lines[error.index - inFlightBase] ?? null) : null;
-    const reason = error instanceof JobValidationError ? `${error.field} ${error.reason}` : error instanceof SluiceError || error instanceof LineError ? error.message : (error as Error).message;
+      error instanceof LineError || error instanceof LineTooLongError
+        ? error.line
+        : error instanceof JobValidationError && error.index >= 0
+          ? (inFlight.lines[error.index - inFlightBase] ?? null)
+          : null;
+    const reason =
+      error instanceof JobValidationError
+        ? `${error.field} ${error.reason}`
+        : error instanceof SluiceError || error instanceof LineError || error instanceof LineTooLongError
+          ? error.message
+          : (error as Error).message;
     // A line that does not parse is read after every chunk handed out so far was written.
-    const committed = error instanceof LineError ? inFlightBase + inFlight.jobs.length : inFlightBase;
-    const kept = v.atomic ? 'nothing was written' : `nothing of its batch was written; the ${committed} job(s) before it were committed`;
+    const committed =
+      error instanceof LineError || error instanceof LineTooLongError
+        ? inFlightBase + inFlight.jobs.length
+        : inFlightBase;
+    const kept = v.atomic
+      ? 'nothing was written'
+      : `nothing of its batch was written; the ${committed} job(s) before it were committed`;
     process.stderr.write(`sluice enqueue: ${where === null ? '' : `line ${where}: `}${reason} (${kept})\n`);
     return 1;
   } finally {
@@ -116,10 +145,16 @@ class Progress {
   #lastLine = 0;
   readonly #started = performance.now();
 
-  constructor(private readonly totalBytes: number | null) {
-    this.#bar = process.stderr.isTTY
-      ? new SingleBar({
-          format: totalBytes === null ? ' {value} jobs | {rate} jobs/s' : ' [{bar}] {percentage}% | {jobs} jobs | {rate} jobs/s',
+  constructor(
+    private readonly totalBytes: number | null,
+    bars: typeof import('cli-progress') | null,
+  ) {
+    this.#bar = bars
+      ? new bars.SingleBar({
+          format:
+            totalBytes === null
+              ? ' {value} jobs | {rate} jobs/s'
+              : ' [{bar}] {percentage}% | {jobs} jobs | {rate} jobs/s',
           stream: process.stderr,
           hideCursor: true,
         })

@@ -1,62 +1,120 @@
-import { SluiceError } from '../errors.ts';
-import { deadCommand } from './deadCommand.ts';
-import { demoCommand } from './demoCommand.ts';
-import { enqueueCommand } from './enqueueCommand.ts';
-import { metricsCommand } from './metricsCommand.ts';
-import { migrateCommand } from './migrateCommand.ts';
-import { queueCommand } from './queueCommand.ts';
-import { statsCommand } from './statsCommand.ts';
-import { sweepCommand } from './sweepCommand.ts';
-import { workCommand } from './workCommand.ts';
-import { workersCommand } from './workersCommand.ts';
+import { nearestName } from '../nearestName.ts';
+import { describeFailure, EXIT } from './describeFailure.ts';
+import { packageVersion } from './packageVersion.ts';
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  migrate: migrateCommand,
-  enqueue: enqueueCommand,
-  work: workCommand,
-  sweep: sweepCommand,
-  stats: statsCommand,
-  dead: deadCommand,
-  queue: queueCommand,
-  workers: workersCommand,
-  metrics: metricsCommand,
-  demo: demoCommand,
+/** A command of the `sluice` CLI: its line in `sluice --help`, and its module, loaded only to run it. */
+interface CommandEntry {
+  readonly summary: string;
+  load(): Promise<(argv: string[]) => Promise<number>>;
+}
+
+/**
+ * The registry. A command is one file in src/cli/ exporting `xCommand(argv): Promise<number>` and
+ * its help text, plus one entry here. Commands load lazily, so `sluice --help` and each command's
+ * own help never import knex, mysql2 or pino (a command file loads the library through
+ * openSluice() only once it runs).
+ */
+const COMMANDS: Record<string, CommandEntry> = {
+  init: {
+    summary: 'write ecosystem.config.cjs (PM2: workers + maintenance) into this folder',
+    load: async () => (await import('./initCommand.ts')).initCommand,
+  },
+  migrate: {
+    summary: 'apply pending schema migrations',
+    load: async () => (await import('./migrateCommand.ts')).migrateCommand,
+  },
+  enqueue: {
+    summary: 'enqueue jobs from NDJSON (a file or stdin), with progress',
+    load: async () => (await import('./enqueueCommand.ts')).enqueueCommand,
+  },
+  work: {
+    summary: 'run a worker on the job files of --jobs DIR (PM2: the worker app)',
+    load: async () => (await import('./workCommand.ts')).workCommand,
+  },
+  maintenance: {
+    summary: 'recover crashed claims, finish batches, prune, enqueue schedules (PM2: one app)',
+    load: async () => (await import('./maintenanceCommand.ts')).maintenanceCommand,
+  },
+  stats: { summary: 'jobs per queue', load: async () => (await import('./statsCommand.ts')).statsCommand },
+  dead: {
+    summary: 'list, re-drive or purge dead jobs',
+    load: async () => (await import('./deadCommand.ts')).deadCommand,
+  },
+  queue: { summary: 'pause or resume a queue', load: async () => (await import('./queueCommand.ts')).queueCommand },
+  workers: {
+    summary: 'the worker fleet (registry)',
+    load: async () => (await import('./workersCommand.ts')).workersCommand,
+  },
+  jobs: {
+    summary: 'look up, list, count, cancel, run now or wait for jobs',
+    load: async () => (await import('./jobsCommand.ts')).jobsCommand,
+  },
+  schedules: {
+    summary: 'recurring jobs with their next and last slot',
+    load: async () => (await import('./schedulesCommand.ts')).schedulesCommand,
+  },
+  metrics: {
+    summary: 'Prometheus metrics on GET /metrics',
+    load: async () => (await import('./metricsCommand.ts')).metricsCommand,
+  },
+  demo: {
+    summary: 'a self-contained demo: 10,000 jobs in one batch, drained by 2 worker processes, exactly once',
+    load: async () => (await import('./demoCommand.ts')).demoCommand,
+  },
 };
 
-const HELP = `sluice: a batch-transactional MySQL/MariaDB job runner
+function helpText(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length)) + 2;
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`);
+  return `sluice ${packageVersion()}: a batch-transactional MySQL/MariaDB job runner
 
-usage: sluice <command> [options]      (sluice <command> --help for its options)
+usage: sluice <command> [options]       sluice <command> --help for its options
 
-  migrate   apply pending schema migrations
-  enqueue   enqueue jobs from NDJSON (a file or stdin), with progress
-  work      run a worker (PM2: the worker app)
-  sweep     run the maintenance process: leader-elected sweeper (PM2: the maintenance app)
-  stats     jobs per queue
-  dead      list, re-drive or purge dead jobs
-  queue     pause or resume a queue
-  workers   the worker fleet (registry)
-  metrics   Prometheus metrics on GET /metrics
-  demo      migrate, enqueue 10,000 jobs in one batch, drain them with 2 worker processes, prove exactly-once
+${lines.join('\n')}
 
-The database comes from --url, else MYSQL_URL, else mysql://root@127.0.0.1:3306/test.`;
+The database comes from MYSQL_URL (or --url), else mysql://root@127.0.0.1:3306/test.
+Exit codes: 0 success, 1 failure (server down, bad password, missing file, port in use, …),
+2 usage error (unknown command or flag, malformed value). --verbose or DEBUG=1 prints stacks.`;
+}
 
 /** argv parsing and dispatch only. Returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(`${HELP}\n`);
-    return command ? 0 : 2;
+  if (command === '--version' || command === '-v' || command === '-V') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return EXIT.ok;
   }
-  const run = COMMANDS[command];
-  if (!run) {
-    process.stderr.write(`sluice: unknown command "${command}"\n\n${HELP}\n`);
-    return 2;
+  if (command === '--help' || command === '-h') return printHelp(EXIT.ok);
+  if (command === undefined) return printHelp(EXIT.usage);
+  if (command === 'help') return rest[0] && COMMANDS[rest[0]] ? main([rest[0], '--help']) : printHelp(EXIT.ok);
+  const entry = COMMANDS[command];
+  if (!entry) {
+    const nearest = nearestName(command, Object.keys(COMMANDS));
+    const what = command.startsWith('-') ? 'option' : 'command';
+    process.stderr.write(
+      `sluice: unknown ${what} "${command}"${nearest ? ` (did you mean ${nearest}?)` : ''}; sluice --help lists the commands\n`,
+    );
+    return EXIT.usage;
   }
   try {
+    const run = await entry.load();
     return await run(rest);
   } catch (error) {
-    const message = error instanceof SluiceError ? `${error.code}: ${error.message}` : (error as Error).stack ?? String(error);
-    process.stderr.write(`sluice ${command}: ${message}\n`);
-    return 1;
+    const failure = describeFailure(error);
+    const hint = failure.exitCode === EXIT.usage ? ` (sluice ${command} --help)` : '';
+    process.stderr.write(`sluice ${command}: ${failure.line}${hint}\n`);
+    if (rest.includes('--verbose') || isDebug()) process.stderr.write(`${failure.details}\n`);
+    return failure.exitCode;
   }
+}
+
+function printHelp(exitCode: number): number {
+  (exitCode === EXIT.ok ? process.stdout : process.stderr).write(`${helpText()}\n`);
+  return exitCode;
+}
+
+/** DEBUG set to anything but empty, 0 or false. */
+function isDebug(): boolean {
+  const value = process.env.DEBUG;
+  return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
 }

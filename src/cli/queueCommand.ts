@@ -1,5 +1,6 @@
-import { createSluice } from '../Sluice.ts';
-import { COMMON_HELP, parse, help } from './parse.ts';
+import { openSluice } from './openSluice.ts';
+import { COMMON_HELP, choice, help, parse } from './parse.ts';
+import { UsageError } from './UsageError.ts';
 
 export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue
 
@@ -8,23 +9,24 @@ export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue
   sluice queue paused         list paused queues
 ${COMMON_HELP}`;
 
+const ACTIONS = ['pause', 'resume', 'paused'] as const;
+
 export async function queueCommand(argv: string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, {});
-  const [action, name] = positionals;
-  if (v.help || !action) return help(QUEUE_HELP) + (action ? 0 : 2);
-  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2 });
+  const { values: v, positionals } = parse(argv, {}, 2);
+  if (v.help) return help(QUEUE_HELP);
+  const action = choice('action', positionals[0], ACTIONS);
+  const name = positionals[1];
+  if (action !== 'paused' && !name) throw new UsageError(`${action} needs a queue name`);
+  if (action === 'paused' && name) throw new UsageError(`paused takes no queue name (got "${name}")`);
+  const sluice = await openSluice(v, { poolMax: 2 });
   try {
     if (action === 'paused') {
       process.stdout.write(`${JSON.stringify({ paused: await sluice.pausedQueues() })}\n`);
       return 0;
     }
-    if ((action === 'pause' || action === 'resume') && name) {
-      await (action === 'pause' ? sluice.pauseQueue(name) : sluice.resumeQueue(name));
-      process.stdout.write(`${JSON.stringify({ queue: name, paused: action === 'pause' })}\n`);
-      return 0;
-    }
-    process.stderr.write(`sluice queue: expected pause NAME, resume NAME or paused\n`);
-    return 2;
+    await (action === 'pause' ? sluice.pauseQueue(name as string) : sluice.resumeQueue(name as string));
+    process.stdout.write(`${JSON.stringify({ queue: name, paused: action === 'pause' })}\n`);
+    return 0;
   } finally {
     await sluice.close();
   }

@@ -1,24 +1,29 @@
-import { createSluice } from '../Sluice.ts';
-import type { ClaimStrategy } from '../options.ts';
+import { SLUICE_DEFAULTS } from '../options.ts';
 import { stopOnSignals } from '../shutdown.ts';
-import { COMMON_HELP, fractionFlag, intFlag, parse, help } from './parse.ts';
+import { type ClaimStrategy, MIN_HEARTBEAT_INTERVAL_MS, WORKER_DEFAULTS } from '../worker/workerOptions.ts';
+import { JOBS_FLAG_HELP, jobsFolder, requireJobsFolder } from './jobsFolder.ts';
+import { openSluice } from './openSluice.ts';
+import { COMMON_HELP, fractionFlag, help, intFlag, listFlag, parse } from './parse.ts';
+
+const D = WORKER_DEFAULTS;
 
 export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a second signal forces)
 
-  --queues a,b             queues to claim from (default: default)
-  --concurrency N          jobs at once (default: 10)
-  --jobs DIR               folder of job files (default: jobs)
-  --claim S                random-head | skip-locked (default: random-head)
-  --lock-timeout-ms N      claim lifetime without heartbeat (default: 30000)
-  --heartbeat-interval-ms N  (default: the smaller of 2000 and lock timeout / 3)
-  --poll-interval-ms N     empty-queue poll delay (default: 1000)
-  --shutdown-timeout-ms N  drain deadline on stop (default: 10000)
-  --claim-batch-size N     most jobs per claim (default: 50)
-  --head-size N            head candidates per claim (default: 200)
-  --max-cpu F              halve concurrency while host CPU is above F (0–1; default: 1 = never)
-  --min-free-mem F         halve concurrency while free memory is below F (0–1; default: 0.05)
-  --max-poll-interval-ms N longest idle poll delay (default: 5000)
-  --history-retention-ms N keep completed jobs in job_history this long; 0 keeps none (default: 86400000)
+  ${JOBS_FLAG_HELP}
+  --queues a,b             queues to claim from (default: ${D.queues.join(',')})
+  --concurrency N          jobs at once (default: ${D.concurrency})
+  --claim S                random-head | skip-locked (default: ${D.claim})
+  --lock-timeout-ms N      claim lifetime without heartbeat (default: ${D.lockTimeoutMs})
+  --heartbeat-interval-ms N  at least ${MIN_HEARTBEAT_INTERVAL_MS} (default: the smaller of ${D.heartbeatIntervalMs} and lock timeout / 3)
+  --poll-interval-ms N     empty-queue poll delay (default: ${D.pollIntervalMs})
+  --max-poll-interval-ms N longest idle poll delay (default: ${D.maxPollIntervalMs})
+  --shutdown-timeout-ms N  drain deadline on stop (default: ${D.shutdownTimeoutMs})
+  --job-timeout-ms N       an attempt's timeout when its definition sets none (default: ${D.jobTimeoutMs})
+  --claim-batch-size N     most jobs per claim (default: ${D.claimBatchSize})
+  --head-size N            head candidates per claim (default: ${D.headSize})
+  --max-cpu F              halve concurrency while host CPU is above F (0–1; default: ${D.loadPolicy.maxCpu} = never)
+  --min-free-mem F         halve concurrency while free memory is below F (0–1; default: ${D.loadPolicy.minFreeMem})
+  --history-retention-ms N keep completed jobs in job_history this long; 0 keeps none (default: ${SLUICE_DEFAULTS.historyRetentionMs})
 ${COMMON_HELP}`;
 
 export async function workCommand(argv: string[]): Promise<number> {
@@ -37,30 +42,34 @@ export async function workCommand(argv: string[]): Promise<number> {
     'min-free-mem': { type: 'string' },
     'max-poll-interval-ms': { type: 'string' },
     'history-retention-ms': { type: 'string' },
+    'job-timeout-ms': { type: 'string' },
   });
   if (v.help) return help(WORK_HELP);
-  const concurrency = intFlag('concurrency', v.concurrency) ?? 10;
-  const sluice = createSluice({
-    url: v.url,
-    tablePrefix: v.prefix,
-    poolMax: Math.min(100, concurrency + 4),
-    historyRetentionMs: intFlag('history-retention-ms', v['history-retention-ms']),
-  });
-  const worker = sluice.worker({
-    queues: v.queues?.split(',').map((q) => q.trim()).filter(Boolean),
+  const concurrency = intFlag('concurrency', v.concurrency, 1) ?? D.concurrency;
+  const workerOptions = {
+    queues: listFlag(v.queues),
     concurrency,
-    jobs: v.jobs,
+    jobs: requireJobsFolder(jobsFolder(v.jobs)),
     claim: v.claim as ClaimStrategy | undefined,
     lockTimeoutMs: intFlag('lock-timeout-ms', v['lock-timeout-ms']),
     heartbeatIntervalMs: intFlag('heartbeat-interval-ms', v['heartbeat-interval-ms']),
     pollIntervalMs: intFlag('poll-interval-ms', v['poll-interval-ms']),
     shutdownTimeoutMs: intFlag('shutdown-timeout-ms', v['shutdown-timeout-ms']),
+    jobTimeoutMs: intFlag('job-timeout-ms', v['job-timeout-ms']),
     claimBatchSize: intFlag('claim-batch-size', v['claim-batch-size']),
     headSize: intFlag('head-size', v['head-size']),
     maxPollIntervalMs: intFlag('max-poll-interval-ms', v['max-poll-interval-ms']),
-    loadPolicy: { maxCpu: fractionFlag('max-cpu', v['max-cpu']), minFreeMem: fractionFlag('min-free-mem', v['min-free-mem']) },
-  });
+    loadPolicy: {
+      maxCpu: fractionFlag('max-cpu', v['max-cpu']),
+      minFreeMem: fractionFlag('min-free-mem', v['min-free-mem']),
+    },
+  };
+  const historyRetentionMs = intFlag('history-retention-ms', v['history-retention-ms']);
+  // Handlers (exactly-once ones hold one each) get a connection per job; claims, completions and
+  // heartbeats have pools of their own.
+  const sluice = await openSluice(v, { poolMax: concurrency + 2, historyRetentionMs });
   try {
+    const worker = sluice.worker(workerOptions);
     const stopped = stopOnSignals(worker, sluice.logger);
     await worker.start();
     process.send?.('ready');

@@ -1,5 +1,5 @@
-import { createSluice } from '../Sluice.ts';
-import { COMMON_HELP, parse, help } from './parse.ts';
+import { openSluice } from './openSluice.ts';
+import { COMMON_HELP, help, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
 
 export const WORKERS_HELP = `sluice workers: the worker fleet, from the registry (one row per live worker)
@@ -10,7 +10,7 @@ ${COMMON_HELP}`;
 export async function workersCommand(argv: string[]): Promise<number> {
   const { values: v } = parse(argv, { json: { type: 'boolean' } });
   if (v.help) return help(WORKERS_HELP);
-  const sluice = createSluice({ url: v.url, tablePrefix: v.prefix, poolMax: 2 });
+  const sluice = await openSluice(v, { poolMax: 2 });
   try {
     const workers = await sluice.workers();
     if (v.json) {
@@ -30,7 +30,9 @@ export async function workersCommand(argv: string[]): Promise<number> {
       `${(w.heartbeatAgeMs / 1000).toFixed(1)}s`,
       w.id,
     ]);
-    process.stdout.write(`${renderTable(['host', 'pid', 'queues', 'running/limit/max', 'processed', 'failed', 'cpu', 'free mem', 'heartbeat', 'id'], rows)}\n`);
+    process.stdout.write(
+      `${renderTable(['host', 'pid', 'queues', 'running/limit/max', 'processed', 'failed', 'cpu', 'free mem', 'heartbeat', 'id'], rows)}\n`,
+    );
     return 0;
   } finally {
     await sluice.close();

@@ -1,24 +1,66 @@
+import { readFileSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from 'pino';
 import { ConnectionError, OptionsError } from '../errors.ts';
+import { parseMysqlUrl } from './parseMysqlUrl.ts';
+import { redactUrl } from './redactUrl.ts';
 
 export const DEFAULT_URL = 'mysql://root@127.0.0.1:3306/test';
 
-/** The URL sluice connects to: the explicit one, else MYSQL_URL, else the local default. */
+/**
+ * The URL sluice connects to: the explicit one, else MYSQL_URL, else the contents of the file
+ * MYSQL_URL_FILE names (a secret file: keeps the password out of the environment PM2 saves and
+ * shows), else the local default.
+ */
 export function resolveUrl(url?: string): string {
-  return url ?? process.env.MYSQL_URL ?? DEFAULT_URL;
+  if (url !== undefined) return url;
+  if (process.env.MYSQL_URL) return process.env.MYSQL_URL;
+  const file = process.env.MYSQL_URL_FILE;
+  if (file) {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      throw new OptionsError(
+        'url',
+        `MYSQL_URL_FILE names ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code})`,
+      );
+    }
+  }
+  return DEFAULT_URL;
 }
 
-/** The URL with its password replaced, for log lines and error messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '<unparseable url>';
-  }
+/**
+ * Params: none. Every session of sluice's pool, before its first statement:
+ * - utf8mb4 with the tables' binary collation: comparisons with literals stay binary and
+ *   index-friendly (a general_ci session made MariaDB sort whole ranges);
+ * - UTC, for every NOW(3) and DATETIME(3);
+ * - a pinned sql_mode. mysql2 escapes values on the client with backslashes; a server whose
+ *   sql_mode holds NO_BACKSLASH_ESCAPES would read those backslashes as text and let a crafted
+ *   value end its string literal early (an injection). The pinned mode is strict and has no
+ *   NO_BACKSLASH_ESCAPES, whatever the server's default.
+ */
+export const SQL_SESSION = `
+SET NAMES utf8mb4 COLLATE utf8mb4_bin,
+    time_zone = '+00:00',
+    sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'`;
+
+/**
+ * SQL_SESSION, plus on MariaDB a bound on an open transaction left idle (a worker frozen
+ * mid-commit): a MariaDB-only assignment inside an executable comment, which MySQL reads as a
+ * comment (it has no idle-transaction timeout) and MariaDB 10.3+ runs. Same round trip.
+ */
+function sessionSql(idleTransactionTimeoutMs: number): string {
+  if (idleTransactionTimeoutMs <= 0) return SQL_SESSION;
+  return `${SQL_SESSION} /*M!100300 , idle_transaction_timeout = ${Math.ceil(idleTransactionTimeoutMs / 1000)} */`;
 }
+
+/**
+ * Params: none. READ COMMITTED, so that no queue statement takes gap locks or shared locks on rows
+ * it only reads (an INSERT … SELECT under REPEATABLE READ locks what it reads: MySQL reference
+ * manual, "Locks Set by Different SQL Statements in InnoDB"). A statement of its own: MySQL 8
+ * names the variable transaction_isolation, MariaDB 10.x tx_isolation; this form suits both.
+ */
+const SQL_ISOLATION = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED';
 
 export interface ConnectOptions {
   readonly url: string;
@@ -26,6 +68,8 @@ export interface ConnectOptions {
   readonly poolMax: number;
   /** Where knex's own messages go (it would print them on the console). */
   readonly logger: Logger;
+  /** MariaDB idle_transaction_timeout of every session, in ms (rounded up to seconds); 0 leaves the server's. */
+  readonly idleTransactionTimeoutMs?: number;
 }
 
 /**
@@ -33,26 +77,13 @@ export interface ConnectOptions {
  * zone (all times are DATETIME(3) from NOW(3)), JSON returned as strings (parsed by us, the same
  * on MySQL and MariaDB), big ids kept exact.
  */
-export function connect({ url, poolMax, logger }: ConnectOptions): Knex {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new OptionsError('url', `is not a URL (expected mysql://user:password@host:port/database)`);
-  }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') {
-    throw new OptionsError('url', `must start with mysql:// (got ${parsed.protocol}//)`);
-  }
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
-  if (!database) throw new OptionsError('url', `names no database: ${redactUrl(url)}`);
+export function connect({ url, poolMax, logger, idleTransactionTimeoutMs = 0 }: ConnectOptions): Knex {
+  const { sslMode: _mode, ...connection } = parseMysqlUrl(url);
+  const session = sessionSql(idleTransactionTimeoutMs);
   return knexFactory({
     client: 'mysql2',
     connection: {
-      host: parsed.hostname,
-      port: parsed.port ? Number(parsed.port) : 3306,
-      user: decodeURIComponent(parsed.username),
-      password: decodeURIComponent(parsed.password),
-      database,
+      ...connection,
       timezone: 'Z',
       charset: 'utf8mb4',
       jsonStrings: true,
@@ -62,21 +93,25 @@ export function connect({ url, poolMax, logger }: ConnectOptions): Knex {
     pool: {
       min: 0,
       max: poolMax,
-      // UTC for every NOW(3)/DATETIME(3); READ COMMITTED so that no queue statement takes gap
-      // locks or shared locks on rows it only reads (INSERT … SELECT, MYSQL.md §1.1–1.2).
-      afterCreate(connection: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, c: unknown) => void) {
-        // (Two statements: MySQL 8 names the variable transaction_isolation, MariaDB 10.x tx_isolation.)
-        // The tables are utf8mb4_bin: a session collation to match keeps comparisons with literals
-        // binary and index-friendly (a general_ci session made MariaDB sort whole ranges).
-        connection.query("SET NAMES utf8mb4 COLLATE utf8mb4_bin, time_zone = '+00:00'", (zoneError) => {
-          if (zoneError) return done(zoneError, connection);
-          connection.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (isolationError) => done(isolationError, connection));
+      afterCreate(
+        connection: { query(sql: string, cb: (err: Error | null) => void): void },
+        done: (err: Error | null, c: unknown) => void,
+      ) {
+        connection.query(session, (sessionError) => {
+          if (sessionError) return done(sessionError, connection);
+          connection.query(SQL_ISOLATION, (isolationError) => done(isolationError, connection));
         });
       },
     },
     acquireConnectionTimeout: 30_000,
     log: {
-      warn: (message: unknown) => logger.warn({ component: 'knex' }, describe(message)),
+      // A failed connection attempt also reaches the caller (as ConnectionError): debug, not a second report.
+      warn: (message: unknown) =>
+        (isConnectionWarning(message) ? logger.debug : logger.warn).call(
+          logger,
+          { component: 'knex' },
+          describe(message),
+        ),
       error: (message: unknown) => logger.debug({ component: 'knex' }, describe(message)),
       deprecate: (message: unknown) => logger.debug({ component: 'knex' }, describe(message)),
       debug: (message: unknown) => logger.debug({ component: 'knex' }, describe(message)),
@@ -84,9 +119,14 @@ export function connect({ url, poolMax, logger }: ConnectOptions): Knex {
   });
 }
 
-/** knex hands its log hooks strings or errors; errors also reach the caller, so they log at debug. */
+/** knex hands its log hooks strings or errors, some with a stack appended: the first line only. */
 function describe(message: unknown): string {
-  return message instanceof Error ? message.message : String(message);
+  return (message instanceof Error ? message.message : String(message)).split('\n')[0] ?? '';
+}
+
+/** knex's "Acquire connection error: …" (and the "aborted" ones when the pool is destroyed). */
+function isConnectionWarning(message: unknown): boolean {
+  return String(message instanceof Error ? message.message : message).startsWith('Acquire connection error');
 }
 
 /** Turns a failed first query into an error that says how to fix it, without the password. */

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { assertSafeSession } from './assertSafeSession.ts';
+import { retryTransient } from './retryTransient.ts';
 
 /** What a write statement reports. `affectedRows` counts matched rows (mysql2 sets CLIENT_FOUND_ROWS). */
 export interface WriteResult {
@@ -8,7 +10,9 @@ export interface WriteResult {
 
 /**
  * The whole database seam: run a SELECT, run a write, open a transaction. Operations take an
- * Executor, so the same code runs on the pool or inside a caller's transaction.
+ * Executor, so the same code runs on the pool or inside a caller's transaction. On the pool, each
+ * statement is its own transaction and is re-run after a transient conflict (retryTransient.ts);
+ * inside a transaction nothing is re-run here.
  */
 export interface Executor {
   select<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
@@ -19,24 +23,50 @@ export interface Executor {
   readonly inTransaction: boolean;
   /** True when every session of this pool already runs READ COMMITTED (sluice's own pool). */
   readonly readCommitted: boolean;
+  /** Resolves once the connection is known to be safe to write through (an application's is checked once). */
+  ready(): Promise<void>;
 }
 
+export interface FromKnexOptions {
+  /** True when every session of this pool already runs READ COMMITTED (sluice's own pool). */
+  readonly readCommitted?: boolean;
+  /**
+   * An application's knex or transaction: before the first statement, check that its sessions
+   * escape values soundly (assertSafeSession), once per knex instance or transaction.
+   */
+  readonly foreign?: boolean;
+}
+
+/** The safety check of each foreign knex instance or transaction, run once. */
+const checkedSessions = new WeakMap<object, Promise<void>>();
+
 /** Wraps a knex instance or a knex transaction (`fromKnex(trx)`: the outbox pattern). */
-export function fromKnex(knex: Knex | Knex.Transaction, options: { readCommitted?: boolean } = {}): Executor {
+export function fromKnex(knex: Knex | Knex.Transaction, options: FromKnexOptions = {}): Executor {
   const inTransaction = 'isTransaction' in knex && knex.isTransaction === true;
   // Values are escaped client-side by mysql2; an empty list is passed as no bindings at all so
   // that SQL built with pre-escaped literals (bulk INSERT) is sent untouched.
-  const raw = async (sql: string, params?: readonly unknown[]) => {
+  const once = async (sql: string, params?: readonly unknown[]) => {
     try {
       return await (params && params.length > 0 ? knex.raw(sql, params as Knex.RawBinding[]) : knex.raw(sql));
     } catch (error) {
-      throw shortenSqlInMessage(error);
+      throw withoutSql(error);
     }
   };
+  const run = inTransaction
+    ? once
+    : (sql: string, params?: readonly unknown[]) => retryTransient(() => once(sql, params));
+  const ready = options.foreign ? sessionCheck(knex, run) : () => Promise.resolve();
+  const raw: Run = options.foreign
+    ? async (sql, params) => {
+        await ready();
+        return run(sql, params);
+      }
+    : run;
   return {
     knex,
     inTransaction,
     readCommitted: options.readCommitted === true,
+    ready,
     async select<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
       const [rows] = (await raw(sql, params)) as [T[], unknown];
       return rows;
@@ -48,18 +78,43 @@ export function fromKnex(knex: Knex | Knex.Transaction, options: { readCommitted
   };
 }
 
-const MAX_SQL_IN_MESSAGE = 300;
+type Run = (sql: string, params?: readonly unknown[]) => Promise<unknown>;
+
+/** The once-per-knex session check of an application's connection (`run` carries its one read). */
+function sessionCheck(knex: Knex | Knex.Transaction, run: Run): () => Promise<void> {
+  return () => {
+    let checked = checkedSessions.get(knex);
+    if (!checked) {
+      const probe: Executor = {
+        knex,
+        inTransaction: false,
+        readCommitted: false,
+        ready: () => Promise.resolve(),
+        select: async <T>(sql: string) => ((await run(sql)) as [T[]])[0],
+        write: () => Promise.reject(new Error('the session check only reads')),
+      };
+      checked = assertSafeSession(probe, 'the knex instance or transaction passed to sluice');
+      checkedSessions.set(knex, checked);
+    }
+    return checked;
+  };
+}
 
 /**
- * knex prefixes the failed statement to the driver's message. A multi-row INSERT is megabytes
- * long and carries payloads; keep the server's own message and the statement's first characters.
- * The error object itself (errno, code, sqlMessage) is unchanged.
+ * knex puts the failed statement in front of the driver's message, and mysql2 keeps it as
+ * `error.sql`: a multi-row INSERT is megabytes long and carries payloads, which must not reach a
+ * log line or an error message. The error keeps the server's own message, errno and code.
  */
-function shortenSqlInMessage(error: unknown): unknown {
+function withoutSql(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
-  const sqlMessage = (error as { sqlMessage?: string }).sqlMessage;
-  if (error.message.length <= MAX_SQL_IN_MESSAGE + (sqlMessage?.length ?? 0) + 3) return error;
-  const sql = error.message.slice(0, MAX_SQL_IN_MESSAGE).replace(/\s+/g, ' ').trim();
-  error.message = `${sqlMessage ?? error.message.slice(-200)} (in: ${sql}…)`;
+  const fields = error as Error & { sql?: string; sqlMessage?: string };
+  if (fields.sqlMessage) error.message = fields.sqlMessage;
+  else {
+    const cut = error.message.lastIndexOf(' - ');
+    if (cut >= 0 && /^\s*(SELECT|INSERT|UPDATE|DELETE|SET|CREATE|ALTER|DROP|WITH)\b/i.test(error.message)) {
+      error.message = error.message.slice(cut + 3);
+    }
+  }
+  if ('sql' in fields) delete fields.sql;
   return error;
 }

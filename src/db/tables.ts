@@ -11,6 +11,7 @@ export interface Tables {
   readonly idempotencyKeys: string;
   readonly workers: string;
   readonly jobHistory: string;
+  readonly jobProgress: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -22,6 +23,13 @@ export function tablesFor(prefix: string): Tables {
   if (!PREFIX_PATTERN.test(prefix)) {
     throw new OptionsError('tablePrefix', `must match ${PREFIX_PATTERN} (got ${JSON.stringify(prefix)})`);
   }
+  if (/dead_$/i.test(prefix)) {
+    // `app_` + `dead_jobs` and `app_dead_` + `jobs` name one table: two installs would share it.
+    throw new OptionsError(
+      'tablePrefix',
+      `must not end with "dead_" (got ${JSON.stringify(prefix)}): its jobs table would be the dead-jobs table of the prefix before it`,
+    );
+  }
   return {
     prefix,
     jobs: `\`${prefix}jobs\``,
@@ -32,6 +40,7 @@ export function tablesFor(prefix: string): Tables {
     idempotencyKeys: `\`${prefix}idempotency_keys\``,
     workers: `\`${prefix}workers\``,
     jobHistory: `\`${prefix}job_history\``,
+    jobProgress: `\`${prefix}job_progress\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };

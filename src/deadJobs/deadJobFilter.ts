@@ -48,6 +48,7 @@ export function deadJobConditions(filter: DeadJobFilter): { sql: string; params:
 }
 
 function milliseconds(field: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0) throw new OptionsError(field, `must be a non-negative number of milliseconds (got ${value})`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new OptionsError(field, `must be a non-negative number of milliseconds (got ${value})`);
   return Math.round(value);
 }

@@ -1,6 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { deadJobConditions, type DeadJobFilter } from './deadJobFilter.ts';
+import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
 /** Params: filter values…, ?after id, ?limit. Returns dead jobs (not re-driven), oldest id first. */
 const sqlList = (t: Tables, where: string) => `

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { deadJobConditions, type DeadJobFilter } from './deadJobFilter.ts';
+import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
 /** Params: filter values…, ?limit. Deletes one bounded batch of matching dead jobs. affectedRows = rows deleted. */
 const sqlPurgeBatch = (t: Tables, where: string) => `

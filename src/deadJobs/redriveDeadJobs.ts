@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Executor } from '../db/executor.ts';
-import { withTransaction } from '../db/transaction.ts';
 import type { Tables } from '../db/tables.ts';
-import { deadJobConditions, type DeadJobFilter } from './deadJobFilter.ts';
+import { withTransaction } from '../db/transaction.ts';
+import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
 /** Params: filter values…, ?limit. Locks the next batch of matching dead jobs not yet re-driven. */
 const sqlLockBatch = (t: Tables, where: string) => `
@@ -47,7 +47,9 @@ export async function redriveDeadJobs(
   let redriven = 0;
   for (;;) {
     const moved = await withTransaction(db, async (tx) => {
-      const ids = (await tx.select<{ id: number }>(sqlLockBatch(tables, sql), [...params, batchSize])).map((r) => Number(r.id));
+      const ids = (await tx.select<{ id: number }>(sqlLockBatch(tables, sql), [...params, batchSize])).map((r) =>
+        Number(r.id),
+      );
       for (const id of ids) {
         const { insertId } = await tx.write(sqlReinsert(tables), [id]);
         await tx.write(sqlMarkRedriven(tables), [insertId, id]);

@@ -1,12 +1,17 @@
-import type { SluiceContext } from '../context.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
-import type { JobSpec } from '../types.ts';
+import {
+  type KeyedJob,
+  keyOf,
+  linkIdempotencyKeys,
+  reserveIdempotencyKeys,
+} from '../idempotency/reserveIdempotencyKeys.ts';
+import type { JobSpec } from '../job.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
-import { planCountedChunks, type ChunkLimits } from './planChunks.ts';
-import { keyOf, linkIdempotencyKeys, reserveIdempotencyKeys } from './reserveIdempotencyKeys.ts';
-import { validateJob, type NormalizedJob } from './validateJob.ts';
+import { planCountedChunks, type ServerChunkLimits } from './planChunks.ts';
+import { type NormalizedJob, validateJob } from './validateJob.ts';
 
 /** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
 const sqlOpenBatch = (t: Tables) => `
@@ -32,31 +37,53 @@ export interface BatchWriteResult {
   readonly chunks: number;
 }
 
+/** What one job of a chunk needs beyond its normalized form: its index in the whole batch. */
+interface Pending {
+  readonly job: NormalizedJob;
+  readonly index: number;
+}
+
 /**
- * Writes one batch, slice by slice, inside a transaction the caller owns (enqueueBatch's, or the
- * CLI's for a whole NDJSON file): memory holds one slice. Each slice is validated before any of
- * it is written; an error names the job's index in the whole batch, and the caller's rollback
- * undoes every earlier slice. Idempotency keys held by other jobs are skipped and counted.
+ * Writes one batch inside a transaction the caller owns (enqueueBatch's, or the CLI's for a whole
+ * NDJSON file), job by job: each job is validated once, as it arrives, and gathered into a chunk
+ * bounded by rows and by bytes (a job's escaped size is at most three bytes per character), so
+ * memory holds one chunk however large the payloads. A bad job throws JobValidationError naming
+ * its index in the whole batch; the caller's rollback undoes what was written before it.
+ * Idempotency keys held by other jobs are skipped and counted.
+ *
+ * Statements go one at a time: the next chunk is rendered while the previous INSERT runs, but it
+ * is sent only once that INSERT succeeded. When the server aborts the transaction (a deadlock, a
+ * Galera certification failure, a write-set limit), a statement already queued on the connection
+ * would run in autocommit and commit part of the batch.
  */
 export class BatchWriter {
   #next = 0;
   #count = 0;
   #skipped = 0;
   #chunks = 0;
-  /** The INSERT in flight and the rows it must report: awaited only once the next chunk is rendered. */
+  #pending: Pending[] = [];
+  #pendingBytes = 0;
+  /** Every (queue, key) of this batch so far: a key repeated inside one batch is an error. */
+  readonly #keys = new Set<string>();
+  /** The INSERT in flight and the rows it must report. */
   #inFlight: { result: Promise<number>; expected: number } | null = null;
 
   private constructor(
     private readonly tx: Executor,
     private readonly tables: Tables,
     readonly batchId: number,
-    private readonly limits: ChunkLimits,
+    private readonly limits: ServerChunkLimits,
     private readonly maxPayloadBytes: number,
   ) {}
 
-  static async open(ctx: SluiceContext, tx: Executor, limits: ChunkLimits, onCompleteJson: string | null): Promise<BatchWriter> {
-    const { insertId } = await tx.write(sqlOpenBatch(ctx.tables), [onCompleteJson]);
-    return new BatchWriter(tx, ctx.tables, insertId, limits, ctx.options.maxPayloadBytes);
+  static async open(
+    runtime: SluiceRuntime,
+    tx: Executor,
+    limits: ServerChunkLimits,
+    onCompleteJson: string | null,
+  ): Promise<BatchWriter> {
+    const { insertId } = await tx.write(sqlOpenBatch(runtime.tables), [onCompleteJson]);
+    return new BatchWriter(tx, runtime.tables, insertId, limits, runtime.options.maxPayloadBytes);
   }
 
   /** Jobs handed to write() so far. */
@@ -64,36 +91,78 @@ export class BatchWriter {
     return this.#next;
   }
 
-  async write(specs: readonly JobSpec[]): Promise<void> {
-    const base = this.#next;
-    this.#next += specs.length;
-    const jobs = specs.map((spec, i) => validateJob(spec, base + i, { maxPayloadBytes: this.maxPayloadBytes }));
-    const keyed = jobs.filter((j): j is NormalizedJob & { idempotencyKey: string } => j.idempotencyKey !== null);
-    assertNoRepeatedKey(jobs, base);
-    // Keys in one global order: concurrent batches then lock them in the same order and never deadlock on them.
-    keyed.sort((a, b) => (a.queue === b.queue ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.queue, b.queue)));
-    const reservation = keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
-    const wanted = reservation ? jobs.filter((j) => j.idempotencyKey === null || reservation.won.has(keyOf(j as { queue: string; idempotencyKey: string }))) : jobs;
-    const columns = columnsFor(wanted, this.batchId);
-    const tuples = wanted.map((j) => renderJobTuple(j, this.batchId, columns));
-    for (const chunk of planCountedChunks(insertJobsPrefix(this.tables, columns), tuples, this.limits)) {
-      await this.#send(chunk.sql, chunk.rows);
+  async write(specs: Iterable<JobSpec>): Promise<void> {
+    for (const spec of specs) {
+      const index = this.#next++;
+      const job = validateJob(spec, index, { maxPayloadBytes: this.maxPayloadBytes });
+      if (job.idempotencyKey !== null) {
+        const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
+        if (this.#keys.has(key)) {
+          throw new JobValidationError(
+            index,
+            'idempotencyKey',
+            `repeats a key used earlier in this batch (${job.idempotencyKey})`,
+          );
+        }
+        this.#keys.add(key);
+      }
+      this.#pending.push({ job, index });
+      this.#pendingBytes +=
+        3 * (job.payload.length + job.name.length + job.queue.length + (job.idempotencyKey?.length ?? 0)) + 64;
+      if (this.#pending.length >= this.limits.maxRows || this.#pendingBytes >= this.limits.maxBytes)
+        await this.#flush();
+    }
+  }
+
+  /** Writes the gathered jobs: their keys reserved first, then one INSERT per planned statement. */
+  async #flush(): Promise<void> {
+    const pending = this.#pending;
+    if (pending.length === 0) return;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    await this.#settle();
+    const keyed = pending
+      .map((p) => p.job)
+      .filter((j): j is NormalizedJob & { idempotencyKey: string } => j.idempotencyKey !== null)
+      // One global order: concurrent batches then lock keys in the same order and never deadlock on them.
+      .sort((a, b) => (a.queue === b.queue ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.queue, b.queue)));
+    const reservation =
+      keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
+    const wanted = reservation
+      ? pending.filter(({ job }) => job.idempotencyKey === null || reservation.won.has(keyOf(job as KeyedJob)))
+      : pending;
+    this.#skipped += pending.length - wanted.length;
+    if (wanted.length > 0) {
+      const columns = columnsFor(
+        wanted.map((p) => p.job),
+        this.batchId,
+      );
+      const prefix = insertJobsPrefix(this.tables, columns);
+      const tuples = wanted.map(({ job, index }) => {
+        const tuple = renderJobTuple(job, this.batchId, columns);
+        const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(tuple);
+        if (bytes > this.limits.maxStatementBytes) {
+          throw new JobValidationError(
+            index,
+            'payload',
+            `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${this.limits.maxStatementBytes} usable)`,
+          );
+        }
+        return tuple;
+      });
+      for (const chunk of planCountedChunks(prefix, tuples, this.limits)) await this.#send(chunk.sql, chunk.rows);
     }
     if (reservation) {
       await this.#settle();
       await linkIdempotencyKeys(this.tx, this.tables, reservation.owner);
     }
-    this.#skipped += jobs.length - wanted.length;
   }
 
-  /**
-   * Queues one INSERT on the transaction's connection and returns once the previous one is done:
-   * the caller renders the next chunk while the server executes this one (two cores, both busy).
-   */
+  /** Sends one INSERT once the previous one succeeded, and returns without waiting for it. */
   async #send(statement: string, expected: number): Promise<void> {
-    const result = this.tx.write(statement).then((r) => r.affectedRows);
-    result.catch(() => undefined); // observed below; never an unhandled rejection meanwhile
     await this.#settle();
+    const result = this.tx.write(statement).then((r) => r.affectedRows);
+    result.catch(() => undefined); // observed in #settle; never an unhandled rejection meanwhile
     this.#inFlight = { result, expected };
     this.#chunks++;
   }
@@ -104,11 +173,14 @@ export class BatchWriter {
     if (!inFlight) return;
     this.#inFlight = null;
     const inserted = await inFlight.result;
-    if (inserted !== inFlight.expected) throw new Error(`batch ${this.batchId}: an INSERT wrote ${inserted} of ${inFlight.expected} rows; rolled back`);
+    if (inserted !== inFlight.expected) {
+      throw new Error(`batch ${this.batchId}: an INSERT wrote ${inserted} of ${inFlight.expected} rows; rolled back`);
+    }
     this.#count += inserted;
   }
 
   async close(): Promise<BatchWriteResult> {
+    await this.#flush();
     await this.#settle();
     if (this.#count === 0) {
       await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
@@ -122,14 +194,4 @@ export class BatchWriter {
 /** Binary order, as utf8mb4_bin sorts the primary key. */
 function compare(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
-function assertNoRepeatedKey(jobs: readonly NormalizedJob[], base: number): void {
-  const seen = new Set<string>();
-  jobs.forEach((job, i) => {
-    if (job.idempotencyKey === null) return;
-    const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
-    if (seen.has(key)) throw new JobValidationError(base + i, 'idempotencyKey', `repeats a key used earlier in this batch (${job.idempotencyKey})`);
-    seen.add(key);
-  });
 }

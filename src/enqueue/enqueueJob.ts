@@ -1,11 +1,12 @@
-import type { SluiceContext } from '../context.ts';
 import { fromKnex } from '../db/executor.ts';
 import { withTransaction } from '../db/transaction.ts';
-import type { JobSpec } from '../types.ts';
+import { JobValidationError } from '../errors.ts';
+import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
+import type { JobSpec } from '../job.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { chunkLimitsFor } from './planChunks.ts';
-import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from './reserveIdempotencyKeys.ts';
 import { validateJob } from './validateJob.ts';
 
 export interface EnqueueResult {
@@ -19,21 +20,33 @@ export interface EnqueueResult {
  * Enqueues a single job (no batch row): one autocommit INSERT, or, with an idempotency key, a
  * short transaction that reserves the key first. Validation errors name index 0.
  */
-export async function enqueueJob(ctx: SluiceContext, spec: JobSpec, options: EnqueueOptions = {}): Promise<EnqueueResult> {
-  const job = validateJob(spec, 0, { maxPayloadBytes: ctx.options.maxPayloadBytes });
-  const db = options.trx ? fromKnex(options.trx) : ctx.db;
+export async function enqueueJob(
+  runtime: SluiceRuntime,
+  spec: JobSpec,
+  options: EnqueueOptions = {},
+): Promise<EnqueueResult> {
+  const job = validateJob(spec, 0, { maxPayloadBytes: runtime.options.maxPayloadBytes });
+  const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
   const columns = columnsFor([job], null);
   // One job, one INSERT: insertId = the job's id.
-  const sql = insertJobsPrefix(ctx.tables, columns) + renderJobTuple(job, null, columns);
+  const sql = insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns);
+  const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, 1);
+  const bytes = Buffer.byteLength(sql);
+  if (bytes > limits.maxStatementBytes) {
+    throw new JobValidationError(
+      0,
+      'payload',
+      `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${limits.maxStatementBytes} usable)`,
+    );
+  }
   if (job.idempotencyKey === null) return { id: (await db.write(sql)).insertId, duplicate: false };
 
   const keyed = { queue: job.queue, idempotencyKey: job.idempotencyKey };
-  const limits = chunkLimitsFor((await ctx.serverInfo()).maxAllowedPacket, 1);
   return withTransaction(db, async (tx) => {
-    const { owner, won } = await reserveIdempotencyKeys(tx, ctx.tables, [keyed], limits);
-    if (won.size === 0) return { id: (await keyHolder(tx, ctx.tables, keyed)) ?? 0, duplicate: true };
+    const { owner, won } = await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits);
+    if (won.size === 0) return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
     const { insertId } = await tx.write(sql);
-    await linkIdempotencyKeys(tx, ctx.tables, owner);
+    await linkIdempotencyKeys(tx, runtime.tables, owner);
     return { id: insertId, duplicate: false };
   });
 }

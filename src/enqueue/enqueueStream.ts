@@ -1,7 +1,8 @@
-import type { SluiceContext } from '../context.ts';
+import { writeSetRefusal } from '../db/mysqlErrors.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
-import type { JobSpec } from '../types.ts';
+import type { JobSpec } from '../job.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { BatchWriter } from './BatchWriter.ts';
 import { enqueueBatch } from './enqueueBatch.ts';
 import { chunkLimitsFor } from './planChunks.ts';
@@ -27,7 +28,7 @@ export interface EnqueueStreamResult {
  * stream back; without, the chunks before it stay committed and its own chunk writes nothing.
  */
 export async function enqueueStream(
-  ctx: SluiceContext,
+  runtime: SluiceRuntime,
   chunks: AsyncIterable<readonly JobSpec[]>,
   options: EnqueueStreamOptions,
 ): Promise<EnqueueStreamResult> {
@@ -36,11 +37,11 @@ export async function enqueueStream(
   let skipped = 0;
   const batchIds: number[] = [];
   if (options.atomic) {
-    const limits = chunkLimitsFor((await ctx.serverInfo()).maxAllowedPacket, ctx.options.maxRowsPerInsert);
+    const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, runtime.options.maxRowsPerInsert);
     const result = await withTransaction(
-      ctx.db,
+      runtime.db,
       async (tx) => {
-        const writer = await BatchWriter.open(ctx, tx, limits, null);
+        const writer = await BatchWriter.open(runtime, tx, limits, null);
         for await (const chunk of chunks) {
           await writer.write(chunk);
           received += chunk.length;
@@ -49,18 +50,21 @@ export async function enqueueStream(
         return writer.close();
       },
       { attempts: 1 },
-    );
+    ).catch((error: unknown) => {
+      throw writeSetRefusal(error) ?? error;
+    });
     if (result.batchId !== null) batchIds.push(result.batchId);
     return { received, count: result.count, skipped: result.skipped, batchIds };
   }
   for await (const chunk of chunks) {
     try {
-      const result = await enqueueBatch(ctx, chunk);
+      const result = await enqueueBatch(runtime, chunk);
       count += result.count;
       skipped += result.skipped;
       if (result.batchId !== null) batchIds.push(result.batchId);
     } catch (error) {
-      if (error instanceof JobValidationError && error.index >= 0) throw new JobValidationError(received + error.index, error.field, error.reason);
+      if (error instanceof JobValidationError && error.index >= 0)
+        throw new JobValidationError(received + error.index, error.field, error.reason);
       throw error;
     }
     received += chunk.length;

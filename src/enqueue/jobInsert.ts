@@ -1,4 +1,4 @@
-import { escape } from 'mysql2';
+import { escape as sqlLiteral } from 'mysql2';
 import type { Tables } from '../db/tables.ts';
 import type { NormalizedJob } from './validateJob.ts';
 
@@ -49,10 +49,10 @@ export function renderJobTuple(job: NormalizedJob, batchId: number | null, colum
       : job.delayMs > 0
         ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
         : 'NOW(3)';
-  let tuple = `(${escape(job.queue)},${escape(job.name)},${escape(job.payload)},${job.priority},${runAt}`;
+  let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${sqlLiteral(job.payload)},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
-  if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : escape(job.backoff)}`;
+  if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : sqlLiteral(job.backoff)}`;
   if (columns.batchId) tuple += `,${batchId ?? 'NULL'}`;
-  if (columns.idempotencyKey) tuple += `,${job.idempotencyKey === null ? 'NULL' : escape(job.idempotencyKey)}`;
+  if (columns.idempotencyKey) tuple += `,${job.idempotencyKey === null ? 'NULL' : sqlLiteral(job.idempotencyKey)}`;
   return `${tuple})`;
 }

@@ -9,16 +9,19 @@ export interface ChunkLimits {
   readonly maxRows: number;
 }
 
+/** A server's chunk limits, and the largest statement it accepts at all (max_allowed_packet less headroom). */
+export interface ServerChunkLimits extends ChunkLimits {
+  readonly maxStatementBytes: number;
+}
+
 /** Headroom left under max_allowed_packet for the packet header and the statement prefix. */
 const PACKET_HEADROOM_BYTES = 64 * 1024;
 /** Larger statements gain nothing measurable and make a failed chunk costlier to roll back. */
 const DEFAULT_MAX_CHUNK_BYTES = 4 * 1024 * 1024;
 
-export function chunkLimitsFor(maxAllowedPacket: number, maxRows: number): ChunkLimits {
-  return {
-    maxBytes: Math.max(16 * 1024, Math.min(DEFAULT_MAX_CHUNK_BYTES, maxAllowedPacket - PACKET_HEADROOM_BYTES)),
-    maxRows,
-  };
+export function chunkLimitsFor(maxAllowedPacket: number, maxRows: number): ServerChunkLimits {
+  const maxStatementBytes = Math.max(16 * 1024, maxAllowedPacket - PACKET_HEADROOM_BYTES);
+  return { maxBytes: Math.min(DEFAULT_MAX_CHUNK_BYTES, maxStatementBytes), maxRows, maxStatementBytes };
 }
 
 /** Yields `prefix + tuple,tuple,…` statements. A tuple larger than maxBytes travels alone. */
@@ -27,7 +30,11 @@ export function* planChunks(prefix: string, tuples: Iterable<string>, limits: Ch
 }
 
 /** As planChunks, with the number of rows each statement carries. */
-export function* planCountedChunks(prefix: string, tuples: Iterable<string>, limits: ChunkLimits): Generator<{ sql: string; rows: number }> {
+export function* planCountedChunks(
+  prefix: string,
+  tuples: Iterable<string>,
+  limits: ChunkLimits,
+): Generator<{ sql: string; rows: number }> {
   let parts: string[] = [];
   let bytes = Buffer.byteLength(prefix);
   const base = bytes;

@@ -1,16 +1,28 @@
 import { JobValidationError } from '../errors.ts';
-import type { JobSpec } from '../types.ts';
+import { RESERVED_KEY_PREFIX } from '../idempotency/reservedKeyPrefix.ts';
+import type { JobSpec } from '../job.ts';
+import { QUEUE_NAME } from '../queues/queueName.ts';
 import { backoffProblem } from '../worker/backoff.ts';
 
 /** Job and queue names: what fits a log line, a file name and an index without quoting. */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
-const QUEUE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
-const KNOWN_FIELDS = new Set(['name', 'payload', 'queue', 'priority', 'runAt', 'delayMs', 'maxRetries', 'idempotencyKey', 'backoff']);
+const KNOWN_FIELDS = new Set([
+  'name',
+  'payload',
+  'queue',
+  'priority',
+  'runAt',
+  'delayMs',
+  'maxRetries',
+  'idempotencyKey',
+  'backoff',
+]);
 const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
-/** Idempotency keys sluice gives its own jobs (batch completion) start with this. */
-export const RESERVED_KEY_PREFIX = 'sluice:';
 const MIN_RUN_AT = Date.UTC(1970, 0, 2);
 const MAX_RUN_AT = Date.UTC(9999, 0, 1);
+
+/** Half of a surrogate pair with no other half: not a character, and not storable as one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** A job that passed validation, in the form the INSERT needs. */
 export interface NormalizedJob {
@@ -50,7 +62,7 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
     fail('name', `must be 1–128 characters of [A-Za-z0-9_.:-] (got ${describe(spec.name)})`);
   }
   const queue = spec.queue ?? 'default';
-  if (typeof queue !== 'string' || !QUEUE_PATTERN.test(queue)) {
+  if (typeof queue !== 'string' || !QUEUE_NAME.test(queue)) {
     fail('queue', `must be 1–64 characters of [A-Za-z0-9_.:-] (got ${describe(spec.queue)})`);
   }
 
@@ -62,7 +74,8 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   }
   if (payload === undefined) fail('payload', `is not JSON-serialisable (got ${describe(spec.payload)})`);
   // UTF-8 needs at most 3 bytes per UTF-16 code unit: most payloads need no byte count at all.
-  const bytes = (payload as string).length * 3 <= limits.maxPayloadBytes ? 0 : Buffer.byteLength(payload as string, 'utf8');
+  const bytes =
+    (payload as string).length * 3 <= limits.maxPayloadBytes ? 0 : Buffer.byteLength(payload as string, 'utf8');
   if (bytes > limits.maxPayloadBytes) {
     fail('payload', `is ${bytes} bytes as JSON, over the limit of ${limits.maxPayloadBytes}`);
   }
@@ -79,7 +92,8 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
       fail('runAt', `must be a valid Date (got ${describe(spec.runAt)})`);
     }
     const time = spec.runAt.getTime();
-    if (time < MIN_RUN_AT || time >= MAX_RUN_AT) fail('runAt', `must lie between 1970-01-02 and 9999-01-01 (got ${spec.runAt.toISOString()})`);
+    if (time < MIN_RUN_AT || time >= MAX_RUN_AT)
+      fail('runAt', `must lie between 1970-01-02 and 9999-01-01 (got ${spec.runAt.toISOString()})`);
     runAt = spec.runAt;
   }
   const delayMs = spec.delayMs ?? 0;
@@ -93,8 +107,21 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   }
 
   const idempotencyKey = spec.idempotencyKey ?? null;
-  if (idempotencyKey !== null && (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 191)) {
+  if (
+    idempotencyKey !== null &&
+    (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 191)
+  ) {
     fail('idempotencyKey', `must be a string of 1–191 characters (got ${describe(spec.idempotencyKey)})`);
+  }
+  if (typeof idempotencyKey === 'string' && LONE_SURROGATE.test(idempotencyKey)) {
+    // A lone surrogate (what slicing emoji text in the middle leaves) is stored as U+FFFD: two
+    // different keys would become one, and the key would never match the job it names.
+    fail('idempotencyKey', 'must be well-formed Unicode (it holds a lone surrogate half)');
+  }
+  if (typeof idempotencyKey === 'string' && idempotencyKey.endsWith(' ')) {
+    // MySQL and MariaDB compare VARCHAR keys ignoring trailing spaces (PAD SPACE collations):
+    // 'invoice-42' and 'invoice-42 ' would be one key, and a distinct job dropped as a duplicate.
+    fail('idempotencyKey', 'must not end with a space (the server compares keys ignoring trailing spaces)');
   }
   if (typeof idempotencyKey === 'string' && idempotencyKey.startsWith(RESERVED_KEY_PREFIX)) {
     fail('idempotencyKey', `must not start with "${RESERVED_KEY_PREFIX}" (reserved for sluice's own jobs)`);
@@ -124,7 +151,8 @@ function describe(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (value === null) return 'null';
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${String(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return `${typeof value} ${String(value)}`;
   if (value instanceof Date) return `Date ${Number.isNaN(value.getTime()) ? 'Invalid' : value.toISOString()}`;
   if (Array.isArray(value)) return 'an array';
   return typeof value;

@@ -1,11 +1,14 @@
 import type { Executor } from '../db/executor.ts';
-import { withTransaction } from '../db/transaction.ts';
 import type { Tables } from '../db/tables.ts';
+import { withTransaction } from '../db/transaction.ts';
+import { DEAD_JOB_INSERT_COLUMNS } from '../deadJobs/deadJobColumns.ts';
+import { type PayloadRedactor, redactCopied } from '../redactPayload.ts';
 
 /**
  * Params: ?1 ids (list). Locks the free jobs among those ids whose explicit max_retries is used
  * up (rows with NULL max_retries follow their definition, which only workers know: a worker
- * dead-letters those when it claims them).
+ * dead-letters those when it claims them). Returns their ids. Never waits on a row another
+ * transaction holds (SKIP LOCKED): such a job is dead-lettered by the worker that next claims it.
  */
 const sqlLockExhausted = (t: Tables) => `
 SELECT id
@@ -14,22 +17,32 @@ WHERE id IN (?)
   AND lock_id = ''
   AND max_retries IS NOT NULL
   AND retry_times > max_retries
-FOR UPDATE`;
+FOR UPDATE SKIP LOCKED`;
 
-/** Params: ?1 ids (list, locked). Copies them to dead_jobs. */
+/** Params: ?1 ids (list, locked). Copies them to dead_jobs with their own counts and last error. */
 const sqlCopyToDead = (t: Tables) => `
-INSERT INTO ${t.deadJobs} (id, queue, name, payload, priority, retry_times, max_retries, batch_id, idempotency_key, last_error, created_at, failed_at)
+INSERT INTO ${t.deadJobs} (${DEAD_JOB_INSERT_COLUMNS})
 SELECT id, queue, name, payload, priority, retry_times, max_retries, batch_id, idempotency_key, last_error, created_at, NOW(3)
 FROM ${t.jobs}
 WHERE id IN (?)`;
 
-/** Params: ?1 ids (list, locked). */
+/** Params: ?1 ids (list, locked). affectedRows = jobs moved. */
 const sqlDelete = (t: Tables) => `
 DELETE FROM ${t.jobs}
 WHERE id IN (?)`;
 
-/** Moves exhausted jobs among `ids` to dead_jobs, in batches of `batchSize`, one short transaction each. */
-export async function deadLetterExhausted(db: Executor, tables: Tables, ids: readonly number[], batchSize: number): Promise<number> {
+/**
+ * Moves the exhausted jobs among `ids` (just released by the maintenance process) to dead_jobs, in slices of
+ * `batchSize`, one short transaction each (re-run whole by withTransaction after a transient
+ * conflict). Returns how many moved.
+ */
+export async function deadLetterExhausted(
+  db: Executor,
+  tables: Tables,
+  ids: readonly number[],
+  batchSize: number,
+  redact: PayloadRedactor | null = null,
+): Promise<number> {
   let moved = 0;
   for (let i = 0; i < ids.length; i += batchSize) {
     const slice = ids.slice(i, i + batchSize);
@@ -37,6 +50,7 @@ export async function deadLetterExhausted(db: Executor, tables: Tables, ids: rea
       const locked = (await tx.select<{ id: number }>(sqlLockExhausted(tables), [slice])).map((r) => Number(r.id));
       if (locked.length === 0) return 0;
       await tx.write(sqlCopyToDead(tables), [locked]);
+      await redactCopied(tx, tables, 'dead', locked, redact);
       const { affectedRows } = await tx.write(sqlDelete(tables), [locked]);
       return affectedRows;
     });

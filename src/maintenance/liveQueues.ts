@@ -9,7 +9,7 @@ const sqlLiveQueues = (t: Tables) => `
 SELECT DISTINCT queue
 FROM ${t.jobs}`;
 
-/** The queues that hold any job: where the sweeper looks for claims (ix_head, one range per queue). */
+/** The queues that hold any job: where the maintenance process looks for claims (ix_head, one range per queue). */
 export async function liveQueues(db: Executor, tables: Tables): Promise<string[]> {
   return (await db.select<{ queue: string }>(sqlLiveQueues(tables))).map((r) => r.queue);
 }

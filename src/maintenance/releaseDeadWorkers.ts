@@ -1,37 +1,59 @@
-import type { Executor } from '../db/executor.ts';
-import { retryTransient } from '../db/transaction.ts';
 import type { Tables } from '../db/tables.ts';
-import { canPrefixLockId } from '../worker/claimToken.ts';
+import { withTransaction } from '../db/transaction.ts';
+import { OptionsError } from '../errors.ts';
+import { integerIn } from '../options.ts';
+import type { PayloadRedactor } from '../redactPayload.ts';
+import { canPrefixLockId } from '../worker/ClaimTokens.ts';
+import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
+import type { MaintenanceTask, SkippedRelease, TaskDb } from './MaintenanceTask.ts';
+import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /**
- * Params: missed heartbeats (×1000), limit. Workers whose last heartbeat is older than that many
- * of their own heartbeat intervals. The registry holds one row per worker: a scan is cheap.
+ * Params: after id, limit. One page of the registry, in id order: each worker's beat as it stands
+ * (heartbeat_at and the beat counter, compared only with what this process read before) and its
+ * own heartbeat interval. One row per worker: a scan is cheap.
  */
-const sqlStaleWorkers = (t: Tables) => `
-SELECT id
+const sqlWorkers = (t: Tables) => `
+SELECT id, heartbeat_at, beats, heartbeat_interval_ms
 FROM ${t.workers}
-WHERE heartbeat_at < NOW(3) - INTERVAL (heartbeat_interval_ms * ?) MICROSECOND
-ORDER BY heartbeat_at
+WHERE id > ?
+ORDER BY id
 LIMIT ?`;
 
 /**
- * Params: queue, lock_id LIKE pattern, limit. The claims a worker holds in one queue: every
- * lock_id it writes starts with its id, so this is one ix_head range (queue, lock_id prefix)
- * holding exactly those claims. Forced, as in releaseStaleClaims.
+ * Params: queue, lock_id LIKE pattern, after id, limit. The claims a worker holds in one queue:
+ * every lock_id it writes starts with its id, so this is one ix_head range (queue, lock_id
+ * prefix) holding exactly those claims (sorted by id: at most the worker's concurrency). Forced,
+ * as in releaseStaleClaims.
  */
 const sqlClaimsOf = (t: Tables) => `
 SELECT id
 FROM ${t.jobs} FORCE INDEX (ix_head)
 WHERE queue = ?
   AND lock_id LIKE ?
+  AND id > ?
+ORDER BY id
 LIMIT ?`;
 
 /**
- * Params: ids (list), lock_id LIKE pattern, worker id, missed heartbeats (×1000). Releases those
- * claims if the dead worker still holds them (fenced by its lock_id prefix) and is still stale
- * (checked in the statement itself, once: a worker that resumed after the check keeps its
- * claims), bumping retry_times: its attempts count as failed.
+ * Params: ids (list), lock_id LIKE pattern. Locks those of the claims that nobody else holds a
+ * lock on — a worker frozen between its exactly-once DELETE and its COMMIT holds its job's row
+ * until its transaction ends: waiting for it would stop every other release behind it — and
+ * that the dead worker still holds. Returns their ids.
+ */
+const sqlLockClaims = (t: Tables) => `
+SELECT id
+FROM ${t.jobs}
+WHERE id IN (?)
+  AND lock_id LIKE ?
+FOR UPDATE SKIP LOCKED`;
+
+/**
+ * Params: ids (list, locked), lock_id LIKE pattern, worker id, heartbeat_at and beats as observed.
+ * Releases those claims if the worker's row still shows the very beat that was observed (checked
+ * in the statement: a worker that beat again after it was judged keeps its claims), bumping
+ * retry_times: its attempts count as failed. affectedRows = claims released.
  */
 const sqlRelease = (t: Tables) => `
 UPDATE ${t.jobs}
@@ -44,50 +66,176 @@ WHERE id IN (?)
   AND EXISTS (
     SELECT 1 FROM ${t.workers} w
     WHERE w.id = ?
-      AND w.heartbeat_at < NOW(3) - INTERVAL (w.heartbeat_interval_ms * ?) MICROSECOND)`;
+      AND w.heartbeat_at = ?
+      AND w.beats = ?)`;
 
-/** Params: id, missed heartbeats (×1000). Removes a dead worker's row if it is still stale. */
+/** Params: ids (list), lock_id LIKE pattern. Which of those jobs the worker still holds (a plain read). */
+const sqlStillHeld = (t: Tables) => `
+SELECT id
+FROM ${t.jobs}
+WHERE id IN (?)
+  AND lock_id LIKE ?`;
+
+/** Params: id, heartbeat_at and beats as observed. Removes a dead worker's row if it still shows that beat. */
 const sqlRemoveWorker = (t: Tables) => `
 DELETE FROM ${t.workers}
 WHERE id = ?
-  AND heartbeat_at < NOW(3) - INTERVAL (heartbeat_interval_ms * ?) MICROSECOND`;
+  AND heartbeat_at = ?
+  AND beats = ?`;
+
+export interface ReleaseDeadWorkersOptions {
+  /** A worker whose beat stood still for this many of its own heartbeat intervals is dead. */
+  readonly missedHeartbeats: number;
+  readonly batchSize: number;
+  /** The clock this process measures liveness on (monotonic, ms). */
+  readonly clock: MonotonicClock;
+  /** Told of claims it could not release because another transaction holds their rows. */
+  readonly onSkipped?: (skipped: SkippedRelease) => void;
+  /** The install's redactPayload hook, for the jobs it dead-letters. */
+  readonly redactPayload?: PayloadRedactor | null;
+}
+
+interface Beat {
+  readonly id: string;
+  readonly heartbeatAt: Date;
+  readonly beats: number;
+}
 
 /**
- * The fast recovery path: a worker that missed `missedHeartbeats` of its heartbeats is dead; its
- * claims go back to the queue at once instead of after the (much longer) lock timeout. Returns the
- * workers removed, the claims released and the jobs' ids (for dead-lettering exhausted ones).
+ * The fast recovery path: a worker whose beat (heartbeat_at, beats) has not changed for
+ * `missedHeartbeats` of its own heartbeat intervals — measured between this process's own
+ * observations, on its own clock — is dead: its claims go back to the queue at once
+ * (retry_times + 1) instead of after the (much longer) lock timeout, its exhausted jobs are
+ * dead-lettered, and its registry row is removed. A process that starts watching (or takes the
+ * lease) therefore waits one such window before it declares anyone dead: observe() lets a
+ * standby keep watching so that a take-over can act at once.
+ *
+ * Releases never wait on a row lock: each is a short transaction that locks the claims with SKIP
+ * LOCKED and releases what it locked; claims whose rows another transaction holds (a worker frozen
+ * mid-commit) are reported through onSkipped and tried again next pass, and the worker's row stays
+ * until they are released.
  */
-export async function releaseDeadWorkers(
-  db: Executor,
-  tables: Tables,
-  options: { missedHeartbeats: number; batchSize: number },
-): Promise<{ workers: string[]; released: number; ids: number[] }> {
-  const staleUs = Math.round(options.missedHeartbeats * 1000);
-  const dead = (await db.select<{ id: string }>(sqlStaleWorkers(tables), [staleUs, options.batchSize])).map((r) => r.id);
-  let released = 0;
-  const ids: number[] = [];
-  const removed: string[] = [];
-  const queues = dead.length > 0 ? await liveQueues(db, tables) : [];
-  for (const workerId of dead) {
-    const pattern = `${escapeLike(workerId)}.%`;
-    let resumed = false;
-    // lock_id is ASCII: a worker id that is not (registered by a sluice before the fixed-width
-    // claim, on a host with such a name) holds no claim, and comparing it would be an error.
-    for (const queue of canPrefixLockId(workerId) ? queues : []) {
-      while (!resumed) {
-        const claims = (await db.select<{ id: number }>(sqlClaimsOf(tables), [queue, pattern, options.batchSize])).map((r) => Number(r.id));
-        if (claims.length === 0) break;
-        const { affectedRows } = await retryTransient(() => db.write(sqlRelease(tables), [claims, pattern, workerId, staleUs]));
-        // Nothing released although its claims are there: the worker heartbeated since it was found.
-        resumed = affectedRows === 0;
-        released += affectedRows;
-        if (!resumed) ids.push(...claims);
-        if (claims.length < options.batchSize) break;
-      }
-    }
-    if (!resumed && (await db.write(sqlRemoveWorker(tables), [workerId, staleUs])).affectedRows > 0) removed.push(workerId);
+export function releaseDeadWorkers(
+  { db, tables }: TaskDb,
+  options: ReleaseDeadWorkersOptions,
+): MaintenanceTask<'releaseDeadWorkers', 'workers' | 'claims' | 'deadLettered'> {
+  if (!(typeof options.missedHeartbeats === 'number' && options.missedHeartbeats >= 1.5)) {
+    throw new OptionsError(
+      'missedHeartbeats',
+      `must be a number of at least 1.5 (got ${String(options.missedHeartbeats)})`,
+    );
   }
-  return { workers: removed, released, ids };
+  integerIn('batchSize', options.batchSize, 1, 10_000);
+  const seen = new UnchangedSince<string>(options.clock);
+
+  /** Reads the whole registry; returns the workers whose beat stood still too long. */
+  async function observe(): Promise<Beat[]> {
+    const dead: Beat[] = [];
+    const present = new Set<string>();
+    let after = '';
+    for (;;) {
+      const page = await db.select<{
+        id: string;
+        heartbeat_at: Date;
+        beats: number | string;
+        heartbeat_interval_ms: number;
+      }>(sqlWorkers(tables), [after, options.batchSize]);
+      for (const row of page) {
+        const beat = { id: row.id, heartbeatAt: row.heartbeat_at, beats: Number(row.beats) };
+        present.add(beat.id);
+        const stillMs = seen.see(beat.id, `${beat.heartbeatAt.getTime()}/${beat.beats}`);
+        if (stillMs >= options.missedHeartbeats * Number(row.heartbeat_interval_ms)) dead.push(beat);
+      }
+      if (page.length < options.batchSize) break;
+      after = (page[page.length - 1] as { id: string }).id;
+    }
+    seen.keepOnly(present);
+    return dead;
+  }
+
+  /** Releases one dead worker's claims in one queue; false if the worker turned out to be alive. */
+  async function releaseIn(queue: string, beat: Beat, counts: { claims: number; deadLettered: number }) {
+    const pattern = `${escapeLike(beat.id)}.%`;
+    let skipped: number[] = [];
+    let after = 0;
+    for (;;) {
+      const ids = (
+        await db.select<{ id: number }>(sqlClaimsOf(tables), [queue, pattern, after, options.batchSize])
+      ).map((r) => Number(r.id));
+      if (ids.length === 0) break;
+      after = ids[ids.length - 1] as number;
+      const { locked, released } = await withTransaction(db, async (tx) => {
+        const mine = (await tx.select<{ id: number }>(sqlLockClaims(tables), [ids, pattern])).map((r) => Number(r.id));
+        if (mine.length === 0) return { locked: mine, released: 0 };
+        const result = await tx.write(sqlRelease(tables), [mine, pattern, beat.id, beat.heartbeatAt, beat.beats]);
+        return { locked: mine, released: result.affectedRows };
+      });
+      // Nothing released although claims were locked: the worker beat again since it was judged.
+      if (locked.length > 0 && released === 0) return { alive: true, skipped };
+      counts.claims += released;
+      counts.deadLettered += await deadLetterExhausted(
+        db,
+        tables,
+        locked,
+        options.batchSize,
+        options.redactPayload ?? null,
+      );
+      if (locked.length < ids.length) {
+        const others = ids.filter((id) => !locked.includes(id));
+        const held = (await db.select<{ id: number }>(sqlStillHeld(tables), [others, pattern])).map((r) =>
+          Number(r.id),
+        );
+        skipped = [...skipped, ...held];
+      }
+      if (ids.length < options.batchSize) break;
+    }
+    return { alive: false, skipped };
+  }
+
+  return {
+    name: 'releaseDeadWorkers',
+    async observe() {
+      await observe();
+    },
+    async runOnce() {
+      const dead = await observe();
+      const counts = { workers: 0, claims: 0, deadLettered: 0 };
+      const queues = dead.length > 0 ? await liveQueues(db, tables) : [];
+      for (const beat of dead) {
+        let alive = false;
+        let skipped = 0;
+        // lock_id is ASCII: a worker id that is not (registered by a sluice before the fixed-width
+        // claim, on a host with such a name) holds no claim, and comparing it would be an error.
+        for (const queue of canPrefixLockId(beat.id) ? queues : []) {
+          const result = await releaseIn(queue, beat, counts);
+          if (result.skipped.length > 0) {
+            skipped += result.skipped.length;
+            options.onSkipped?.({
+              task: 'releaseDeadWorkers',
+              queue,
+              workerId: beat.id,
+              jobIds: result.skipped,
+              reason:
+                'another transaction holds their rows (a worker frozen or slow between its writes and its COMMIT?)',
+            });
+          }
+          if (result.alive) {
+            alive = true;
+            break;
+          }
+        }
+        if (alive) continue;
+        // Claims left behind keep the row, so the next pass judges them by this worker's timings again.
+        if (skipped > 0) continue;
+        const { affectedRows } = await db.write(sqlRemoveWorker(tables), [beat.id, beat.heartbeatAt, beat.beats]);
+        if (affectedRows > 0) {
+          counts.workers++;
+          seen.forget(beat.id);
+        }
+      }
+      return counts;
+    },
+  };
 }
 
 /** Pure: a LIKE pattern that matches `text` literally. */

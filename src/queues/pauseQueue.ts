@@ -1,5 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { assertQueueName } from './queueName.ts';
 
 /** Params: ?1 queue. Pauses a queue: no worker claims from it until resumed; running jobs finish. Idempotent. */
 const sqlPause = (t: Tables) => `
@@ -22,11 +23,11 @@ WHERE paused_at IS NOT NULL
 ORDER BY queue`;
 
 export async function pauseQueue(db: Executor, tables: Tables, queue: string): Promise<void> {
-  await db.write(sqlPause(tables), [queue]);
+  await db.write(sqlPause(tables), [assertQueueName('queue', queue)]);
 }
 
 export async function resumeQueue(db: Executor, tables: Tables, queue: string): Promise<void> {
-  await db.write(sqlResume(tables), [queue]);
+  await db.write(sqlResume(tables), [assertQueueName('queue', queue)]);
 }
 
 export async function pausedQueues(db: Executor, tables: Tables): Promise<{ queue: string; pausedAt: Date }[]> {

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
-import type { SluiceContext } from '../context.ts';
+import type { JobDefinition } from '../defineJob.ts';
 import { enqueueJob } from '../enqueue/enqueueJob.ts';
-import type { JobDefinition } from '../types.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { slotOf } from './parseSchedule.ts';
 
 /**
@@ -18,7 +18,7 @@ export class Scheduler {
   #stopped = false;
 
   constructor(
-    private readonly ctx: SluiceContext,
+    private readonly runtime: SluiceRuntime,
     private readonly definitions: readonly JobDefinition<any>[],
     private readonly jitterMs: number,
   ) {}
@@ -30,10 +30,14 @@ export class Scheduler {
 
   start(): void {
     for (const definition of this.scheduled) {
-      const task = cron.schedule(definition.schedule as string, (context) => this.#track(this.#tick(definition, context.date)), {
-        name: `sluice-schedule-${definition.name}`,
-        timezone: definition.timezone,
-      });
+      const task = cron.schedule(
+        definition.schedule as string,
+        (context) => this.#track(this.#tick(definition, context.date)),
+        {
+          name: `sluice-schedule-${definition.name}`,
+          timezone: definition.timezone,
+        },
+      );
       this.#tasks.push(task);
     }
   }
@@ -45,15 +49,18 @@ export class Scheduler {
   }
 
   /** Enqueues the job of one tick (also callable directly, e.g. from tests). Returns whether this call won the slot. */
-  async enqueueSlot(definition: JobDefinition<any>, tick: Date): Promise<{ slot: string; id: number; duplicate: boolean }> {
+  async enqueueSlot(
+    definition: JobDefinition<any>,
+    tick: Date,
+  ): Promise<{ slot: string; id: number; duplicate: boolean }> {
     const slot = slotOf(tick);
-    const { id, duplicate } = await enqueueJob(this.ctx, {
+    const { id, duplicate } = await enqueueJob(this.runtime, {
       name: definition.name,
       queue: definition.queue ?? 'default',
       payload: { scheduledAt: slot },
       idempotencyKey: `${definition.name}@${slot}`,
     });
-    this.ctx.events.emit('schedule:enqueued', { name: definition.name, slot, jobId: id, duplicate });
+    this.runtime.events.emit('schedule:enqueued', { name: definition.name, slot, jobId: id, duplicate });
     return { slot, id, duplicate };
   }
 
@@ -63,7 +70,11 @@ export class Scheduler {
     try {
       await this.enqueueSlot(definition, tick);
     } catch (error) {
-      this.ctx.events.emit('maintenance:error', { holder: 'scheduler', error: error as Error, context: `scheduling ${definition.name}` });
+      this.runtime.events.emit('maintenance:error', {
+        holder: 'scheduler',
+        error: error as Error,
+        context: `scheduling ${definition.name}`,
+      });
     }
   }
 

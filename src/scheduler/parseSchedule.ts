@@ -2,7 +2,8 @@ import cron from 'node-cron';
 
 /** Pure: why a cron expression / time zone pair is unusable, or null when it is fine. */
 export function scheduleProblem(schedule: unknown, timezone: unknown): string | null {
-  if (typeof schedule !== 'string' || !cron.validate(schedule)) return `schedule must be a node-cron expression (got ${JSON.stringify(schedule)})`;
+  if (typeof schedule !== 'string' || !cron.validate(schedule))
+    return `schedule must be a node-cron expression (got ${JSON.stringify(schedule)})`;
   if (timezone !== undefined) {
     if (typeof timezone !== 'string') return 'timezone must be an IANA zone name';
     try {

@@ -33,9 +33,13 @@ export interface QueueStats {
 
 export async function queueStats(db: Executor, tables: Tables): Promise<QueueStats[]> {
   const [live, dead] = await Promise.all([
-    db.select<{ queue: string; ready: string | number; delayed_count: string | number; running: string | number; oldest_ready_ms: string | number | null }>(
-      sqlLiveCounts(tables),
-    ),
+    db.select<{
+      queue: string;
+      ready: string | number;
+      delayed_count: string | number;
+      running: string | number;
+      oldest_ready_ms: string | number | null;
+    }>(sqlLiveCounts(tables)),
     db.select<{ queue: string; dead: string | number }>(sqlDeadCounts(tables)),
   ]);
   const byQueue = new Map<string, QueueStats>();
@@ -50,7 +54,14 @@ export async function queueStats(db: Executor, tables: Tables): Promise<QueueSta
     });
   }
   for (const row of dead) {
-    const entry = byQueue.get(row.queue) ?? { queue: row.queue, ready: 0, delayed: 0, running: 0, dead: 0, oldestReadyMs: null };
+    const entry = byQueue.get(row.queue) ?? {
+      queue: row.queue,
+      ready: 0,
+      delayed: 0,
+      running: 0,
+      dead: 0,
+      oldestReadyMs: null,
+    };
     byQueue.set(row.queue, { ...entry, dead: Number(row.dead) });
   }
   return [...byQueue.values()].sort((a, b) => a.queue.localeCompare(b.queue));

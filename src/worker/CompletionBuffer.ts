@@ -1,29 +1,39 @@
-import type { SluiceContext } from '../context.ts';
-import { retryTransient } from '../db/transaction.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isServerUnavailable, isTransientConflict } from '../db/mysqlErrors.ts';
 import { ClaimLostError } from '../errors.ts';
-import type { Job } from '../types.ts';
-import { completeJobs, completeStillHeld } from './completeJobs.ts';
-import { expireIdempotencyKeys } from './expireIdempotencyKeys.ts';
-
-interface Finished {
-  readonly job: Job;
-  readonly durationMs: number;
-}
+import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { completeJobs } from './claims/completeJobs.ts';
+import { completeStillHeld } from './claims/completeStillHeld.ts';
+import { groupByClaim, type RunningJob } from './RunningJob.ts';
+import type { WorkerEvents } from './WorkerEvents.ts';
 
 /**
  * Batches successful completions: jobs that finish close together are deleted with one fenced
  * statement per claim, instead of one commit per job (which caps a 2-core host near 1,000
  * jobs/s). A flush starts on the next turn of the event loop after the first finish; finishes
- * that arrive while it runs go into the next one.
+ * that arrive while it runs go into the next one. Every job added is ended here. Handler results
+ * ride along, keyed by job id, into the same statement that copies the jobs to the history.
+ * A completion whose statement still met transient conflicts after the Executor's re-runs goes
+ * back into the buffer for another flush (up to MAX_CONFLICT_ROUNDS): a conflict must not leave
+ * the claim to expire, which would count an attempt for a job that succeeded.
  */
+const MAX_CONFLICT_ROUNDS = 3;
+
 export class CompletionBuffer {
-  #pending = new Map<string, Finished[]>();
+  #pending: RunningJob[] = [];
+  /** Results (JSON text) of pending jobs that returned one, by job id. */
+  #results = new Map<number, string>();
+  /** Flushes of a job that ended in a transient conflict so far. */
+  readonly #conflicts = new Map<RunningJob, number>();
   #size = 0;
   #flushing: Promise<void> | null = null;
 
   constructor(
-    private readonly ctx: SluiceContext,
-    private readonly workerId: string,
+    private readonly runtime: SluiceRuntime,
+    private readonly report: WorkerEvents,
+    /** How long a completion is tried again while the server cannot be reached: the worker's lock timeout. */
+    private readonly retryForMs: number,
     /** Called after each write: a claim loop held back by the backlog may go on. */
     private readonly onWritten: () => void,
   ) {}
@@ -33,10 +43,9 @@ export class CompletionBuffer {
     return this.#size;
   }
 
-  add(job: Job, durationMs: number): void {
-    const group = this.#pending.get(job.lockId);
-    if (group) group.push({ job, durationMs });
-    else this.#pending.set(job.lockId, [{ job, durationMs }]);
+  add(job: RunningJob, result: string | null = null): void {
+    this.#pending.push(job);
+    if (result !== null) this.#results.set(job.job.id, result);
     this.#size++;
     this.#flushing ??= this.#flushLoop();
   }
@@ -49,40 +58,76 @@ export class CompletionBuffer {
   async #flushLoop(): Promise<void> {
     try {
       await new Promise((resolve) => setImmediate(resolve));
-      while (this.#pending.size > 0) {
-        const groups = this.#pending;
-        this.#pending = new Map();
-        await Promise.all([...groups].map(([lockId, finished]) => this.#flushGroup(lockId, finished)));
+      while (this.#pending.length > 0) {
+        const batch = this.#pending;
+        const results = this.#results;
+        this.#pending = [];
+        this.#results = new Map();
+        await Promise.all([...groupByClaim(batch)].map(([lockId, jobs]) => this.#flushClaim(lockId, jobs, results)));
       }
     } finally {
       this.#flushing = null;
     }
   }
 
-  async #flushGroup(lockId: string, finished: Finished[]): Promise<void> {
-    const ids = finished.map((f) => f.job.id);
+  async #flushClaim(lockId: string, jobs: RunningJob[], results: ReadonlyMap<number, string>): Promise<void> {
+    const ids = jobs.map((r) => r.job.id);
+    let again = false;
     try {
-      const history = this.ctx.options.historyRetentionMs > 0;
-      const lostIds = await this.#complete(lockId, ids, history);
-      const completed = lostIds.length === 0 ? finished : finished.filter((f) => !lostIds.includes(f.job.id));
-      if (lostIds.length > 0) {
-        this.ctx.events.emit('claim:lost', { workerId: this.workerId, operation: 'complete', lockId, jobIds: lostIds, lost: lostIds.length });
+      const lostIds = await this.#completeOnceReachable(lockId, ids, results);
+      if (lostIds.length > 0) this.report.claimLost('complete', lockId, lostIds, lostIds.length);
+      const completed = lostIds.length === 0 ? jobs : jobs.filter((r) => !lostIds.includes(r.job.id));
+      const keyed = completed.filter((r) => r.job.idempotencyKey !== null).map((r) => r.job.id);
+      if (keyed.length > 0) {
+        await expireIdempotencyKeys(
+          this.runtime.workerDb,
+          this.runtime.tables,
+          keyed,
+          this.runtime.options.idempotencyRetentionMs,
+        );
       }
-      const keyed = completed.filter((f) => f.job.idempotencyKey !== null).map((f) => f.job.id);
-      if (keyed.length > 0) await expireIdempotencyKeys(this.ctx.db, this.ctx.tables, keyed, this.ctx.options.idempotencyRetentionMs);
-      for (const { job, durationMs } of completed) {
-        this.ctx.events.emit('job:completed', { workerId: this.workerId, jobId: job.id, name: job.name, queue: job.queue, durationMs });
-      }
+      for (const r of completed) this.report.completed(r.job, r.elapsedMs);
     } catch (error) {
-      if (error instanceof ClaimLostError) {
-        this.ctx.events.emit('claim:lost', { workerId: this.workerId, operation: 'complete', lockId, jobIds: ids, lost: error.lost });
-      } else {
-        // The claims stay ours until they expire; the sweeper then hands the jobs out again (at-least-once).
-        this.ctx.events.emit('worker:error', { workerId: this.workerId, error: error as Error, context: `completing ${ids.length} job(s) of ${lockId}` });
-      }
+      again = isTransientConflict(error) && jobs.every((r) => (this.#conflicts.get(r) ?? 0) < MAX_CONFLICT_ROUNDS);
+      if (again) for (const r of jobs) this.#conflicts.set(r, (this.#conflicts.get(r) ?? 0) + 1);
+      else if (error instanceof ClaimLostError) this.report.claimLost('complete', lockId, ids, error.lost);
+      // Otherwise the claims stay ours until they expire; the maintenance process then hands the jobs out again (at-least-once).
+      else this.report.error(error, `completing ${ids.length} job(s) of ${lockId}`);
     } finally {
-      this.#size -= finished.length;
-      this.onWritten();
+      if (again) {
+        this.#pending.push(...jobs);
+        for (const r of jobs) {
+          const result = results.get(r.job.id);
+          if (result !== undefined) this.#results.set(r.job.id, result);
+        }
+      } else {
+        for (const r of jobs) {
+          r.end();
+          this.#conflicts.delete(r);
+        }
+        this.#size -= jobs.length;
+        this.onWritten();
+      }
+    }
+  }
+
+  /**
+   * #complete, tried again while the server cannot be reached (restarting, failing over, the
+   * network down) for up to the worker's lock timeout, with growing pauses: the claims are still
+   * ours meanwhile, the writes stay fenced, and the jobs need not wait out their lock timeout to
+   * be run a second time once the server is back.
+   */
+  async #completeOnceReachable(lockId: string, ids: number[], results: ReadonlyMap<number, string>): Promise<number[]> {
+    const deadline = Date.now() + this.retryForMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#complete(lockId, ids, results);
+      } catch (error) {
+        if (!isServerUnavailable(error) || Date.now() >= deadline) throw error;
+        if (attempt === 1)
+          this.report.error(error, `completing ${ids.length} job(s) of ${lockId}: retrying until the server answers`);
+        await sleep(Math.min(2_000, 50 * 2 ** attempt) * (0.5 + Math.random()));
+      }
     }
   }
 
@@ -92,13 +137,15 @@ export class CompletionBuffer {
    * history the held ones are already deleted and the lost ones are not known apart: ClaimLostError
    * is thrown on, and all are reported.
    */
-  async #complete(lockId: string, ids: number[], history: boolean): Promise<number[]> {
+  async #complete(lockId: string, ids: number[], results: ReadonlyMap<number, string>): Promise<number[]> {
+    const { workerDb: db, tables, options } = this.runtime;
+    const history = options.historyRetentionMs > 0;
     try {
-      await retryTransient(() => completeJobs(this.ctx.db, this.ctx.tables, lockId, ids, { history }));
+      await completeJobs(db, tables, lockId, ids, { history, results, redact: options.redactPayload });
       return [];
     } catch (error) {
       if (!(error instanceof ClaimLostError) || !history) throw error;
-      return retryTransient(() => completeStillHeld(this.ctx.db, this.ctx.tables, lockId, ids));
+      return completeStillHeld(db, tables, lockId, ids, { results, redact: options.redactPayload });
     }
   }
 }

@@ -1,28 +1,37 @@
 import { hostname } from 'node:os';
-import type { SluiceContext } from '../context.ts';
-import type { ResolvedWorkerOptions } from '../options.ts';
-import type { LoadReading } from '../stats/processStats.ts';
-import { deregisterWorker, heartbeatWorker, registerWorker, type QueueCounters } from '../workers/workerRegistry.ts';
-import { nextConcurrencyLimit } from './concurrencyPolicy.ts';
-import type { RunningJob } from './executeJob.ts';
-import { extendClaims } from './extendClaims.ts';
+import { cancelledAmong } from '../jobs/cancelledAmong.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
+import { extendClaims } from './claims/extendClaims.ts';
+import { writeProgress } from './claims/writeProgress.ts';
+import type { LoadReading } from './hostLoad.ts';
+import { groupByClaim, type RunningJob } from './RunningJob.ts';
+import type { WorkerEvents } from './WorkerEvents.ts';
+import type { ResolvedWorkerOptions } from './workerOptions.ts';
+import { deregisterWorker, heartbeatWorker, registerWorker } from './workerRegistry.ts';
 
-/** What the heartbeat reads from, and reports to, its worker. */
-export interface HeartbeatHost {
-  /** Jobs running now, their claims to extend. */
-  running(): RunningJob[];
-  isRunning(job: RunningJob): boolean;
-  counters(): { processed: number; failed: number; claimLatencyMs: number | null; perQueue: Record<string, QueueCounters> };
-  /** Current limit on jobs at once; the heartbeat may change it. */
-  limit: number;
+/** What the heartbeat reads from its worker. */
+export interface HeartbeatSource {
+  /** The jobs in the worker's slots. */
+  running(): Iterable<RunningJob>;
+  /** Jobs that left the slots since the worker started. */
+  processed(): number;
+  /** Moving average of the claim round trip, or null before the first claim. */
+  claimLatencyMs(): number | null;
 }
 
 /**
  * A worker's heartbeat, every heartbeatIntervalMs (jittered):
- * 1. extends the claims of running jobs (fenced; a lost claim aborts its job's signal);
- * 2. adjusts the worker's concurrency limit from the host's load (concurrencyPolicy);
+ * 1. extends the claims of running jobs (fenced). A job whose claim is gone was either cancelled
+ *    (sluice.jobs.cancel moved it to the history as cancelled: the job becomes `cancelled`, its
+ *    signal aborts with JobCancelledError) or taken back by the sweeper (`lost`, its signal
+ *    aborts): one history read tells them apart, only in a beat that found a claim gone. So a
+ *    cancel reaches its running job within one beat, at no cost to the beats that find nothing;
+ *    then writes the progress its jobs reported since the last beat (one statement per claim with
+ *    a change, none otherwise);
+ * 2. adjusts the worker's concurrency limit from the host's load (ConcurrencyLimit);
  * 3. refreshes the worker's registry row (host, pid, load, in-flight, counts), by which the
- *    sweeper tells a dead worker from a live one within a few heartbeats.
+ *    maintenance process tells a dead worker from a live one within a few heartbeats.
  * The load is sampled in the background (os-utils samples CPU over a second), so a beat never
  * waits for it.
  */
@@ -34,10 +43,11 @@ export class Heartbeat {
   #stopped = false;
 
   constructor(
-    private readonly ctx: SluiceContext,
-    private readonly workerId: string,
+    private readonly runtime: SluiceRuntime,
     private readonly options: ResolvedWorkerOptions,
-    private readonly host: HeartbeatHost,
+    private readonly report: WorkerEvents,
+    private readonly limit: ConcurrencyLimit,
+    private readonly source: HeartbeatSource,
   ) {}
 
   async start(): Promise<void> {
@@ -47,12 +57,14 @@ export class Heartbeat {
   }
 
   async #register(): Promise<void> {
-    await registerWorker(this.ctx.db, this.ctx.tables, {
-      id: this.workerId,
+    await registerWorker(this.runtime.heartbeatDb, this.runtime.tables, {
+      id: this.report.workerId,
       host: hostname().slice(0, 64),
+      name: this.options.name,
       pid: process.pid,
       queues: this.options.queues,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs,
+      lockTimeoutMs: this.options.lockTimeoutMs,
       concurrency: this.options.concurrency,
     });
   }
@@ -62,8 +74,8 @@ export class Heartbeat {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#beating;
-    await deregisterWorker(this.ctx.db, this.ctx.tables, this.workerId).catch((error: unknown) =>
-      this.ctx.events.emit('worker:error', { workerId: this.workerId, error: error as Error, context: 'deregistering' }),
+    await deregisterWorker(this.runtime.heartbeatDb, this.runtime.tables, this.report.workerId).catch(
+      (error: unknown) => this.report.error(error, 'deregistering'),
     );
   }
 
@@ -79,60 +91,91 @@ export class Heartbeat {
     await this.#extendClaims();
     this.#adjustLimit();
     this.#sample();
-    const counters = this.host.counters();
     try {
-      const present = await heartbeatWorker(this.ctx.db, this.ctx.tables, this.workerId, {
-        inFlight: this.host.running().length,
-        processed: counters.processed,
-        failed: counters.failed,
+      const present = await heartbeatWorker(this.runtime.heartbeatDb, this.runtime.tables, this.report.workerId, {
+        inFlight: [...this.source.running()].length,
+        processed: this.source.processed(),
+        failed: this.report.failed,
         cpu: this.#load?.cpu ?? null,
         freeMem: this.#load?.freeMem ?? null,
-        concurrencyLimit: this.host.limit,
-        claimLatencyMs: counters.claimLatencyMs,
-        counters: counters.perQueue,
+        concurrencyLimit: this.limit.current,
+        claimLatencyMs: this.source.claimLatencyMs(),
+        counters: this.report.perQueue(),
       });
-      // Declared dead (e.g. after a long pause) and removed by the sweeper: come back.
+      // Declared dead (e.g. after a long pause) and removed by the maintenance process: come back.
       if (!present && !this.#stopped) await this.#register();
     } catch (error) {
-      this.ctx.events.emit('worker:error', { workerId: this.workerId, error: error as Error, context: 'heartbeat' });
+      this.report.error(error, 'heartbeat');
     }
   }
 
+  /**
+   * Extends the claims of jobs that hold one, a claim at a time, and writes their new progress.
+   * A job's state is read again after each write: one that finished meanwhile (its outcome
+   * written, or, exactly-once, its delete committed) is not a lost claim.
+   */
   async #extendClaims(): Promise<void> {
-    const groups = new Map<string, RunningJob[]>();
-    for (const r of this.host.running()) {
-      if (r.abandoned || r.finishing || r.lost) continue;
-      const group = groups.get(r.job.lockId);
-      if (group) group.push(r);
-      else groups.set(r.job.lockId, [r]);
-    }
-    for (const [lockId, snapshot] of groups) {
-      // Groups are extended one after another: a job that finished meanwhile may already be
-      // deleted, and a row we deleted ourselves is not a lost claim.
-      const group = snapshot.filter((r) => this.host.isRunning(r) && !r.finishing);
+    const held = [...this.source.running()].filter((r) => r.holdsClaim);
+    for (const [lockId, snapshot] of groupByClaim(held)) {
+      const group = snapshot.filter((r) => r.holdsClaim);
       if (group.length === 0) continue;
       try {
-        const missing = await extendClaims(this.ctx.db, this.ctx.tables, lockId, group.map((r) => r.job.id));
-        const lost = group.filter((r) => missing.includes(r.job.id) && this.host.isRunning(r) && !r.finishing);
-        if (lost.length === 0) continue;
-        const jobIds = lost.map((r) => r.job.id);
-        this.ctx.events.emit('claim:lost', { workerId: this.workerId, operation: 'extend', lockId, jobIds, lost: jobIds.length });
-        for (const r of lost) {
-          r.lost = true;
-          r.cancel.abort(new Error(`claim ${lockId} on job ${r.job.id} was lost`));
-        }
+        const missing = await extendClaims(
+          this.runtime.heartbeatDb,
+          this.runtime.tables,
+          lockId,
+          group.map((r) => r.job.id),
+        );
+        if (missing.length > 0) await this.#gone(lockId, group, new Set(missing));
+        await this.#writeProgress(lockId, group);
       } catch (error) {
-        this.ctx.events.emit('worker:error', { workerId: this.workerId, error: error as Error, context: 'extending claims' });
+        this.report.error(error, 'extending claims');
       }
+    }
+  }
+
+  /** Jobs whose claim the extend found gone: cancelled ones end as cancelled, the others are lost. */
+  async #gone(lockId: string, group: readonly RunningJob[], missing: ReadonlySet<number>): Promise<void> {
+    const gone = group.filter((r) => missing.has(r.job.id));
+    const cancelled = await cancelledAmong(
+      this.runtime.heartbeatDb,
+      this.runtime.tables,
+      gone.map((r) => r.job.id),
+    );
+    for (const r of gone) if (cancelled.has(r.job.id)) r.cancel();
+    const lost = gone.filter((r) => !cancelled.has(r.job.id) && r.lose());
+    if (lost.length > 0)
+      this.report.claimLost(
+        'extend',
+        lockId,
+        lost.map((r) => r.job.id),
+        lost.length,
+      );
+  }
+
+  /** Writes the progress reported since the last beat by the jobs of one claim that still hold it. */
+  async #writeProgress(lockId: string, group: readonly RunningJob[]): Promise<void> {
+    const changed = new Map<number, string>();
+    const taken: [RunningJob, string][] = [];
+    for (const r of group) {
+      if (!r.holdsClaim) continue;
+      const progress = r.takeProgress();
+      if (progress === undefined) continue;
+      changed.set(r.job.id, progress);
+      taken.push([r, progress]);
+    }
+    try {
+      await writeProgress(this.runtime.heartbeatDb, this.runtime.tables, lockId, changed);
+    } catch (error) {
+      for (const [r, progress] of taken) r.restoreProgress(progress);
+      throw error;
     }
   }
 
   #adjustLimit(): void {
     if (!this.#load) return;
-    const next = nextConcurrencyLimit(this.host.limit, this.options.concurrency, this.#load, this.options.loadPolicy);
-    if (next === this.host.limit) return;
-    this.ctx.events.emit('worker:concurrency', { workerId: this.workerId, from: this.host.limit, to: next, cpu: this.#load.cpu, freeMem: this.#load.freeMem });
-    this.host.limit = next;
+    const change = this.limit.adjust(this.#load);
+    if (change) this.report.concurrency(change.from, change.to, this.#load);
   }
 
   #sample(): void {

@@ -1,21 +1,24 @@
-import type { SluiceContext } from '../context.ts';
+import { resolve } from 'node:path';
 import { assertSchemaCurrent } from '../db/migrate.ts';
-import { retryTransient } from '../db/transaction.ts';
-import type { ResolvedWorkerOptions } from '../options.ts';
-import { PermanentJobError } from '../errors.ts';
-import { jobFromRow, type Job, type JobDefinition, type JobRow } from '../types.ts';
-import { claimRandomHead } from './claimRandomHead.ts';
-import { claimSkipLocked } from './claimSkipLocked.ts';
-import { Cancellation } from './Cancellation.ts';
-import { ClaimTokens } from './claimToken.ts';
+import { isTransientConflict } from '../db/mysqlErrors.ts';
+import type { JobDefinition } from '../defineJob.ts';
+import { OptionsError, PermanentJobError } from '../errors.ts';
+import { type JobRow, jobFromRow } from '../job.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { type AttemptDeps, attemptJob } from './attemptJob.ts';
+import { ClaimTokens } from './ClaimTokens.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
-import { executeJob, type ExecuteDeps, type RunningJob } from './executeJob.ts';
-import { nextPollDelayMs } from './concurrencyPolicy.ts';
+import { ConcurrencyLimit } from './ConcurrencyLimit.ts';
+import { claimRandomHead } from './claims/claimRandomHead.ts';
+import { claimSkipLocked } from './claims/claimSkipLocked.ts';
+import { releaseClaims } from './claims/releaseClaims.ts';
+import { type FinishDeps, finishJob } from './finishJob.ts';
 import { Heartbeat } from './Heartbeat.ts';
-import { QueueCounterSet } from './QueueCounterSet.ts';
 import { loadHandlers } from './loadHandlers.ts';
-import { QueuePriorities, samePriorities } from './queuePriorities.ts';
-import { releaseClaims } from './releaseClaims.ts';
+import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
+import { groupByClaim, RunningJob } from './RunningJob.ts';
+import { WorkerEvents } from './WorkerEvents.ts';
+import type { ResolvedWorkerOptions } from './workerOptions.ts';
 
 /**
  * A worker process's claimer and slots.
@@ -23,61 +26,55 @@ import { releaseClaims } from './releaseClaims.ts';
  *   new ──start()──▶ running ──stop()──▶ stopping ──▶ stopped
  *
  * running:  one claim loop fills all free slots at once (one claimer per worker, never one per
- *           slot); a Heartbeat extends the claims of running jobs, adapts the concurrency
- *           limit to the host's load, and keeps the worker's registry row fresh.
- * stopping: no more claims; running jobs get shutdownTimeoutMs to finish; what is left is
- *           released (fenced), completions are flushed, then stopped. stop() is idempotent;
- *           forceStop() skips the wait and aborts handlers' signals.
+ *           slot); each claimed job is a RunningJob (its own state machine) that runs
+ *           attemptJob → finishJob; a Heartbeat extends the claims of running jobs, adapts the
+ *           concurrency limit to the host's load, and keeps the worker's registry row fresh.
+ * stopping: no more claims; running jobs get shutdownTimeoutMs to finish; what still holds its
+ *           claim is released (fenced), completions are flushed, then stopped. stop() is
+ *           idempotent; forceStop() skips the wait and aborts handlers' signals.
  */
 export class Worker {
   readonly id: string;
   readonly #tokens = new ClaimTokens();
   readonly #running = new Set<RunningJob>();
   readonly #waiters = new Set<() => void>();
+  readonly #report: WorkerEvents;
+  readonly #limit: ConcurrencyLimit;
   readonly #completions: CompletionBuffer;
   readonly #priorities: QueuePriorities;
-  #handlers = new Map<string, JobDefinition<any>>();
-  /** What every job's execution needs; built once at start. */
-  #deps: ExecuteDeps | undefined;
+  readonly #heartbeat: Heartbeat;
+  #deps: (AttemptDeps & FinishDeps) | undefined;
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   #loop: Promise<void> = Promise.resolve();
-  readonly #heartbeat: Heartbeat;
-  /** Jobs at once right now: the configured concurrency, lowered by the load policy under pressure. */
-  #limit: number;
-  #failed = 0;
-  readonly #counters: QueueCounterSet;
   #claimLatencyMs: number | null = null;
   #stopping: Promise<void> | undefined;
   #forced = false;
   #processed = 0;
 
   constructor(
-    private readonly ctx: SluiceContext,
+    private readonly runtime: SluiceRuntime,
     readonly options: ResolvedWorkerOptions,
   ) {
     this.id = this.#tokens.workerId;
-    this.#completions = new CompletionBuffer(ctx, this.id, () => this.#wake());
-    this.#priorities = new QueuePriorities(ctx.db, ctx.tables, options.pollIntervalMs);
-    this.#limit = options.concurrency;
-    this.#counters = new QueueCounterSet(ctx.events, this.id);
-    const worker = this;
-    this.#heartbeat = new Heartbeat(ctx, this.id, options, {
-      running: () => [...this.#running],
-      isRunning: (r) => this.#running.has(r),
-      counters: () => ({ processed: this.#processed, failed: this.#failed, claimLatencyMs: this.#claimLatencyMs, perQueue: this.#counters.snapshot() }),
-      get limit() {
-        return worker.#limit;
-      },
-      set limit(value: number) {
-        worker.#limit = value;
-        worker.#wake();
-      },
+    this.#report = new WorkerEvents(runtime.events, this.id);
+    this.#limit = new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => this.#wake());
+    this.#completions = new CompletionBuffer(runtime, this.#report, options.lockTimeoutMs, () => this.#wake());
+    this.#priorities = new QueuePriorities(runtime.workerDb, runtime.tables, options.pollIntervalMs);
+    this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
+      running: () => this.#running,
+      processed: () => this.#processed,
+      claimLatencyMs: () => this.#claimLatencyMs,
     });
+  }
+
+  /** This worker's stable name (options.name): its label in metrics. */
+  get name(): string {
+    return this.options.name;
   }
 
   /** Jobs this worker runs at once right now (load-aware; at most `concurrency`). */
   get concurrencyLimit(): number {
-    return this.#limit;
+    return this.#limit.current;
   }
 
   get state(): string {
@@ -94,24 +91,28 @@ export class Worker {
 
   async start(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`worker ${this.id} was already started`);
-    await assertSchemaCurrent(this.ctx.db, this.ctx.tables);
-    this.#handlers = await loadHandlers(this.options.jobs);
+    await assertSchemaCurrent(this.runtime.workerDb, this.runtime.tables);
+    const handlers = await loadHandlers(this.options.jobs);
+    assertPoolFits([...handlers.values()], this.options.concurrency, this.runtime.options.poolMax);
+    const maxRetriesOf = (r: RunningJob) =>
+      r.job.maxRetries ?? handlers.get(r.job.name)?.maxRetries ?? this.options.maxRetries;
     this.#deps = {
-      ctx: this.ctx,
-      options: this.options,
-      handlers: this.#handlers,
+      runtime: this.runtime,
+      handlers,
       completions: this.#completions,
-      workerId: this.id,
-      logger: this.ctx.logger,
+      report: this.#report,
+      backoff: this.options.backoff,
+      maxRetriesOf,
+      loggerOf: (r) => this.runtime.logger.child({ jobId: r.job.id, job: r.job.name }),
+      jobTimeoutMs: this.options.jobTimeoutMs,
     };
     await this.#heartbeat.start();
     this.#state = 'running';
-    this.ctx.events.emit('worker:started', {
-      workerId: this.id,
-      queues: this.options.queues,
-      concurrency: this.options.concurrency,
-      strategy: this.options.claim,
-    });
+    const { jobs } = this.options;
+    const jobsFolder = typeof jobs === 'string' ? resolve(jobs) : null;
+    this.#report.started(this.options.queues, this.options.concurrency, this.options.claim, jobsFolder, [
+      ...handlers.keys(),
+    ]);
     this.#loop = this.#claimLoop();
   }
 
@@ -139,7 +140,7 @@ export class Worker {
     let lastWasFull = false;
     let pollDelayMs = pollIntervalMs;
     while (this.#state === 'running') {
-      const limit = this.#limit;
+      const limit = this.#limit.current;
       const free = limit - this.#running.size;
       const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, limit) / 2)) : 1;
       if (free < threshold || this.#completions.backlog > 2 * limit) {
@@ -155,11 +156,13 @@ export class Worker {
           requested += want;
           const rows = await this.#claim(queue, want);
           claimed += rows.length;
-          for (const row of rows) this.#start(row);
+          for (const row of rows) this.#run(row);
         }
         nextQueue = (nextQueue + 1) % queues.length;
       } catch (error) {
-        this.ctx.events.emit('worker:error', { workerId: this.id, error: error as Error, context: 'claiming' });
+        // A claim that still conflicted after the Executor's re-runs (on Galera: other nodes took
+        // the same rows first) claimed nothing, and no job is affected: the next round is its retry.
+        if (!isTransientConflict(error)) this.#report.error(error, 'claiming');
         await this.#idle(jittered(pollIntervalMs));
         continue;
       }
@@ -186,36 +189,36 @@ export class Worker {
 
   async #claimWith(queue: string, want: number, priorities: readonly number[]): Promise<JobRow[]> {
     if (priorities.length === 0) return [];
-    const { db, tables } = this.ctx;
+    const { workerDb: db, tables } = this.runtime;
     const lockId = this.#tokens.next();
     const started = performance.now();
     const rows =
       this.options.claim === 'skip-locked'
         ? await claimSkipLocked(db, tables, { queue, priorities, want, lockId })
-        : await retryTransient(() => claimRandomHead(db, tables, { queue, priorities, want, lockId, headSize: this.options.headSize }));
+        : await claimRandomHead(db, tables, { queue, priorities, want, lockId, headSize: this.options.headSize });
     const latencyMs = performance.now() - started;
     this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
-    if (rows.length > 0) {
-      this.ctx.events.emit('job:claimed', { workerId: this.id, lockId, queue, count: rows.length, strategy: this.options.claim });
-    }
+    if (rows.length > 0) this.#report.claimed(lockId, queue, rows.length, this.options.claim);
     return rows;
   }
 
-  #start(row: JobRow): void {
-    let job: Job;
-    let payloadError: Error | undefined;
-    try {
-      job = jobFromRow(row);
-    } catch (error) {
-      payloadError = new PermanentJobError(`payload of job ${row.id} is not valid JSON: ${(error as Error).message}`);
-      job = jobFromRow({ ...row, payload: 'null' });
-    }
-    const running: RunningJob = { job, startedAt: Date.now(), cancel: new Cancellation(), abandoned: false, payloadError };
+  /**
+   * Runs one claimed job in its slot: attempt, then record the outcome. The slot frees when that
+   * is done and the handler itself settled (a timed-out handler that ignores its signal keeps it).
+   */
+  #run(row: JobRow): void {
+    const running = runningJobOf(row);
+    const deps = this.#deps as AttemptDeps & FinishDeps;
+    // This process may claim a job again while an earlier attempt of it still runs here (its claim
+    // was taken back during a stall, and the handler ignores its aborted signal): the new attempt
+    // waits for that one to settle, so one process never runs a job twice at once.
+    const earlier = [...this.#running].filter((r) => r.job.id === running.job.id);
     this.#running.add(running);
-    void executeJob(this.#deps as ExecuteDeps, running)
-      .then((failed) => {
-        if (failed) this.#failed++;
-      })
+    void Promise.all(earlier.map((r) => r.settled()))
+      .then(() => attemptJob(deps, running))
+      .then((outcome) => finishJob(deps, running, outcome))
+      .catch((error: unknown) => this.#report.error(error, `running job ${running.job.id}`))
+      .then(() => running.settled())
       .finally(() => {
         this.#running.delete(running);
         this.#processed++;
@@ -229,46 +232,41 @@ export class Worker {
       return;
     }
     this.#state = 'stopping';
-    this.ctx.events.emit('worker:stopping', { workerId: this.id, inFlight: this.#running.size });
+    this.#report.stopping(this.#running.size);
     this.#wake();
     await this.#loop;
     const deadline = Date.now() + this.options.shutdownTimeoutMs;
     while (this.#running.size > 0 && !this.#forced && Date.now() < deadline) {
       await this.#idle(Math.min(250, deadline - Date.now()));
     }
-    let released = 0;
-    for (const [lockId, group] of this.#byClaim([...this.#running])) {
-      for (const r of group) {
-        r.abandoned = true;
-        r.cancel.abort(new Error('worker stopped before the job finished'));
-      }
-      // A finishing job (outcome being written, or at-most-once: row already gone) has nothing to release.
-      const ids = group.filter((r) => !r.finishing).map((r) => r.job.id);
-      if (ids.length === 0) continue;
-      try {
-        const count = await releaseClaims(this.ctx.db, this.ctx.tables, lockId, ids);
-        released += count;
-        if (count < ids.length) this.ctx.events.emit('claim:lost', { workerId: this.id, operation: 'release', lockId, jobIds: ids, lost: ids.length - count });
-      } catch (error) {
-        this.ctx.events.emit('worker:error', { workerId: this.id, error: error as Error, context: 'releasing claims at stop' });
-      }
-    }
+    const released = await this.#releaseHeld();
     await this.#completions.drain();
     await this.#heartbeat.stop();
-    this.#counters.close();
     this.#state = 'stopped';
-    this.ctx.events.emit('worker:stopped', { workerId: this.id, released, processed: this.#processed });
+    this.#report.stopped(released, this.#processed);
   }
 
-  #byClaim(running: RunningJob[]): Map<string, RunningJob[]> {
-    const groups = new Map<string, RunningJob[]>();
-    for (const r of running) {
-      if (r.abandoned) continue;
-      const group = groups.get(r.job.lockId);
-      if (group) group.push(r);
-      else groups.set(r.job.lockId, [r]);
+  /**
+   * Gives back the claims of jobs still running at the deadline (fenced), and aborts every
+   * handler still running. Jobs whose outcome is being written, or whose row is already gone,
+   * have nothing to release.
+   */
+  async #releaseHeld(): Promise<number> {
+    const stillRunning = [...this.#running];
+    const toRelease = stillRunning.filter((r) => r.release());
+    for (const r of stillRunning) r.cancellation.abort(new Error('worker stopped before the job finished'));
+    let released = 0;
+    for (const [lockId, group] of groupByClaim(toRelease)) {
+      const ids = group.map((r) => r.job.id);
+      try {
+        const count = await releaseClaims(this.runtime.workerDb, this.runtime.tables, lockId, ids);
+        released += count;
+        if (count < ids.length) this.#report.claimLost('release', lockId, ids, ids.length - count);
+      } catch (error) {
+        this.#report.error(error, 'releasing claims at stop');
+      }
     }
-    return groups;
+    return released;
   }
 
   /** Waits up to `ms`, or until a slot frees or stop is called. */
@@ -289,8 +287,45 @@ export class Worker {
   }
 }
 
+/** A claimed row as a RunningJob; a payload that is not JSON (written around sluice) fails the job permanently. */
+function runningJobOf(row: JobRow): RunningJob {
+  try {
+    return new RunningJob(jobFromRow(row));
+  } catch (error) {
+    const payloadError = new PermanentJobError(
+      `payload of job ${row.id} is not valid JSON: ${(error as Error).message}`,
+    );
+    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), payloadError);
+  }
+}
+
+/**
+ * An exactly-once job holds a connection of the install's pool for its whole run (its handler
+ * runs inside the transaction that removes it): with fewer connections than jobs at once, the
+ * rest wait for one, past their timeouts. Refused at start, with the fix.
+ */
+function assertPoolFits(definitions: readonly JobDefinition<any>[], concurrency: number, poolMax: number): void {
+  const exactlyOnce = definitions.filter((d) => d.delivery === 'exactly-once').map((d) => d.name);
+  if (exactlyOnce.length === 0 || poolMax >= concurrency) return;
+  throw new OptionsError(
+    'concurrency',
+    `${concurrency} jobs at once, and exactly-once jobs (${exactlyOnce.slice(0, 3).join(', ')}) each hold a connection ` +
+      `for their whole run, but the pool has ${poolMax}: raise poolMax (createSluice) to at least ${concurrency}, or lower concurrency`,
+  );
+}
+
 /** ±25 % so that a fleet started together does not poll in step. */
 function jittered(ms: number): number {
   return Math.round(ms * (0.75 + Math.random() * 0.5));
 }
 
+/** Pure: the next idle poll delay — doubled after each empty poll, up to the maximum; reset after a claim. */
+export function nextPollDelayMs(
+  current: number,
+  claimed: boolean,
+  pollIntervalMs: number,
+  maxPollIntervalMs: number,
+): number {
+  if (claimed) return pollIntervalMs;
+  return Math.min(maxPollIntervalMs, Math.max(pollIntervalMs, current * 2));
+}

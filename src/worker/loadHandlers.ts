@@ -1,17 +1,21 @@
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { JobDefinition } from '../defineJob.ts';
 import { defineJob } from '../defineJob.ts';
 import { JobDefinitionError } from '../errors.ts';
-import type { JobDefinition } from '../types.ts';
 
-const HANDLER_FILE = /^[A-Za-z0-9_.:-]+\.(ts|js|mjs)$/;
+const HANDLER_FILE = /^[A-Za-z0-9_.:-]+\.(ts|mts|js|mjs|cjs)$/;
+const DECLARATION_FILE = /\.d\.[cm]?ts$/;
 
 /**
  * The handlers a worker runs, by job name: from a list of definitions, or from a folder with one
- * file per job type (`jobs/<name>.ts`, `export default defineJob({ name: '<name>', … })`).
+ * file per job type (`jobs/<name>.js`, .mjs, .cjs, or .ts where Node can load it;
+ * `export default defineJob({ name: '<name>', … })`).
  */
-export async function loadHandlers(source: string | readonly JobDefinition<any>[]): Promise<Map<string, JobDefinition<any>>> {
+export async function loadHandlers(
+  source: string | readonly JobDefinition<any>[],
+): Promise<Map<string, JobDefinition<any>>> {
   const definitions = typeof source === 'string' ? await importFolder(source) : source.map((d) => defineJob(d));
   const byName = new Map<string, JobDefinition<any>>();
   for (const definition of definitions) {
@@ -25,20 +29,56 @@ async function importFolder(folder: string): Promise<JobDefinition<any>[]> {
   const dir = resolve(folder);
   let files: string[];
   try {
-    files = (await readdir(dir)).filter((f) => HANDLER_FILE.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'));
+    files = (await readdir(dir)).filter(
+      (f) => HANDLER_FILE.test(f) && !DECLARATION_FILE.test(f) && !f.includes('.test.'),
+    );
   } catch (error) {
     throw new JobDefinitionError(dir, `cannot read the jobs folder: ${(error as Error).message}`);
   }
-  const definitions: JobDefinition<any>[] = [];
+  const byName = new Map<string, string>();
   for (const file of files.sort()) {
-    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: JobDefinition<any> };
+    const other = byName.get(basename(file, extname(file)));
+    if (other) throw new JobDefinitionError(join(dir, file), `and ${other} define the same job: keep one of them`);
+    byName.set(basename(file, extname(file)), file);
+  }
+  const definitions: JobDefinition<any>[] = [];
+  for (const file of files) {
+    const mod = await importJobFile(join(dir, file));
     const expected = basename(file, extname(file));
-    if (!mod.default) throw new JobDefinitionError(join(dir, file), 'has no default export (export default defineJob({ … }))');
+    if (!mod.default)
+      throw new JobDefinitionError(join(dir, file), 'has no default export (export default defineJob({ … }))');
     const definition = defineJob(mod.default);
     if (definition.name !== expected) {
-      throw new JobDefinitionError(join(dir, file), `defines job "${definition.name}"; a file's job must carry the file's name ("${expected}")`);
+      throw new JobDefinitionError(
+        join(dir, file),
+        `defines job "${definition.name}"; a file's job must carry the file's name ("${expected}")`,
+      );
     }
     definitions.push(definition);
   }
   return definitions;
+}
+
+/**
+ * Imports one job file. A .ts file needs a Node that strips types (22.18+ and 23.6+ by default,
+ * 22.6+ with --experimental-strip-types) or a registered loader (node --import tsx); without one
+ * the error says so, instead of Node's ERR_UNKNOWN_FILE_EXTENSION.
+ */
+async function importJobFile(path: string): Promise<{ default?: JobDefinition<any> }> {
+  try {
+    return (await import(pathToFileURL(path).href)) as { default?: JobDefinition<any> };
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.m?ts$/.test(path)) {
+      throw new JobDefinitionError(
+        path,
+        `is TypeScript, which this Node (${process.version}) does not load by itself: compile your jobs to .js, ` +
+          'use Node 22.18+ or 23.6+ (they strip types; 22.6+ with --experimental-strip-types), or register a loader (node --import tsx)',
+        { cause: error },
+      );
+    }
+    throw new JobDefinitionError(path, `could not be loaded: ${(error as Error).message.split('\n')[0]}`, {
+      cause: error,
+    });
+  }
 }

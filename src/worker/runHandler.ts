@@ -1,63 +1,56 @@
-import type { Knex } from 'knex';
-import type { Logger } from 'pino';
+import type { JobDefinition } from '../defineJob.ts';
 import { HandlerTimeoutError, PermanentJobError } from '../errors.ts';
-import type { Job, JobContext, JobDefinition } from '../types.ts';
+import { coerceError } from '../errorText.ts';
 import type { Cancellation } from './Cancellation.ts';
+import { HandlerContext, type HandlerScope } from './HandlerContext.ts';
 
+/** ok: what the handler returned (undefined when it returned nothing). */
 export type HandlerOutcome =
-  | { readonly ok: true }
+  | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly error: Error; readonly permanent: boolean };
-
-/** What a handler's ctx is made of; the logger is created only if the handler reads it. */
-export interface HandlerScope {
-  readonly job: Job;
-  readonly knex: Knex;
-  readonly trx?: Knex.Transaction;
-  readonly logger: () => Logger;
-}
 
 /**
  * Runs one handler attempt. `cancel` is the running job's Cancellation: its signal is the
- * handler's ctx.signal, aborted when the claim is lost, on a forced stop, or here on timeout. A
- * timed-out attempt counts as failed even if the handler ignores the signal.
+ * handler's ctx.signal, aborted when the claim is lost, the job is cancelled, on a forced stop, or
+ * here on timeout (scope.timeoutMs: the definition's, else the worker's jobTimeoutMs). A timed-out
+ * attempt counts as failed even if the handler ignores the signal; the handler's own promise is
+ * tracked on the running job, which keeps its slot until it settles. Whatever the handler throws
+ * becomes an Error. On success the outcome carries what the handler returned (its result).
  */
-export async function runHandler<P>(definition: JobDefinition<P>, payload: P, scope: HandlerScope, cancel: Cancellation): Promise<HandlerOutcome> {
+export async function runHandler<P>(
+  definition: JobDefinition<P>,
+  scope: HandlerScope,
+  cancel: Cancellation,
+): Promise<HandlerOutcome> {
   let timer: NodeJS.Timeout | undefined;
-  let logger: Logger | undefined;
-  const ctx = {
-    job: scope.job as Job<P>,
-    knex: scope.knex,
-    trx: scope.trx,
-    get signal(): AbortSignal {
-      return cancel.signal;
-    },
-    get logger(): Logger {
-      logger ??= scope.logger();
-      return logger;
-    },
-  } satisfies JobContext<P>;
+  const ctx = new HandlerContext<P>(scope, cancel);
   try {
-    const attempt = Promise.resolve().then(() => definition.handle(payload, ctx));
-    if (definition.timeoutMs === undefined) {
-      await attempt;
-    } else {
-      const timeoutMs = definition.timeoutMs;
-      await Promise.race([
-        attempt,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const error = new HandlerTimeoutError(definition.name, timeoutMs);
-            cancel.abort(error);
-            reject(error);
-          }, timeoutMs);
-        }),
-      ]);
-    }
-    return { ok: true };
+    const attempt = Promise.resolve().then(() => definition.handle(ctx.job.payload, ctx));
+    scope.running.track(attempt);
+    const { timeoutMs } = scope;
+    const value = await Promise.race([
+      attempt,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = new HandlerTimeoutError(definition.name, timeoutMs);
+          cancel.abort(error);
+          reject(error);
+        }, timeoutMs);
+      }),
+    ]);
+    return { ok: true, value };
   } catch (thrown) {
-    const error = thrown instanceof Error ? thrown : new Error(`handler threw a non-Error: ${String(thrown)}`);
-    return { ok: false, error, permanent: error instanceof PermanentJobError || (error as { code?: string }).code === 'SLUICE_PERMANENT' };
+    const error = coerceError(thrown);
+    return { ok: false, error, permanent: error instanceof PermanentJobError || codeOf(error) === 'SLUICE_PERMANENT' };
   } finally {
     if (timer) clearTimeout(timer);
+  }
+}
+
+function codeOf(error: Error): unknown {
+  try {
+    return (error as { code?: unknown }).code;
+  } catch {
+    return undefined;
   }
 }

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { JobValidationError, type JobSpec } from '../../src/index.ts';
+import { type JobSpec, JobValidationError } from '../../src/index.ts';
 import { countRows, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
@@ -36,7 +36,9 @@ function numbered(count: number, extra: Partial<JobSpec> = {}): JobSpec[] {
 }
 
 beforeAll(async () => {
-  await db.query('CREATE TABLE biz_orders (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(64) NOT NULL) ENGINE=InnoDB');
+  await db.query(
+    'CREATE TABLE biz_orders (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(64) NOT NULL) ENGINE=InnoDB',
+  );
 });
 
 describe('enqueueBatch', () => {
@@ -143,19 +145,80 @@ describe('enqueueBatch', () => {
   });
 
   describe('rejects an invalid job, naming its index and field, and writes nothing', () => {
-    const cases: { what: string; job: Record<string, unknown>; field: string; text: string; options?: { maxPayloadBytes: number } }[] = [
-      { what: 'a name with a space', job: { name: 'bad name' }, field: 'name', text: 'job 3: name must be 1–128 characters' },
+    const cases: {
+      what: string;
+      job: Record<string, unknown>;
+      field: string;
+      text: string;
+      options?: { maxPayloadBytes: number };
+    }[] = [
+      {
+        what: 'a name with a space',
+        job: { name: 'bad name' },
+        field: 'name',
+        text: 'job 3: name must be 1–128 characters',
+      },
       { what: 'a missing name', job: { payload: {} }, field: 'name', text: 'job 3: name' },
-      { what: 'a queue too long', job: { name: 'work', queue: 'q'.repeat(65) }, field: 'queue', text: 'job 3: queue must be 1–64 characters' },
-      { what: 'a fractional priority', job: { name: 'work', priority: 1.5 }, field: 'priority', text: 'job 3: priority must be an integer' },
-      { what: 'a priority out of range', job: { name: 'work', priority: 40_000 }, field: 'priority', text: 'job 3: priority' },
-      { what: 'runAt as a string', job: { name: 'work', runAt: '2030-01-01' }, field: 'runAt', text: 'job 3: runAt must be a valid Date' },
-      { what: 'an invalid Date', job: { name: 'work', runAt: new Date('nope') }, field: 'runAt', text: 'job 3: runAt must be a valid Date' },
-      { what: 'delayMs and runAt together', job: { name: 'work', runAt: new Date(), delayMs: 10 }, field: 'runAt', text: 'job 3: runAt and delayMs cannot both be set' },
-      { what: 'a negative delayMs', job: { name: 'work', delayMs: -1 }, field: 'delayMs', text: 'job 3: delayMs must be' },
-      { what: 'a negative maxRetries', job: { name: 'work', maxRetries: -1 }, field: 'maxRetries', text: 'job 3: maxRetries must be an integer' },
-      { what: 'an unknown field', job: { name: 'work', prio: 1 }, field: 'prio', text: 'job 3: prio is not a job field' },
-      { what: 'an empty idempotencyKey', job: { name: 'work', idempotencyKey: '' }, field: 'idempotencyKey', text: 'job 3: idempotencyKey' },
+      {
+        what: 'a queue too long',
+        job: { name: 'work', queue: 'q'.repeat(65) },
+        field: 'queue',
+        text: 'job 3: queue must be 1–64 characters',
+      },
+      {
+        what: 'a fractional priority',
+        job: { name: 'work', priority: 1.5 },
+        field: 'priority',
+        text: 'job 3: priority must be an integer',
+      },
+      {
+        what: 'a priority out of range',
+        job: { name: 'work', priority: 40_000 },
+        field: 'priority',
+        text: 'job 3: priority',
+      },
+      {
+        what: 'runAt as a string',
+        job: { name: 'work', runAt: '2030-01-01' },
+        field: 'runAt',
+        text: 'job 3: runAt must be a valid Date',
+      },
+      {
+        what: 'an invalid Date',
+        job: { name: 'work', runAt: new Date('nope') },
+        field: 'runAt',
+        text: 'job 3: runAt must be a valid Date',
+      },
+      {
+        what: 'delayMs and runAt together',
+        job: { name: 'work', runAt: new Date(), delayMs: 10 },
+        field: 'runAt',
+        text: 'job 3: runAt and delayMs cannot both be set',
+      },
+      {
+        what: 'a negative delayMs',
+        job: { name: 'work', delayMs: -1 },
+        field: 'delayMs',
+        text: 'job 3: delayMs must be',
+      },
+      {
+        what: 'a negative maxRetries',
+        job: { name: 'work', maxRetries: -1 },
+        field: 'maxRetries',
+        text: 'job 3: maxRetries must be an integer',
+      },
+      {
+        what: 'an unknown field',
+        job: { name: 'work', prio: 1 },
+        field: 'prio',
+        text: 'job 3: prio is not a job field',
+      },
+      {
+        what: 'an empty idempotencyKey',
+        job: { name: 'work', idempotencyKey: '' },
+        field: 'idempotencyKey',
+        text: 'job 3: idempotencyKey',
+      },
       {
         what: 'a payload over maxPayloadBytes',
         job: { name: 'work', payload: { text: 'x'.repeat(200) } },
@@ -231,20 +294,43 @@ describe('enqueueBatch', () => {
     } finally {
       await sluice.knex.raw('SET timestamp = DEFAULT');
     }
-    const rows = await db.query<{ name: string; run_at: Date; created_at: Date }>('SELECT name, run_at, created_at FROM sluice_jobs ORDER BY id');
+    const rows = await db.query<{ name: string; run_at: Date; created_at: Date }>(
+      'SELECT name, run_at, created_at FROM sluice_jobs ORDER BY id',
+    );
     expect(rows).toEqual([
-      { name: 'pinned', run_at: new Date('2031-05-06T07:08:10.623Z'), created_at: new Date('2031-05-06T07:08:09.123Z') },
-      { name: 'pinned-single', run_at: new Date('2031-05-06T07:08:09.373Z'), created_at: new Date('2031-05-06T07:08:09.123Z') },
+      {
+        name: 'pinned',
+        run_at: new Date('2031-05-06T07:08:10.623Z'),
+        created_at: new Date('2031-05-06T07:08:09.123Z'),
+      },
+      {
+        name: 'pinned-single',
+        run_at: new Date('2031-05-06T07:08:09.373Z'),
+        created_at: new Date('2031-05-06T07:08:09.123Z'),
+      },
     ]);
     expect((await jobRow(db, id))?.name).toBe('pinned-single');
   });
 
   it('stores an explicit runAt exactly, to the millisecond', async () => {
     const runAt = new Date('2033-02-03T04:05:06.789Z');
-    await db.sluice.enqueueBatch([{ name: 'at', runAt, priority: 3, maxRetries: 4, queue: 'mail', idempotencyKey: 'mail-1' }]);
-    const rows = await db.query('SELECT name, queue, run_at, priority, max_retries, idempotency_key, lock_id, retry_times FROM sluice_jobs');
+    await db.sluice.enqueueBatch([
+      { name: 'at', runAt, priority: 3, maxRetries: 4, queue: 'mail', idempotencyKey: 'mail-1' },
+    ]);
+    const rows = await db.query(
+      'SELECT name, queue, run_at, priority, max_retries, idempotency_key, lock_id, retry_times FROM sluice_jobs',
+    );
     expect(rows).toEqual([
-      { name: 'at', queue: 'mail', run_at: runAt, priority: 3, max_retries: 4, idempotency_key: 'mail-1', lock_id: '', retry_times: 0 },
+      {
+        name: 'at',
+        queue: 'mail',
+        run_at: runAt,
+        priority: 3,
+        max_retries: 4,
+        idempotency_key: 'mail-1',
+        lock_id: '',
+        retry_times: 0,
+      },
     ]);
   });
 
@@ -258,10 +344,22 @@ describe('enqueueBatch', () => {
       { name: 'keyed', idempotencyKey: 'k-1' },
       { name: 'plain2' },
     ]);
-    const rows = await db.query<{ name: string; max_retries: number | null; backoff: string | null; idempotency_key: string | null; batch_id: number }>(
-      'SELECT name, max_retries, backoff, idempotency_key, batch_id FROM sluice_jobs ORDER BY id',
-    );
-    expect(rows.map((r) => [r.name, r.max_retries, r.backoff === null ? null : JSON.parse(r.backoff), r.idempotency_key, r.batch_id])).toEqual([
+    const rows = await db.query<{
+      name: string;
+      max_retries: number | null;
+      backoff: string | null;
+      idempotency_key: string | null;
+      batch_id: number;
+    }>('SELECT name, max_retries, backoff, idempotency_key, batch_id FROM sluice_jobs ORDER BY id');
+    expect(
+      rows.map((r) => [
+        r.name,
+        r.max_retries,
+        r.backoff === null ? null : JSON.parse(r.backoff),
+        r.idempotency_key,
+        r.batch_id,
+      ]),
+    ).toEqual([
       ['plain', null, null, null, batchId],
       ['retries', 7, null, null, batchId],
       ['backoff', null, { type: 'fixed', delayMs: 250 }, null, batchId],
@@ -271,7 +369,12 @@ describe('enqueueBatch', () => {
   });
 
   it('enqueue() writes one job with no batch and returns its id', async () => {
-    const { id } = await db.sluice.enqueue({ name: 'single', payload: { to: 'a@example.com' }, queue: 'mail', priority: 2 });
+    const { id } = await db.sluice.enqueue({
+      name: 'single',
+      payload: { to: 'a@example.com' },
+      queue: 'mail',
+      priority: 2,
+    });
     expect(id).toEqual(expect.any(Number));
     const row = await jobRow(db, id);
     expect(row).toMatchObject({

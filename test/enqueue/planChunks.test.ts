@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkLimitsFor, planChunks, type ChunkLimits } from '../../src/enqueue/planChunks.ts';
+import { type ChunkLimits, chunkLimitsFor, planChunks } from '../../src/enqueue/planChunks.ts';
 
 const PREFIX = 'INSERT INTO t (a) VALUES ';
 
@@ -32,19 +32,22 @@ describe('planChunks', () => {
     { rows: 2_000, seed: 2, maxLen: 40, limits: { maxBytes: 100_000, maxRows: 7 } },
     { rows: 5_000, seed: 3, maxLen: 200, limits: { maxBytes: 4_096, maxRows: 50 } },
     { rows: 1, seed: 4, maxLen: 10, limits: { maxBytes: 1_000, maxRows: 1 } },
-  ])('keeps every statement within $limits.maxBytes bytes and $limits.maxRows rows, in order ($rows rows)', ({ rows, seed, maxLen, limits }) => {
-    const input = tuples(rows, seed, maxLen);
-    const statements = plan(input, limits);
-    for (const statement of statements) {
-      expect(Buffer.byteLength(statement)).toBeLessThanOrEqual(limits.maxBytes);
-      const parts = tuplesOf(statement);
-      expect(parts.length).toBeGreaterThan(0);
-      expect(parts.length).toBeLessThanOrEqual(limits.maxRows);
-      expect(statement).toBe(PREFIX + parts.join(','));
-    }
-    // Nothing lost, nothing repeated, order preserved across chunk boundaries.
-    expect(statements.flatMap(tuplesOf)).toEqual(input);
-  });
+  ])(
+    'keeps every statement within $limits.maxBytes bytes and $limits.maxRows rows, in order ($rows rows)',
+    ({ rows, seed, maxLen, limits }) => {
+      const input = tuples(rows, seed, maxLen);
+      const statements = plan(input, limits);
+      for (const statement of statements) {
+        expect(Buffer.byteLength(statement)).toBeLessThanOrEqual(limits.maxBytes);
+        const parts = tuplesOf(statement);
+        expect(parts.length).toBeGreaterThan(0);
+        expect(parts.length).toBeLessThanOrEqual(limits.maxRows);
+        expect(statement).toBe(PREFIX + parts.join(','));
+      }
+      // Nothing lost, nothing repeated, order preserved across chunk boundaries.
+      expect(statements.flatMap(tuplesOf)).toEqual(input);
+    },
+  );
 
   it('fills chunks: a statement ends only when the next tuple would break a limit', () => {
     const input = tuples(3_000, 7, 60);
@@ -108,8 +111,16 @@ describe('planChunks', () => {
 
 describe('chunkLimitsFor', () => {
   it('stays below max_allowed_packet with headroom and caps at 4 MiB', () => {
-    expect(chunkLimitsFor(16 * 1024 * 1024, 5_000)).toEqual({ maxBytes: 4 * 1024 * 1024, maxRows: 5_000 });
-    expect(chunkLimitsFor(1024 * 1024, 100)).toEqual({ maxBytes: 1024 * 1024 - 64 * 1024, maxRows: 100 });
+    expect(chunkLimitsFor(16 * 1024 * 1024, 5_000)).toEqual({
+      maxBytes: 4 * 1024 * 1024,
+      maxRows: 5_000,
+      maxStatementBytes: 16 * 1024 * 1024 - 64 * 1024,
+    });
+    expect(chunkLimitsFor(1024 * 1024, 100)).toEqual({
+      maxBytes: 1024 * 1024 - 64 * 1024,
+      maxRows: 100,
+      maxStatementBytes: 1024 * 1024 - 64 * 1024,
+    });
     expect(chunkLimitsFor(1024 * 1024, 100).maxBytes).toBeLessThan(1024 * 1024);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateJob } from '../../src/enqueue/validateJob.ts';
 import { JobValidationError } from '../../src/errors.ts';
-import type { JobSpec } from '../../src/types.ts';
+import type { JobSpec } from '../../src/job.ts';
 
 const LIMITS = { maxPayloadBytes: 1_000 };
 
@@ -72,7 +72,9 @@ describe('validateJob', () => {
   });
 
   it('accepts the boundaries of each range', () => {
-    expect(() => validateJob({ name: 'n'.repeat(128), queue: 'q'.repeat(64), priority: 32767, maxRetries: 1_000_000 }, 0, LIMITS)).not.toThrow();
+    expect(() =>
+      validateJob({ name: 'n'.repeat(128), queue: 'q'.repeat(64), priority: 32767, maxRetries: 1_000_000 }, 0, LIMITS),
+    ).not.toThrow();
     expect(() => validateJob({ name: 'j', payload: 'x'.repeat(998) }, 0, LIMITS)).not.toThrow(); // 1,000 bytes with quotes
   });
 
@@ -89,11 +91,30 @@ describe('validateJob', () => {
     ['an empty queue', { name: 'j', queue: '' }, 'queue', 'must be 1–64 characters'],
     ['a queue with a space', { name: 'j', queue: 'a b' }, 'queue', 'must be 1–64 characters'],
     ['a BigInt payload', { name: 'j', payload: { n: 1n } }, 'payload', 'is not JSON-serialisable'],
-    ['a circular payload', (() => { const p: Record<string, unknown> = {}; p.self = p; return { name: 'j', payload: p }; })(), 'payload', 'is not JSON-serialisable'],
+    [
+      'a circular payload',
+      (() => {
+        const p: Record<string, unknown> = {};
+        p.self = p;
+        return { name: 'j', payload: p };
+      })(),
+      'payload',
+      'is not JSON-serialisable',
+    ],
     ['a function payload', { name: 'j', payload: () => 1 }, 'payload', 'is not JSON-serialisable'],
     ['a symbol payload', { name: 'j', payload: Symbol('s') }, 'payload', 'is not JSON-serialisable'],
-    ['a payload one byte over the limit', { name: 'j', payload: 'x'.repeat(999) }, 'payload', 'is 1001 bytes as JSON, over the limit of 1000'],
-    ['a payload over the limit in bytes, not characters', { name: 'j', payload: 'é'.repeat(500) }, 'payload', 'is 1002 bytes as JSON'],
+    [
+      'a payload one byte over the limit',
+      { name: 'j', payload: 'x'.repeat(999) },
+      'payload',
+      'is 1001 bytes as JSON, over the limit of 1000',
+    ],
+    [
+      'a payload over the limit in bytes, not characters',
+      { name: 'j', payload: 'é'.repeat(500) },
+      'payload',
+      'is 1002 bytes as JSON',
+    ],
     ['a priority of 32768', { name: 'j', priority: 32_768 }, 'priority', 'must be an integer in [-32768, 32767]'],
     ['a priority of -32769', { name: 'j', priority: -32_769 }, 'priority', 'must be an integer in [-32768, 32767]'],
     ['a fractional priority', { name: 'j', priority: 0.5 }, 'priority', 'must be an integer'],
@@ -102,22 +123,67 @@ describe('validateJob', () => {
     ['runAt as an invalid Date', { name: 'j', runAt: new Date(Number.NaN) }, 'runAt', 'must be a valid Date'],
     ['runAt before 1970-01-02', { name: 'j', runAt: new Date('1970-01-01T12:00:00Z') }, 'runAt', 'must lie between'],
     ['runAt in year 9999', { name: 'j', runAt: new Date('9999-06-01T00:00:00Z') }, 'runAt', 'must lie between'],
-    ['runAt together with delayMs', { name: 'j', runAt: new Date(), delayMs: 5 }, 'runAt', 'and delayMs cannot both be set'],
+    [
+      'runAt together with delayMs',
+      { name: 'j', runAt: new Date(), delayMs: 5 },
+      'runAt',
+      'and delayMs cannot both be set',
+    ],
     ['a negative delayMs', { name: 'j', delayMs: -1 }, 'delayMs', 'must be a number of milliseconds'],
-    ['an infinite delayMs', { name: 'j', delayMs: Number.POSITIVE_INFINITY }, 'delayMs', 'must be a number of milliseconds'],
+    [
+      'an infinite delayMs',
+      { name: 'j', delayMs: Number.POSITIVE_INFINITY },
+      'delayMs',
+      'must be a number of milliseconds',
+    ],
     ['a NaN delayMs', { name: 'j', delayMs: Number.NaN }, 'delayMs', 'must be a number of milliseconds'],
     ['a string delayMs', { name: 'j', delayMs: '10' }, 'delayMs', 'must be a number of milliseconds'],
-    ['a delayMs over ten years', { name: 'j', delayMs: 11 * 365 * 24 * 3600 * 1000 }, 'delayMs', 'must be a number of milliseconds'],
+    [
+      'a delayMs over ten years',
+      { name: 'j', delayMs: 11 * 365 * 24 * 3600 * 1000 },
+      'delayMs',
+      'must be a number of milliseconds',
+    ],
     ['a negative maxRetries', { name: 'j', maxRetries: -1 }, 'maxRetries', 'must be an integer in [0, 1000000]'],
     ['a fractional maxRetries', { name: 'j', maxRetries: 1.5 }, 'maxRetries', 'must be an integer'],
     ['a huge maxRetries', { name: 'j', maxRetries: 1_000_001 }, 'maxRetries', 'must be an integer'],
-    ['an empty idempotencyKey', { name: 'j', idempotencyKey: '' }, 'idempotencyKey', 'must be a string of 1–191 characters'],
-    ['an idempotencyKey of 192 characters', { name: 'j', idempotencyKey: 'k'.repeat(192) }, 'idempotencyKey', 'must be a string of 1–191'],
+    [
+      'an empty idempotencyKey',
+      { name: 'j', idempotencyKey: '' },
+      'idempotencyKey',
+      'must be a string of 1–191 characters',
+    ],
+    [
+      'an idempotencyKey of 192 characters',
+      { name: 'j', idempotencyKey: 'k'.repeat(192) },
+      'idempotencyKey',
+      'must be a string of 1–191',
+    ],
     ['a numeric idempotencyKey', { name: 'j', idempotencyKey: 42 }, 'idempotencyKey', 'must be a string'],
-    ['a backoff function (cannot be stored)', { name: 'j', backoff: () => 5 }, 'backoff', 'a function cannot be stored with a job'],
-    ['a backoff of an unknown type', { name: 'j', backoff: { type: 'linear', delayMs: 5 } }, 'backoff', 'type must be "fixed" or "exponential"'],
-    ['a backoff with a negative delay', { name: 'j', backoff: { type: 'fixed', delayMs: -5 } }, 'backoff', 'delayMs must be a number'],
-    ['a backoff with an unknown field', { name: 'j', backoff: { type: 'fixed', delayMs: 5, factor: 2 } }, 'backoff', 'unknown field "factor"'],
+    [
+      'a backoff function (cannot be stored)',
+      { name: 'j', backoff: () => 5 },
+      'backoff',
+      'a function cannot be stored with a job',
+    ],
+    [
+      'a backoff of an unknown type',
+      { name: 'j', backoff: { type: 'linear', delayMs: 5 } },
+      'backoff',
+      'type must be "fixed" or "exponential"',
+    ],
+    [
+      'a backoff with a negative delay',
+      { name: 'j', backoff: { type: 'fixed', delayMs: -5 } },
+      'backoff',
+      'delayMs must be a number',
+    ],
+    [
+      'a backoff with an unknown field',
+      { name: 'j', backoff: { type: 'fixed', delayMs: 5, factor: 2 } },
+      'backoff',
+      'unknown field "factor"',
+    ],
     ['an unknown field', { name: 'j', retries: 3 }, 'retries', 'is not a job field'],
     ['an unknown field set to undefined', { name: 'j', runat: undefined }, 'runat', 'is not a job field'],
   ])('rejects %s, naming the index and field', (_what, spec, field, reason) => {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { fromKnex, type Executor } from '../../src/db/executor.ts';
+import { type Executor, fromKnex } from '../../src/db/executor.ts';
 import type { TestDatabase } from './testDatabase.ts';
 
 /**
@@ -79,8 +79,13 @@ export async function insertJobs(db: TestDatabase, count: number, state: JobStat
 }
 
 /** The full stored row of a job (every column), or undefined when it is gone. */
-export async function jobRow(db: TestDatabase, id: number): Promise<Record<string, unknown> | undefined> {
-  const [row] = await db.query<Record<string, unknown>>('SELECT * FROM sluice_jobs WHERE id = ?', [id]);
+/** A live job's row (the named columns, or all), or undefined once it left the live table. */
+export async function jobRow<T = Record<string, unknown>>(
+  db: TestDatabase,
+  id: number,
+  columns = '*',
+): Promise<T | undefined> {
+  const [row] = await db.query<T>(`SELECT ${columns} FROM sluice_jobs WHERE id = ?`, [id]);
   return row;
 }
 
@@ -90,13 +95,22 @@ export async function deadRow(db: TestDatabase, id: number): Promise<Record<stri
 }
 
 /** COUNT(*) of one table (optionally with a WHERE clause and its params). */
-export async function countRows(db: TestDatabase, table: string, where = '1 = 1', params: unknown[] = []): Promise<number> {
+export async function countRows(
+  db: TestDatabase,
+  table: string,
+  where = '1 = 1',
+  params: unknown[] = [],
+): Promise<number> {
   const [row] = await db.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, params);
   return Number(row?.n);
 }
 
 /** The Executor and table names the operations in src/worker and src/maintenance take. */
-export function operationsOf(db: TestDatabase): { exec: Executor; tables: TestDatabase['sluice']['tables']; knex: Knex } {
+export function operationsOf(db: TestDatabase): {
+  exec: Executor;
+  tables: TestDatabase['sluice']['tables'];
+  knex: Knex;
+} {
   return { exec: fromKnex(db.sluice.knex), tables: db.sluice.tables, knex: db.sluice.knex };
 }
 

@@ -16,5 +16,8 @@ afterEach(async () => {
   const running = [...started].filter((w) => w.state === 'running' || w.state === 'stopping');
   started.clear();
   await Promise.all(running.map((w) => w.forceStop()));
-  expect(running.map((w) => w.id), 'workers left running by this test').toEqual([]);
+  expect(
+    running.map((w) => w.id),
+    'workers left running by this test',
+  ).toEqual([]);
 });

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
+import { ROOT, SOURCE_CLI } from './sourceCli.ts';
 
 /**
- * Spawns real `sluice work` / `sluice sweep` processes (process.execPath + bin/sluice.js) for the
+ * Spawns real `sluice work` / `sluice maintenance` processes (from the sources: SOURCE_CLI) for the
  * tests where processes are the point: crashes, stalls, signals, several claimers at once.
  *
  * Every child is tracked. After each test (and after the file) any child still alive is
@@ -11,9 +12,6 @@ import { afterAll, afterEach } from 'vitest';
  * processes. When a test fails, the log tail and stderr of each of its children are written to
  * stderr for diagnosis.
  */
-
-const BIN = fileURLToPath(new URL('../../bin/sluice.js', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** test/fixtures/jobs: the handlers process tests run (`--jobs FIXTURE_JOBS`). */
 export const FIXTURE_JOBS = fileURLToPath(new URL('../fixtures/jobs', import.meta.url));
@@ -35,7 +33,7 @@ export interface Exit {
 
 export interface SluiceProcess {
   readonly pid: number;
-  /** `work …` / `sweep …`, for messages. */
+  /** `work …` / `maintenance …`, for messages. */
   readonly label: string;
   /** Parsed JSON log lines, in arrival order (grows while the process runs). */
   readonly lines: LogLine[];
@@ -59,17 +57,25 @@ export interface SluiceProcess {
 export interface SpawnOptions {
   /** LOG_LEVEL of the child. @defaultValue 'debug' (job:claimed / job:completed / quiet sweeps are debug) */
   readonly logLevel?: string;
+  /** Working folder. @defaultValue the repo's root */
+  readonly cwd?: string;
+  /** Variables added to the test's environment. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const children = new Set<SluiceProcess>();
 
 /** Starts `sluice <command> <args>` with an IPC channel, JSON logs on a pipe, and stderr kept. */
-export function spawnSluice(command: 'work' | 'sweep', args: readonly string[], options: SpawnOptions = {}): SluiceProcess {
+export function spawnSluice(
+  command: 'work' | 'maintenance',
+  args: readonly string[],
+  options: SpawnOptions = {},
+): SluiceProcess {
   const label = [command, ...args].join(' ');
-  const child = spawn(process.execPath, [BIN, command, ...args], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...SOURCE_CLI, command, ...args], {
+    cwd: options.cwd ?? ROOT,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { ...process.env, LOG_LEVEL: options.logLevel ?? 'debug' },
+    env: { ...process.env, ...options.env, LOG_LEVEL: options.logLevel ?? 'debug' },
   });
   const { pid, stdout, stderr: errStream } = child;
   if (pid === undefined || !stdout || !errStream) throw new Error(`could not spawn sluice ${label}`);
@@ -128,7 +134,11 @@ export function spawnSluice(command: 'work' | 'sweep', args: readonly string[], 
   });
   ready.catch(() => undefined); // awaited by tests that need it; never an unhandled rejection
 
-  const waitForLine = (predicate: (line: LogLine) => boolean, timeoutMs = 30_000, what = 'a matching log line'): Promise<LogLine> =>
+  const waitForLine = (
+    predicate: (line: LogLine) => boolean,
+    timeoutMs = 30_000,
+    what = 'a matching log line',
+  ): Promise<LogLine> =>
     new Promise<LogLine>((resolve, reject) => {
       let seen = 0;
       const check = () => {
@@ -191,7 +201,9 @@ afterEach(async (ctx) => {
   const leaked = await killLeftovers();
   children.clear();
   if (leaked.length > 0 && !failed) {
-    throw new Error(`test left ${leaked.length} sluice process(es) running (SIGKILLed now): ${leaked.map((c) => `${c.pid} ${c.label}`).join('; ')}`);
+    throw new Error(
+      `test left ${leaked.length} sluice process(es) running (SIGKILLed now): ${leaked.map((c) => `${c.pid} ${c.label}`).join('; ')}`,
+    );
   }
 });
 
@@ -220,9 +232,12 @@ export function spawnWorker(url: string, flags: WorkerFlags, options?: SpawnOpti
   return spawnSluice(
     'work',
     [
-      '--url', url,
-      '--jobs', FIXTURE_JOBS,
-      '--queues', flags.queues,
+      '--url',
+      url,
+      '--jobs',
+      FIXTURE_JOBS,
+      '--queues',
+      flags.queues,
       ...flag('--concurrency', flags.concurrency),
       ...flag('--claim', flags.claim),
       ...flag('--lock-timeout-ms', flags.lockTimeoutMs),
@@ -234,23 +249,27 @@ export function spawnWorker(url: string, flags: WorkerFlags, options?: SpawnOpti
   );
 }
 
-export interface SweeperFlags {
+export interface MaintenanceFlags {
   readonly schedule?: string;
   readonly lockTimeoutMs?: number;
   readonly leaseMs?: number;
   readonly jitterMs?: number;
+  readonly missedHeartbeats?: number;
 }
 
-/** `sluice sweep --url URL …`: the maintenance process (every second unless told otherwise). */
-export function spawnSweeper(url: string, flags: SweeperFlags, options?: SpawnOptions): SluiceProcess {
+/** `sluice maintenance --url URL …`: the maintenance process (every second unless told otherwise). */
+export function spawnMaintenance(url: string, flags: MaintenanceFlags, options?: SpawnOptions): SluiceProcess {
   return spawnSluice(
-    'sweep',
+    'maintenance',
     [
-      '--url', url,
-      '--schedule', flags.schedule ?? '*/1 * * * * *',
+      '--url',
+      url,
+      '--schedule',
+      flags.schedule ?? '*/1 * * * * *',
       ...flag('--lock-timeout-ms', flags.lockTimeoutMs),
       ...flag('--lease-ms', flags.leaseMs),
       ...flag('--jitter-ms', flags.jitterMs),
+      ...flag('--missed-heartbeats', flags.missedHeartbeats),
     ],
     options,
   );
@@ -258,4 +277,15 @@ export function spawnSweeper(url: string, flags: SweeperFlags, options?: SpawnOp
 
 function flag(name: string, value: string | number | undefined): string[] {
   return value === undefined ? [] : [name, String(value)];
+}
+
+/** A count from a maintenance:completed log line: `tasks.<task>.<count>`, 0 when the task did not run. */
+export function taskCount(line: LogLine, task: string, count: string): number {
+  const tasks = line.tasks as Record<string, Record<string, number>> | undefined;
+  return tasks?.[task]?.[count] ?? 0;
+}
+
+/** Claims a maintenance pass released: stale ones and those of dead workers. */
+export function claimsReleased(line: LogLine): number {
+  return taskCount(line, 'releaseStaleClaims', 'claims') + taskCount(line, 'releaseDeadWorkers', 'claims');
 }

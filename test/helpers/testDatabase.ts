@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
 import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
 import { createSluice, type Sluice } from '../../src/index.ts';
 import type { SluiceOptions } from '../../src/options.ts';
 

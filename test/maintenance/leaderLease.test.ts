@@ -1,24 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import type { Maintainer, Sluice } from '../../src/index.ts';
-import { ago, insertJob, HOUR, jobRow } from '../helpers/factory.ts';
+import type { Maintenance, Sluice } from '../../src/index.ts';
+import { ago, HOUR, insertJob, jobRow, MINUTE } from '../helpers/factory.ts';
+import { type FakeClock, fakeClock } from '../helpers/fakeClock.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 const db = useTestDatabase('leader_lease');
 
 interface Contender {
   sluice: Sluice;
-  maintainer: Maintainer;
+  maintainer: Maintenance;
   changes: string[];
+  /** This process's own monotonic clock, moved by the test. */
+  clock: FakeClock;
 }
 
-/** A maintenance process of its own: its own sluice instance (pool), its own Maintainer. */
+/** A maintenance process of its own: its own sluice instance (pool), its own Maintenance, its own clock. */
 function contender(options: { poolMax?: number } = {}): Contender {
   const sluice = db.open(options);
-  const maintainer = sluice.maintenance({ lockTimeoutMs: 60_000, leaseMs: 30_000, jitterMs: 0 });
+  const clock = fakeClock();
+  const maintainer = sluice.maintenance({ lockTimeoutMs: 60_000, leaseMs: 30_000, jitterMs: 0, clock: clock.now });
   const changes: string[] = [];
   sluice.events.on('leader:acquired', ({ holder }) => changes.push(`acquired ${holder}`));
   sluice.events.on('leader:lost', ({ holder }) => changes.push(`lost ${holder}`));
-  return { sluice, maintainer, changes };
+  return { sluice, maintainer, changes, clock };
 }
 
 async function stopAll(...contenders: Contender[]): Promise<void> {
@@ -40,7 +44,9 @@ describe('leader lease', () => {
       }
       // The leader renews; the other never takes over while the lease is live.
       expect(new Set(leaders).size).toBe(1);
-      const [{ holder }] = (await db.query<{ holder: string }>("SELECT holder FROM sluice_leases WHERE name = 'maintenance'")) as [{ holder: string }];
+      const [{ holder }] = (await db.query<{ holder: string }>(
+        "SELECT holder FROM sluice_leases WHERE name = 'maintenance'",
+      )) as [{ holder: string }];
       expect(holder).toBe(leaders[0] === 'a' ? a.maintainer.holder : b.maintainer.holder);
     } finally {
       await stopAll(a, b);
@@ -51,11 +57,16 @@ describe('leader lease', () => {
     const a = contender();
     const b = contender();
     try {
-      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
       const id = await insertJob(db, { lockId: 'dead-host~x.1', lockedAt: ago(2 * HOUR) });
-      expect(await b.maintainer.runOnce()).toMatchObject({ leader: false, released: 0 });
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
+      a.clock.advance(MINUTE);
+      b.clock.advance(MINUTE);
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: false, changed: 0, tasks: {} });
       expect(await jobRow(db, id)).toMatchObject({ lock_id: 'dead-host~x.1' });
-      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true, released: 1 });
+      expect(await a.maintainer.runOnce()).toMatchObject({
+        leader: true,
+        tasks: { releaseStaleClaims: { claims: 1 } },
+      });
     } finally {
       await stopAll(a, b);
     }
@@ -78,21 +89,64 @@ describe('leader lease', () => {
     }
   });
 
-  it('lets another take over once the lease expires (a leader that died or stalled)', async () => {
+  it("lets another take over once the lease stood unchanged for leaseMs of the contender's own clock (a leader that died or stalled)", async () => {
     const a = contender();
     const b = contender();
     try {
       expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
       expect(await b.maintainer.runOnce()).toMatchObject({ leader: false });
-      await db.query("UPDATE sluice_leases SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE name = 'maintenance'");
+      // a stops renewing (it died, or stalls). b has watched the row for just under the lease.
+      b.clock.advance(30_000 - 1);
+      expect(await b.maintainer.runOnce()).toMatchObject({ leader: false });
+      b.clock.advance(1);
       expect(await b.maintainer.runOnce()).toMatchObject({ leader: true });
-      // The old leader finds out on its next pass and stays out while b's lease is live.
+      // The old leader finds out on its next pass and stays out while b renews.
       expect(await a.maintainer.runOnce()).toMatchObject({ leader: false });
       expect(a.maintainer.leading).toBe(false);
       expect(a.changes).toEqual([`acquired ${a.maintainer.holder}`, `lost ${a.maintainer.holder}`]);
+      a.clock.advance(MINUTE);
+      b.clock.advance(MINUTE);
       expect(await b.maintainer.runOnce()).toMatchObject({ leader: true });
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: false });
     } finally {
       await stopAll(a, b);
+    }
+  });
+
+  it("never takes over a renewed lease, whatever its expires_at says against the contender's NOW(3) (a leader's server an hour behind)", async () => {
+    const a = contender();
+    const b = contender();
+    try {
+      for (let pass = 0; pass < 4; pass++) {
+        expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
+        // a's server writes its times an hour behind b's: by b's clock the lease ran out long ago.
+        await db.query("UPDATE sluice_leases SET expires_at = NOW(3) - INTERVAL 1 HOUR WHERE name = 'maintenance'");
+        expect(await b.maintainer.runOnce()).toMatchObject({ leader: false });
+        a.clock.advance(20_000);
+        b.clock.advance(20_000);
+      }
+      expect(b.changes).toEqual([]);
+    } finally {
+      await stopAll(a, b);
+    }
+  });
+
+  it('a leader whose pass stalls for leaseMs of its own clock after its renewal runs no task of it', async () => {
+    const a = contender();
+    try {
+      const id = await insertJob(db, { lockId: 'dead-host~y.1', lockedAt: ago(2 * HOUR) });
+      expect(await a.maintainer.runOnce()).toMatchObject({ leader: true });
+      a.clock.advance(MINUTE);
+      // Give the lease up and take it again, so that leader:acquired — emitted right after the
+      // renewal, before the first task — fires: the stall goes there.
+      await a.maintainer.stop();
+      a.sluice.events.on('leader:acquired', () => a.clock.advance(30_000));
+      const pass = await a.maintainer.runOnce();
+      expect(pass.leader).toBe(true);
+      expect(pass.tasks).toEqual({});
+      expect(await jobRow(db, id)).toMatchObject({ lock_id: 'dead-host~y.1', retry_times: 0 });
+    } finally {
+      await stopAll(a);
     }
   });
 

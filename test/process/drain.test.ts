@@ -33,7 +33,9 @@ async function count(sql: string): Promise<number> {
 describe('drain with worker processes', () => {
   for (const claim of ['random-head', 'skip-locked'] as const) {
     it(`${WORKERS} processes drain ${JOBS.toLocaleString('en')} jobs with ${claim}: each handled exactly once, all exit 0 on SIGINT`, async () => {
-      await db.sluice.enqueueBatch(Array.from({ length: JOBS }, (_, n) => ({ name: 'record', queue: QUEUE, payload: { n } })));
+      await db.sluice.enqueueBatch(
+        Array.from({ length: JOBS }, (_, n) => ({ name: 'record', queue: QUEUE, payload: { n } })),
+      );
       // info level: the per-job debug lines would cost this 2-core host more than the jobs do.
       const workers = Array.from({ length: WORKERS }, () =>
         spawnWorker(db.url, { queues: QUEUE, claim, concurrency: 10, pollIntervalMs: 200 }, { logLevel: 'info' }),
@@ -46,7 +48,7 @@ describe('drain with worker processes', () => {
         intervalMs: 250,
       });
       const exits = await Promise.all(workers.map((w) => w.stop()));
-      exits.forEach((exit, i) => expect(exit, workers[i]?.describe()).toEqual({ code: 0, signal: null }));
+      for (const [i, exit] of exits.entries()) expect(exit, workers[i]?.describe()).toEqual({ code: 0, signal: null });
 
       const [proof] = await db.query<Proof>(
         'SELECT COUNT(*) AS runs, COUNT(DISTINCT job_id) AS jobs, COUNT(DISTINCT n) AS numbers, COUNT(DISTINCT pid) AS pids FROM test_effects',
@@ -64,7 +66,10 @@ describe('drain with worker processes', () => {
       expect(stopped.reduce((sum, [s]) => sum + (s?.processed as number), 0)).toBe(JOBS);
       expect(stopped.every(([s]) => s?.released === 0)).toBe(true);
       for (const w of workers) {
-        expect(w.lines.filter((l) => l.level >= 40), w.describe()).toEqual([]);
+        expect(
+          w.lines.filter((l) => l.level >= 40),
+          w.describe(),
+        ).toEqual([]);
       }
     }, 300_000);
   }

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
-import { spawnWorker, type SluiceProcess } from '../helpers/spawnSluice.ts';
 import { NO_CLAIM } from '../helpers/factory.ts';
+import { type SluiceProcess, spawnWorker } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
@@ -25,7 +25,9 @@ interface JobState {
 beforeAll(() => createFixtureTables(db));
 
 async function jobRows(): Promise<JobState[]> {
-  return db.query<JobState>('SELECT id, name, lock_id, locked_at, retry_times, last_error FROM sluice_jobs ORDER BY id');
+  return db.query<JobState>(
+    'SELECT id, name, lock_id, locked_at, retry_times, last_error FROM sluice_jobs ORDER BY id',
+  );
 }
 
 /** Waits until worker `w` holds every job in `ids` and has started each handler. */
@@ -42,14 +44,19 @@ async function allRunningOn(w: SluiceProcess, ids: number[]): Promise<void> {
 
 describe('graceful shutdown (real process)', () => {
   it('SIGINT: stops claiming, finishes in-flight jobs, releases the one still running at the deadline, exits 0', async () => {
-    const gated = [(await db.sluice.enqueue({ name: 'gated', queue: QUEUE, payload: { n: 1 } })).id, (await db.sluice.enqueue({ name: 'gated', queue: QUEUE, payload: { n: 2 } })).id];
+    const gated = [
+      (await db.sluice.enqueue({ name: 'gated', queue: QUEUE, payload: { n: 1 } })).id,
+      (await db.sluice.enqueue({ name: 'gated', queue: QUEUE, payload: { n: 2 } })).id,
+    ];
     const { id: stuck } = await db.sluice.enqueue({ name: 'hang', queue: QUEUE });
     const w = spawnWorker(db.url, { queues: QUEUE, concurrency: 3, pollIntervalMs: 200, shutdownTimeoutMs: 4_000 });
     await w.ready;
     await allRunningOn(w, [...gated, stuck]);
 
     // Every slot is busy, so these wait in the queue; once stopping, the worker must not take them.
-    await db.sluice.enqueueBatch(Array.from({ length: 5 }, (_, n) => ({ name: 'record', queue: QUEUE, payload: { n: 100 + n } })));
+    await db.sluice.enqueueBatch(
+      Array.from({ length: 5 }, (_, n) => ({ name: 'record', queue: QUEUE, payload: { n: 100 + n } })),
+    );
 
     w.kill('SIGINT');
     const stopping = await w.waitForLine((l) => l.event === 'worker:stopping', 10_000, 'worker:stopping');
@@ -61,11 +68,25 @@ describe('graceful shutdown (real process)', () => {
     expect(exit, w.describe()).toEqual({ code: 0, signal: null });
 
     // The in-flight jobs finished within the deadline: run once, completed, deleted.
-    expect(await db.query('SELECT job_id, pid FROM test_effects ORDER BY job_id')).toEqual(gated.map((job_id) => ({ job_id, pid: w.pid })));
-    expect(w.events('job:completed').map((l) => l.jobId).sort()).toEqual([...gated].sort());
+    expect(await db.query('SELECT job_id, pid FROM test_effects ORDER BY job_id')).toEqual(
+      gated.map((job_id) => ({ job_id, pid: w.pid })),
+    );
+    expect(
+      w
+        .events('job:completed')
+        .map((l) => l.jobId)
+        .sort(),
+    ).toEqual([...gated].sort());
     // The stuck job was given back as it was: free, due, retry_times unchanged, no error recorded.
     const left = await jobRows();
-    expect(left.find((r) => r.id === stuck)).toEqual({ id: stuck, name: 'hang', lock_id: '', locked_at: NO_CLAIM, retry_times: 0, last_error: null });
+    expect(left.find((r) => r.id === stuck)).toEqual({
+      id: stuck,
+      name: 'hang',
+      lock_id: '',
+      locked_at: NO_CLAIM,
+      retry_times: 0,
+      last_error: null,
+    });
     // Nothing was claimed after the stop began: the five waiting jobs are untouched and never ran.
     const waiting = left.filter((r) => r.name === 'record');
     expect(waiting).toHaveLength(5);
@@ -73,7 +94,9 @@ describe('graceful shutdown (real process)', () => {
     const claimed = w.events('job:claimed');
     expect(claimed.every((l) => l.time <= stopping.time)).toBe(true);
     expect(claimed.reduce((sum, l) => sum + (l.count as number), 0)).toBe(3);
-    expect(await w.waitForLine((l) => l.event === 'worker:stopped', 0, 'worker:stopped')).toMatchObject({ released: 1 });
+    expect(await w.waitForLine((l) => l.event === 'worker:stopped', 0, 'worker:stopped')).toMatchObject({
+      released: 1,
+    });
     expect(await db.query('SELECT id FROM sluice_dead_jobs')).toEqual([]);
   });
 
@@ -91,7 +114,9 @@ describe('graceful shutdown (real process)', () => {
 
     const exit = await w.exited;
     expect(exit, w.describe()).toEqual({ code: 0, signal: null });
-    expect(await jobRows()).toEqual([{ id: stuck, name: 'hang', lock_id: '', locked_at: NO_CLAIM, retry_times: 0, last_error: null }]);
+    expect(await jobRows()).toEqual([
+      { id: stuck, name: 'hang', lock_id: '', locked_at: NO_CLAIM, retry_times: 0, last_error: null },
+    ]);
     expect(w.events('worker:stopped')).toMatchObject([{ released: 1 }]);
   });
 });

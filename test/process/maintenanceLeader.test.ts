@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { spawnSweeper, type LogLine, type SluiceProcess } from '../helpers/spawnSluice.ts';
+import { jobRow } from '../helpers/factory.ts';
+import { type LogLine, type SluiceProcess, spawnMaintenance, taskCount } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
@@ -14,19 +15,17 @@ const LEASE_MS = 3_000;
 const QUEUE = 'leader';
 
 function sweeper(): SluiceProcess {
-  return spawnSweeper(db.url, { leaseMs: LEASE_MS, lockTimeoutMs: 2_000, jitterMs: 200 });
+  return spawnMaintenance(db.url, { leaseMs: LEASE_MS, lockTimeoutMs: 2_000, jitterMs: 200 });
 }
 
 /** A job claimed an hour ago by a process that is long gone. */
 async function plantStaleClaim(n: number): Promise<number> {
   const { id } = await db.sluice.enqueue({ name: 'record', queue: QUEUE, payload: { n } });
-  await db.query(`UPDATE sluice_jobs SET lock_id = ?, locked_at = NOW(3) - INTERVAL 1 HOUR WHERE id = ?`, [`ghost-${n}~dead.1`, id]);
+  await db.query(`UPDATE sluice_jobs SET lock_id = ?, locked_at = NOW(3) - INTERVAL 1 HOUR WHERE id = ?`, [
+    `ghost-${n}~dead.1`,
+    id,
+  ]);
   return id;
-}
-
-async function jobRow(id: number): Promise<{ lock_id: string; retry_times: number } | undefined> {
-  const [row] = await db.query<{ lock_id: string; retry_times: number }>('SELECT lock_id, retry_times FROM sluice_jobs WHERE id = ?', [id]);
-  return row;
 }
 
 async function leaseHolder(): Promise<string | undefined> {
@@ -34,14 +33,14 @@ async function leaseHolder(): Promise<string | undefined> {
   return row?.holder;
 }
 
-const sweeps = (p: SluiceProcess) => p.events('sweep:completed');
+const sweeps = (p: SluiceProcess) => p.events('maintenance:completed');
 const leading = (p: SluiceProcess) => sweeps(p).filter((l) => l.leader === true);
 
 /** Per one-second cron tick (each line's own clock; both processes share this host's), the holders that swept as leader. */
 function leadersPerTick(lines: LogLine[]): Map<number, Set<string>> {
   const ticks = new Map<number, Set<string>>();
   for (const l of lines) {
-    if (l.event !== 'sweep:completed' || l.leader !== true) continue;
+    if (l.event !== 'maintenance:completed' || l.leader !== true) continue;
     const tick = Math.floor(l.time / 1000);
     const holders = ticks.get(tick) ?? new Set<string>();
     holders.add(l.holder as string);
@@ -58,11 +57,15 @@ describe('maintenance leadership (two real sweep processes)', () => {
     await Promise.all([a.ready, b.ready]);
 
     // Several ticks with both alive.
-    await waitFor(() => sweeps(a).length >= 4 && sweeps(b).length >= 4, { what: 'four sweep ticks in each process', timeoutMs: 20_000 });
+    await waitFor(() => sweeps(a).length >= 4 && sweeps(b).length >= 4, {
+      what: 'four sweep ticks in each process',
+      timeoutMs: 20_000,
+    });
     const holders = new Set([...leading(a), ...leading(b)].map((l) => l.holder as string));
     expect(holders.size, `${a.describe()}\n${b.describe()}`).toBe(1);
     const [leader, follower] = leading(a).length > 0 ? [a, b] : [b, a];
-    const leaderHolder = (await leader.waitForLine((l) => l.event === 'leader:acquired', 0, 'leader:acquired')).holder as string;
+    const leaderHolder = (await leader.waitForLine((l) => l.event === 'leader:acquired', 0, 'leader:acquired'))
+      .holder as string;
     expect([...holders]).toEqual([leaderHolder]);
     expect(leaderHolder).toContain(`-${leader.pid}~`);
     // The other process ticked too, and was refused every time.
@@ -72,23 +75,49 @@ describe('maintenance leadership (two real sweep processes)', () => {
     expect(await leaseHolder()).toBe(leaderHolder);
 
     // The leader released the planted stale claim, once.
-    await waitFor(async () => (await jobRow(first))?.lock_id === '', { what: `stale claim on job ${first} released` });
-    expect(await jobRow(first)).toEqual({ lock_id: '', retry_times: 1 });
-    const released = await leader.waitForLine((l) => l.event === 'sweep:completed' && l.released === 1, 10_000, 'the sweep that released it');
+    await waitFor(
+      async () =>
+        (await jobRow<{ lock_id: string; retry_times: number }>(db, first, 'lock_id, retry_times'))?.lock_id === '',
+      { what: `stale claim on job ${first} released` },
+    );
+    expect(await jobRow<{ lock_id: string; retry_times: number }>(db, first, 'lock_id, retry_times')).toEqual({
+      lock_id: '',
+      retry_times: 1,
+    });
+    const released = await leader.waitForLine(
+      (l) => l.event === 'maintenance:completed' && taskCount(l, 'releaseStaleClaims', 'claims') === 1,
+      10_000,
+      'the sweep that released it',
+    );
     expect(released).toMatchObject({ holder: leaderHolder, leader: true });
-    expect(sweeps(follower).every((l) => l.released === 0)).toBe(true);
+    expect(sweeps(follower).every((l) => taskCount(l, 'releaseStaleClaims', 'claims') === 0)).toBe(true);
 
     // The leader dies without giving the lease up; the follower takes over once it expires.
     leader.kill('SIGKILL');
     expect(await leader.exited).toEqual({ code: null, signal: 'SIGKILL' });
     const second = await plantStaleClaim(2);
-    const acquired = await follower.waitForLine((l) => l.event === 'leader:acquired', LEASE_MS + 15_000, 'leader:acquired after the takeover');
+    const acquired = await follower.waitForLine(
+      (l) => l.event === 'leader:acquired',
+      LEASE_MS + 15_000,
+      'leader:acquired after the takeover',
+    );
     const followerHolder = acquired.holder as string;
     expect(followerHolder).toContain(`-${follower.pid}~`);
     expect(followerHolder).not.toBe(leaderHolder);
-    await follower.waitForLine((l) => l.event === 'sweep:completed' && l.leader === true && l.released === 1, 10_000, 'the new leader releasing the second stale claim');
-    expect(await jobRow(second)).toEqual({ lock_id: '', retry_times: 1 });
-    expect(await jobRow(first)).toEqual({ lock_id: '', retry_times: 1 }); // a free job is not the sweeper's business
+    await follower.waitForLine(
+      (l) =>
+        l.event === 'maintenance:completed' && l.leader === true && taskCount(l, 'releaseStaleClaims', 'claims') === 1,
+      10_000,
+      'the new leader releasing the second stale claim',
+    );
+    expect(await jobRow<{ lock_id: string; retry_times: number }>(db, second, 'lock_id, retry_times')).toEqual({
+      lock_id: '',
+      retry_times: 1,
+    });
+    expect(await jobRow<{ lock_id: string; retry_times: number }>(db, first, 'lock_id, retry_times')).toEqual({
+      lock_id: '',
+      retry_times: 1,
+    }); // a free job is not the sweeper's business
     expect(await leaseHolder()).toBe(followerHolder);
 
     // Over the whole run, never two leaders in the same tick.

@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
-import { spawnSweeper, spawnWorker, type LogLine, type SluiceProcess } from '../helpers/spawnSluice.ts';
+import { jobRow } from '../helpers/factory.ts';
+import {
+  claimsReleased,
+  type LogLine,
+  type SluiceProcess,
+  spawnMaintenance,
+  spawnWorker,
+} from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
@@ -25,24 +32,28 @@ interface JobState {
 
 beforeAll(() => createFixtureTables(db));
 
-async function jobRow(id: number): Promise<JobState | undefined> {
-  const [row] = await db.query<JobState>('SELECT lock_id, retry_times, run_at, last_error FROM sluice_jobs WHERE id = ?', [id]);
-  return row;
-}
+/** The columns a claim changes, without locked_at (the second worker's heartbeats move it). */
+const CLAIM_COLUMNS = 'lock_id, retry_times, run_at, last_error';
 
 /**
  * Workers heartbeat every second: their claims stay well inside the 3 s lock timeout and their
  * registry rows inside 2.5 missed beats while they run, and both run out soon once one stops.
  */
 function worker(): SluiceProcess {
-  return spawnWorker(db.url, { queues: QUEUE, concurrency: 1, lockTimeoutMs: LOCK_TIMEOUT_MS, heartbeatIntervalMs: 1_000, pollIntervalMs: 200 });
+  return spawnWorker(db.url, {
+    queues: QUEUE,
+    concurrency: 1,
+    lockTimeoutMs: LOCK_TIMEOUT_MS,
+    heartbeatIntervalMs: 1_000,
+    pollIntervalMs: 200,
+  });
 }
 
 /** Waits until worker `w` holds job `id` and its handler has started; returns the job's row. */
 async function runningOn(w: SluiceProcess, id: number): Promise<JobState> {
   return waitFor(
     async () => {
-      const row = await jobRow(id);
+      const row = await jobRow<JobState>(db, id, CLAIM_COLUMNS);
       if (!row?.lock_id.includes(`-${w.pid}~`)) return undefined;
       const started = await db.query('SELECT id FROM test_starts WHERE job_id = ? AND pid = ?', [id, w.pid]);
       return started.length > 0 ? row : undefined;
@@ -58,7 +69,9 @@ function processState(pid: number): string {
 }
 
 const finishOf = (id: number) => (l: LogLine) =>
-  l.event === 'claim:lost' && (l.operation === 'complete' || l.operation === 'retry') && (l.jobIds as number[]).includes(id);
+  l.event === 'claim:lost' &&
+  (l.operation === 'complete' || l.operation === 'retry') &&
+  (l.jobIds as number[]).includes(id);
 
 describe('a zombie worker (real processes, SIGSTOP/SIGCONT)', () => {
   it('cannot finish a job it lost while stopped: the re-claim stands, the second worker completes it once, the zombie logs claim:lost', async () => {
@@ -72,14 +85,14 @@ describe('a zombie worker (real processes, SIGSTOP/SIGCONT)', () => {
 
     // The stopped worker cannot heartbeat: it misses its registry beats and its claim ages past
     // the lock timeout; the sweeper takes the claim back by whichever it sees first.
-    const sweeper = spawnSweeper(db.url, { lockTimeoutMs: LOCK_TIMEOUT_MS, jitterMs: 100 });
+    const sweeper = spawnMaintenance(db.url, { lockTimeoutMs: LOCK_TIMEOUT_MS, jitterMs: 100 });
     const second = worker();
     await Promise.all([sweeper.ready, second.ready]);
     const secondClaim = await runningOn(second, id);
     expect(secondClaim.retry_times).toBe(1);
     expect(secondClaim.last_error).toContain(`claim ${zombieClaim.lock_id} `);
     await sweeper.waitForLine(
-      (l) => l.event === 'sweep:completed' && (l.released as number) + ((l.deadWorkerClaims as number) ?? 0) === 1,
+      (l) => l.event === 'maintenance:completed' && claimsReleased(l) === 1,
       10_000,
       'the sweep that released the zombie',
     );
@@ -92,15 +105,21 @@ describe('a zombie worker (real processes, SIGSTOP/SIGCONT)', () => {
     expect(lost).toMatchObject({ pid: zombie.pid, lockId: zombieClaim.lock_id, lost: 1 });
 
     // Nothing the zombie wrote matched: the second worker's claim is exactly as it was.
-    expect(await jobRow(id)).toEqual(secondClaim);
+    expect(await jobRow<JobState>(db, id, CLAIM_COLUMNS)).toEqual(secondClaim);
     expect(zombie.events('job:completed')).toEqual([]);
     expect(zombie.events('job:retried')).toEqual([]);
     expect(await db.query('SELECT id FROM sluice_dead_jobs')).toEqual([]);
 
     // The second worker finishes the job: the one completion it has.
     await openGate(db, second.pid);
-    await waitFor(async () => (await jobRow(id)) === undefined, { what: `job ${id} completed` });
-    await second.waitForLine((l) => l.event === 'job:completed' && l.jobId === id, 10_000, `job:completed for job ${id}`);
+    await waitFor(async () => (await jobRow<JobState>(db, id, CLAIM_COLUMNS)) === undefined, {
+      what: `job ${id} completed`,
+    });
+    await second.waitForLine(
+      (l) => l.event === 'job:completed' && l.jobId === id,
+      10_000,
+      `job:completed for job ${id}`,
+    );
     const effects = await db.query<{ pid: number }>('SELECT pid FROM test_effects WHERE job_id = ?', [id]);
     expect(effects.filter((e) => e.pid === second.pid)).toHaveLength(1);
     // The zombie's handler may have run to its end (at-least-once), but no other process ran it.

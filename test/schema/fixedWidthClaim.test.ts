@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { fromKnex } from '../../src/db/executor.ts';
-import { claimRandomHead } from '../../src/worker/claimRandomHead.ts';
-import { ClaimTokens, LOCK_ID_WIDTH } from '../../src/worker/claimToken.ts';
-import { completeJobs } from '../../src/worker/completeJobs.ts';
-import { releaseClaims } from '../../src/worker/releaseClaims.ts';
 import * as fixedWidthClaim from '../../migrations/202611230300_fixed_width_claim.ts';
+import { fromKnex } from '../../src/db/executor.ts';
 import { SchemaVersionError } from '../../src/errors.ts';
+import { ClaimTokens, LOCK_ID_WIDTH } from '../../src/worker/ClaimTokens.ts';
+import { claimRandomHead } from '../../src/worker/claims/claimRandomHead.ts';
+import { completeJobs } from '../../src/worker/claims/completeJobs.ts';
+import { releaseClaims } from '../../src/worker/claims/releaseClaims.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 const db = useTestDatabase('fixed_width_claim');
@@ -33,14 +33,23 @@ describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at never NULL)', () 
     const exec = fromKnex(db.sluice.knex);
     const tokens = new ClaimTokens(ClaimTokens.prefixFor('h'.repeat(300), 4_194_304));
     const lockId = tokens.next();
-    const rows = await claimRandomHead(exec, db.sluice.tables, { queue: 'default', priorities: [0], want: 3, lockId, headSize: 10 });
+    const rows = await claimRandomHead(exec, db.sluice.tables, {
+      queue: 'default',
+      priorities: [0],
+      want: 3,
+      lockId,
+      headSize: 10,
+    });
     expect(rows.map((r) => r.lock_id)).toEqual([lockId, lockId, lockId]);
     const ids = rows.map((r) => Number(r.id));
 
     // Fenced on the exact token: one that differs in its last character matches nothing.
     await expect(releaseClaims(exec, db.sluice.tables, `${lockId.slice(0, -1)}x`, ids)).resolves.toBe(0);
     await expect(releaseClaims(exec, db.sluice.tables, lockId, [ids[0] as number])).resolves.toBe(1);
-    const [free] = await db.query<{ lock_id: string; locked_at: string }>("SELECT lock_id, DATE_FORMAT(locked_at, '%Y-%m-%d %H:%i:%s.%f') AS locked_at FROM sluice_jobs WHERE id = ?", [ids[0]]);
+    const [free] = await db.query<{ lock_id: string; locked_at: string }>(
+      "SELECT lock_id, DATE_FORMAT(locked_at, '%Y-%m-%d %H:%i:%s.%f') AS locked_at FROM sluice_jobs WHERE id = ?",
+      [ids[0]],
+    );
     expect(free).toEqual({ lock_id: '', locked_at: '1970-01-01 00:00:01.000000' });
     await completeJobs(exec, db.sluice.tables, lockId, ids.slice(1), { history: true });
     expect(await db.query("SELECT id FROM sluice_jobs WHERE lock_id = ''")).toHaveLength(1);
@@ -51,7 +60,9 @@ describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at never NULL)', () 
     const tables = db.sluice.tables;
     await fixedWidthClaim.down(db.sluice.knex, tables);
     try {
-      await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at, locked_at) VALUES ('default', 'free', '{}', NOW(3), NULL)");
+      await db.query(
+        "INSERT INTO sluice_jobs (queue, name, payload, run_at, locked_at) VALUES ('default', 'free', '{}', NOW(3), NULL)",
+      );
       await db.query(
         "INSERT INTO sluice_jobs (queue, name, payload, run_at, lock_id, locked_at) VALUES ('default', 'held', '{}', NOW(3), 'old-host-7~abcdef01.1', '2026-11-23 10:00:00.123')",
       );
@@ -65,10 +76,18 @@ describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at never NULL)', () 
         { name: 'held', lock_id: 'old-host-7~abcdef01.1', locked_at: '2026-11-23 10:00:00.123000' },
       ]);
       // The previous version's release (locked_at = NULL) still works during a rolling upgrade.
-      await db.query("UPDATE sluice_jobs SET lock_id = '', locked_at = NULL, retry_times = retry_times + 1 WHERE lock_id = 'old-host-7~abcdef01.1'");
+      await db.query(
+        "UPDATE sluice_jobs SET lock_id = '', locked_at = NULL, retry_times = retry_times + 1 WHERE lock_id = 'old-host-7~abcdef01.1'",
+      );
       // And this version claims both rows, NULL or not.
       const lockId = new ClaimTokens().next();
-      const rows = await claimRandomHead(fromKnex(db.sluice.knex), tables, { queue: 'default', priorities: [0], want: 2, lockId, headSize: 10 });
+      const rows = await claimRandomHead(fromKnex(db.sluice.knex), tables, {
+        queue: 'default',
+        priorities: [0],
+        want: 2,
+        lockId,
+        headSize: 10,
+      });
       expect(rows.map((r) => r.name).sort()).toEqual(['free', 'held']);
       // Without a NOT NULL, a new row still gets the no-claim time.
       await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at) VALUES ('default', 'new', '{}', NOW(3))");
@@ -85,8 +104,13 @@ describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at never NULL)', () 
     const long = `${'a-very-long-host-name.example.internal'.repeat(2)}-123~abcdef01.1`;
     try {
       await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at) VALUES ('default', 'free', '{}', NOW(3))");
-      await db.query("INSERT INTO sluice_jobs (queue, name, payload, run_at, lock_id, locked_at) VALUES ('default', 'held', '{}', NOW(3), ?, NOW(3))", [long]);
-      await expect(fixedWidthClaim.up(db.sluice.knex, tables)).rejects.toThrow(/1 job\(s\) in `sluice_jobs` are claimed with a lock_id longer than 64 ASCII characters.*Nothing was changed/);
+      await db.query(
+        "INSERT INTO sluice_jobs (queue, name, payload, run_at, lock_id, locked_at) VALUES ('default', 'held', '{}', NOW(3), ?, NOW(3))",
+        [long],
+      );
+      await expect(fixedWidthClaim.up(db.sluice.knex, tables)).rejects.toThrow(
+        /1 job\(s\) in `sluice_jobs` are claimed with a lock_id longer than 64 ASCII characters.*Nothing was changed/,
+      );
       await expect(fixedWidthClaim.up(db.sluice.knex, tables)).rejects.toBeInstanceOf(SchemaVersionError);
       const [column] = await db.query<{ type: string }>(
         "SELECT COLUMN_TYPE AS type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'sluice_jobs' AND column_name = 'lock_id'",

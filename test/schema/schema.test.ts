@@ -18,7 +18,10 @@ async function schemaDump(prefix: string): Promise<string> {
   const parts: string[] = [];
   for (const { name } of tables) {
     const [row] = await db.query<Record<string, string>>(`SHOW CREATE TABLE \`${name}\``);
-    const ddl = (row?.['Create Table'] ?? '').replace(/ AUTO_INCREMENT=\d+/, '').split(prefix).join('<prefix>');
+    const ddl = (row?.['Create Table'] ?? '')
+      .replace(/ AUTO_INCREMENT=\d+/, '')
+      .split(prefix)
+      .join('<prefix>');
     parts.push(`-- ${name.replace(prefix, '<prefix>')}\n${ddl};\n`);
   }
   return parts.join('\n');

@@ -51,7 +51,9 @@ describe('queue stats', () => {
       await sluice.knex.raw(
         "INSERT INTO sluice_jobs (queue, name, payload, run_at, created_at) VALUES ('q', 'work', '{}', '2031-05-06 07:07:59.000', NOW(3))",
       );
-      expect(await sluice.stats()).toEqual([{ queue: 'q', ready: 1, delayed: 0, running: 0, dead: 0, oldestReadyMs: 10_123 }]);
+      expect(await sluice.stats()).toEqual([
+        { queue: 'q', ready: 1, delayed: 0, running: 0, dead: 0, oldestReadyMs: 10_123 },
+      ]);
     } finally {
       await sluice.knex.raw('SET timestamp = DEFAULT');
     }
@@ -59,10 +61,14 @@ describe('queue stats', () => {
 
   it('follows jobs through the queue: a failed job counted as dead, a re-driven one ready again and no longer dead', async () => {
     const { id } = await db.sluice.enqueue({ name: 'work', queue: 'flow', maxRetries: 0 });
-    expect(await db.sluice.stats()).toEqual([{ queue: 'flow', ready: 1, delayed: 0, running: 0, dead: 0, oldestReadyMs: expect.any(Number) }]);
+    expect(await db.sluice.stats()).toEqual([
+      { queue: 'flow', ready: 1, delayed: 0, running: 0, dead: 0, oldestReadyMs: expect.any(Number) },
+    ]);
 
     await db.query("UPDATE sluice_jobs SET lock_id = 'h~b.1', locked_at = NOW(3) WHERE id = ?", [id]);
-    expect(await db.sluice.stats()).toMatchObject([{ queue: 'flow', ready: 0, running: 1, dead: 0, oldestReadyMs: null }]);
+    expect(await db.sluice.stats()).toMatchObject([
+      { queue: 'flow', ready: 0, running: 1, dead: 0, oldestReadyMs: null },
+    ]);
 
     await db.query(
       `INSERT INTO sluice_dead_jobs (id, queue, name, payload, priority, retry_times, max_retries, last_error, created_at, failed_at)
@@ -70,9 +76,13 @@ describe('queue stats', () => {
       [id],
     );
     await db.query('DELETE FROM sluice_jobs WHERE id = ?', [id]);
-    expect(await db.sluice.stats()).toEqual([{ queue: 'flow', ready: 0, delayed: 0, running: 0, dead: 1, oldestReadyMs: null }]);
+    expect(await db.sluice.stats()).toEqual([
+      { queue: 'flow', ready: 0, delayed: 0, running: 0, dead: 1, oldestReadyMs: null },
+    ]);
 
     expect(await db.sluice.deadJobs.redrive({ queue: 'flow' })).toEqual({ redriven: 1 });
-    expect(await db.sluice.stats()).toEqual([{ queue: 'flow', ready: 1, delayed: 0, running: 0, dead: 0, oldestReadyMs: expect.any(Number) }]);
+    expect(await db.sluice.stats()).toEqual([
+      { queue: 'flow', ready: 1, delayed: 0, running: 0, dead: 0, oldestReadyMs: expect.any(Number) },
+    ]);
   });
 });

@@ -3,69 +3,21 @@ import {
   defineJob,
   HandlerTimeoutError,
   PermanentJobError,
-  UnknownJobTypeError,
-  type JobDefinition,
+  RetriesExhaustedError,
   type Sluice,
-  type SluiceEventMap,
-  type SluiceEventName,
-  type Worker,
-  type WorkerOptions,
+  UnknownJobTypeError,
 } from '../../src/index.ts';
 import { countRows, deadRow, insertJob, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
+import { aborted, deferred, type Recorded, recordEvents, withWorker } from '../helpers/workerHarness.ts';
 
 const db = useTestDatabase('worker');
-
-type Recorded = { [K in SluiceEventName]: SluiceEventMap[K][] };
-
-/** Records every event of one sluice instance. */
-function record(sluice: Sluice): Recorded {
-  const names: SluiceEventName[] = [
-    'job:claimed',
-    'job:completed',
-    'job:failed',
-    'job:retried',
-    'job:dead',
-    'claim:lost',
-    'worker:error',
-    'worker:stopped',
-  ];
-  const seen = Object.fromEntries(names.map((n) => [n, []])) as unknown as Recorded;
-  for (const name of names) sluice.events.on(name, (payload) => (seen[name] as unknown[]).push(payload));
-  return seen;
-}
 
 /** A fresh instance per test, so each test sees only its own events. */
 function setup(): { sluice: Sluice; events: Recorded } {
   const sluice = db.open();
-  return { sluice, events: record(sluice) };
-}
-
-/** Starts a worker, runs `fn`, and always stops the worker. */
-async function withWorker<T>(sluice: Sluice, jobs: JobDefinition<any>[], options: WorkerOptions, fn: (worker: Worker) => Promise<T>): Promise<T> {
-  const worker = sluice.worker({ pollIntervalMs: 20, ...options, jobs });
-  await worker.start();
-  try {
-    return await fn(worker);
-  } finally {
-    await worker.stop();
-  }
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
+  return { sluice, events: recordEvents(sluice) };
 }
 
 describe('Worker', () => {
@@ -119,7 +71,14 @@ describe('Worker', () => {
       [id, 1, 1],
       [id, 2, 1],
     ]);
-    expect(events['job:dead']).toEqual([expect.objectContaining({ jobId: id, name: 'flaky', queue: 'default', error: expect.stringContaining('kaboom #3') })]);
+    expect(events['job:dead']).toEqual([
+      expect.objectContaining({
+        jobId: id,
+        name: 'flaky',
+        queue: 'default',
+        error: expect.objectContaining({ message: 'kaboom #3' }),
+      }),
+    ]);
     expect(events['job:completed']).toEqual([]);
     expect(events['worker:error']).toEqual([]);
   });
@@ -127,10 +86,15 @@ describe('Worker', () => {
   it('lets a job’s own maxRetries override its definition’s', async () => {
     const { sluice } = setup();
     let calls = 0;
-    const fails = defineJob({ name: 'fails', maxRetries: 5, backoff: { type: 'fixed', delayMs: 1 }, handle: () => {
-      calls++;
-      throw new Error('no');
-    } });
+    const fails = defineJob({
+      name: 'fails',
+      maxRetries: 5,
+      backoff: { type: 'fixed', delayMs: 1 },
+      handle: () => {
+        calls++;
+        throw new Error('no');
+      },
+    });
     const { id } = await sluice.enqueue({ name: 'fails', maxRetries: 0 });
     await withWorker(sluice, [fails], {}, () => waitFor(() => deadRow(db, id), { what: 'the job in dead_jobs' }));
     expect(calls).toBe(1);
@@ -139,15 +103,23 @@ describe('Worker', () => {
 
   it('uses a job’s own backoff over its definition’s', async () => {
     const { sluice, events } = setup();
-    const fails = defineJob({ name: 'fails', maxRetries: 5, backoff: { type: 'fixed', delayMs: 1 }, handle: () => {
-      throw new Error('no');
-    } });
+    const fails = defineJob({
+      name: 'fails',
+      maxRetries: 5,
+      backoff: { type: 'fixed', delayMs: 1 },
+      handle: () => {
+        throw new Error('no');
+      },
+    });
     const { id } = await sluice.enqueue({ name: 'fails', backoff: { type: 'fixed', delayMs: 3_600_000 } });
-    await withWorker(sluice, [fails], {}, () => waitFor(() => events['job:retried'].length === 1, { what: 'the first retry' }));
+    await withWorker(sluice, [fails], {}, () =>
+      waitFor(() => events['job:retried'].length === 1, { what: 'the first retry' }),
+    );
     expect(events['job:retried']).toEqual([expect.objectContaining({ jobId: id, retryTimes: 1, delayMs: 3_600_000 })]);
-    const [{ ahead }] = (await db.query<{ ahead: number }>('SELECT TIMESTAMPDIFF(MINUTE, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?', [
-      id,
-    ])) as [{ ahead: number }];
+    const [{ ahead }] = (await db.query<{ ahead: number }>(
+      'SELECT TIMESTAMPDIFF(MINUTE, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?',
+      [id],
+    )) as [{ ahead: number }];
     expect(Number(ahead)).toBeGreaterThan(50);
   });
 
@@ -183,9 +155,10 @@ describe('Worker', () => {
     const row = await jobRow(db, id);
     expect(row).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 1 });
     expect(row?.last_error).toContain('UnknownJobTypeError: no handler for job name "ghost" (known: known)');
-    const [{ ahead }] = (await db.query<{ ahead: number }>('SELECT TIMESTAMPDIFF(MINUTE, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?', [
-      id,
-    ])) as [{ ahead: number }];
+    const [{ ahead }] = (await db.query<{ ahead: number }>(
+      'SELECT TIMESTAMPDIFF(MINUTE, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?',
+      [id],
+    )) as [{ ahead: number }];
     expect(Number(ahead)).toBeGreaterThan(50);
     expect(events['job:failed'].map((e) => e.error)).toEqual([expect.any(UnknownJobTypeError)]);
     expect(events['job:retried']).toEqual([expect.objectContaining({ jobId: id, retryTimes: 1, delayMs: 3_600_000 })]);
@@ -211,7 +184,9 @@ describe('Worker', () => {
     expect(signal?.reason).toBeInstanceOf(HandlerTimeoutError);
     const dead = await deadRow(db, id);
     expect(dead?.last_error).toContain('HandlerTimeoutError: handler "slow" did not finish within 50 ms');
-    expect(events['job:failed']).toEqual([expect.objectContaining({ jobId: id, error: expect.objectContaining({ code: 'SLUICE_HANDLER_TIMEOUT' }) })]);
+    expect(events['job:failed']).toEqual([
+      expect.objectContaining({ jobId: id, error: expect.objectContaining({ code: 'SLUICE_HANDLER_TIMEOUT' }) }),
+    ]);
     expect(events['job:completed']).toEqual([]);
   });
 
@@ -223,7 +198,14 @@ describe('Worker', () => {
     await withWorker(sluice, [work], {}, () => waitFor(() => deadRow(db, id), { what: 'the job in dead_jobs' }));
     expect(calls).toBe(0);
     expect((await deadRow(db, id))?.last_error).toContain('retries exhausted');
-    expect(events['job:dead']).toHaveLength(1);
+    expect(events['job:dead']).toEqual([
+      expect.objectContaining({ jobId: id, error: expect.any(RetriesExhaustedError) }),
+    ]);
+    expect(events['job:dead'][0]?.error).toMatchObject({
+      retryTimes: 3,
+      maxRetries: 2,
+      code: 'SLUICE_RETRIES_EXHAUSTED',
+    });
   });
 
   it('stop() waits for a running job that finishes within shutdownTimeoutMs', async () => {
@@ -293,12 +275,15 @@ describe('Worker', () => {
       },
     });
     const { id } = await sluice.enqueue({ name: 'long' });
-    await withWorker(sluice, [long], { lockTimeoutMs: 30_000, heartbeatIntervalMs: 50 }, async () => {
+    await withWorker(sluice, [long], { lockTimeoutMs: 30_000, heartbeatIntervalMs: 100 }, async () => {
       await started.promise;
       await db.query('UPDATE sluice_jobs SET locked_at = NOW(3) - INTERVAL 1 HOUR WHERE id = ?', [id]);
       await waitFor(
         async () => {
-          const [row] = await db.query<{ age: number }>('SELECT TIMESTAMPDIFF(SECOND, locked_at, NOW(3)) AS age FROM sluice_jobs WHERE id = ?', [id]);
+          const [row] = await db.query<{ age: number }>(
+            'SELECT TIMESTAMPDIFF(SECOND, locked_at, NOW(3)) AS age FROM sluice_jobs WHERE id = ?',
+            [id],
+          );
           return row !== undefined && Number(row.age) < 60;
         },
         { what: 'locked_at extended by a heartbeat' },
@@ -321,13 +306,18 @@ describe('Worker', () => {
       },
     });
     const { id } = await sluice.enqueue({ name: 'swept', maxRetries: 5 });
-    await withWorker(sluice, [job], { lockTimeoutMs: 30_000, heartbeatIntervalMs: 50 }, async () => {
+    await withWorker(sluice, [job], { lockTimeoutMs: 30_000, heartbeatIntervalMs: 100 }, async () => {
       await waitFor(() => attempts.length === 1, { what: 'the first attempt' });
       // What the sweeper does to an expired claim.
-      await db.query("UPDATE sluice_jobs SET lock_id = '', locked_at = DEFAULT, retry_times = retry_times + 1 WHERE id = ?", [id]);
+      await db.query(
+        "UPDATE sluice_jobs SET lock_id = '', locked_at = DEFAULT, retry_times = retry_times + 1 WHERE id = ?",
+        [id],
+      );
       await waitFor(() => attempts.length === 2, { what: 'the second attempt' });
       await waitFor(() => attempts[0]?.signal.aborted, { what: 'the first attempt aborted by the heartbeat' });
-      await waitFor(() => events['claim:lost'].some((e) => e.operation === 'complete'), { what: 'the late completion refused' });
+      await waitFor(() => events['claim:lost'].some((e) => e.operation === 'complete'), {
+        what: 'the late completion refused',
+      });
       // The second claim still holds the job.
       expect(await jobRow(db, id)).toMatchObject({ lock_id: attempts[1]?.lockId, retry_times: 1 });
       second.resolve();
@@ -356,18 +346,29 @@ describe('Worker', () => {
       },
     });
     const { batchId } = await sluice.enqueueBatch([{ name: 'sibling' }, { name: 'sibling' }, { name: 'sibling' }]);
-    const ids = (await db.query<{ id: number }>('SELECT id FROM sluice_jobs WHERE batch_id = ? ORDER BY id', [batchId])).map((r) => Number(r.id));
+    const ids = (
+      await db.query<{ id: number }>('SELECT id FROM sluice_jobs WHERE batch_id = ? ORDER BY id', [batchId])
+    ).map((r) => Number(r.id));
     const [first, stolen, third] = ids as [number, number, number];
-    await withWorker(sluice, [job], { concurrency: 3, claimBatchSize: 3, lockTimeoutMs: 60_000, heartbeatIntervalMs: 20_000 }, async () => {
-      await waitFor(() => running.length === 3, { what: 'all three running under one claim' });
-      expect(new Set((await db.query<{ lock_id: string }>('SELECT lock_id FROM sluice_jobs')).map((r) => r.lock_id)).size).toBe(1);
-      // Swept and claimed by another worker while its handler ran.
-      await db.query("UPDATE sluice_jobs SET lock_id = 'elsewhere-1~0.1', locked_at = NOW(3) WHERE id = ?", [stolen]);
-      gate.resolve();
-      await waitFor(() => events['claim:lost'].length === 1, { what: 'the lost claim reported' });
-      await waitFor(() => events['job:completed'].length === 2, { what: 'the two siblings completed' });
-    });
-    expect(events['claim:lost']).toEqual([expect.objectContaining({ operation: 'complete', jobIds: [stolen], lost: 1 })]);
+    await withWorker(
+      sluice,
+      [job],
+      { concurrency: 3, claimBatchSize: 3, lockTimeoutMs: 60_000, heartbeatIntervalMs: 20_000 },
+      async () => {
+        await waitFor(() => running.length === 3, { what: 'all three running under one claim' });
+        expect(
+          new Set((await db.query<{ lock_id: string }>('SELECT lock_id FROM sluice_jobs')).map((r) => r.lock_id)).size,
+        ).toBe(1);
+        // Swept and claimed by another worker while its handler ran.
+        await db.query("UPDATE sluice_jobs SET lock_id = 'elsewhere-1~0.1', locked_at = NOW(3) WHERE id = ?", [stolen]);
+        gate.resolve();
+        await waitFor(() => events['claim:lost'].length === 1, { what: 'the lost claim reported' });
+        await waitFor(() => events['job:completed'].length === 2, { what: 'the two siblings completed' });
+      },
+    );
+    expect(events['claim:lost']).toEqual([
+      expect.objectContaining({ operation: 'complete', jobIds: [stolen], lost: 1 }),
+    ]);
     expect(events['job:completed'].map((e) => e.jobId).sort((a, b) => a - b)).toEqual([first, third]);
     expect(await jobRow(db, first)).toBeUndefined();
     expect(await jobRow(db, third)).toBeUndefined();

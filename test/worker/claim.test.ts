@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { fromKnex, type Executor } from '../../src/db/executor.ts';
-import { retryTransient } from '../../src/db/transaction.ts';
-import { claimRandomHead } from '../../src/worker/claimRandomHead.ts';
-import { claimSkipLocked } from '../../src/worker/claimSkipLocked.ts';
-import { QueuePriorities } from '../../src/worker/queuePriorities.ts';
-import { ClaimTokens } from '../../src/worker/claimToken.ts';
-import type { JobRow } from '../../src/types.ts';
+import { type Executor, fromKnex } from '../../src/db/executor.ts';
+import type { JobRow } from '../../src/job.ts';
+import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';
+import { claimRandomHead } from '../../src/worker/claims/claimRandomHead.ts';
+import { claimSkipLocked } from '../../src/worker/claims/claimSkipLocked.ts';
+import { QueuePriorities } from '../../src/worker/QueuePriorities.ts';
 import { ago, countRows, fromNow, insertJob, MINUTE, SECOND } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
@@ -27,7 +26,13 @@ async function claim(strategy: Strategy, exec: Executor, call: ClaimCall): Promi
   const priorities = await new QueuePriorities(exec, tables, 0).refresh(queue);
   return strategy === 'skip-locked'
     ? claimSkipLocked(exec, tables, { queue, priorities, want: call.want, lockId: call.lockId })
-    : retryTransient(() => claimRandomHead(exec, tables, { queue, priorities, want: call.want, lockId: call.lockId, headSize: call.headSize ?? 100 }));
+    : claimRandomHead(exec, tables, {
+        queue,
+        priorities,
+        want: call.want,
+        lockId: call.lockId,
+        headSize: call.headSize ?? 100,
+      });
 }
 
 const strategies: Strategy[] = ['random-head', 'skip-locked'];
@@ -95,7 +100,9 @@ describe.each(strategies)('claim (%s)', (strategy) => {
     const b = await insertJob(db, { priority: 0, runAt: ago(20 * SECOND) });
     const c = await insertJob(db, { priority: -1, runAt: ago(1 * SECOND) });
     // Two jobs with the very same run_at: FIFO by id.
-    const [{ t }] = (await db.query<{ t: string }>("SELECT DATE_FORMAT(NOW(3) - INTERVAL 30 SECOND, '%Y-%m-%d %H:%i:%s.%f') AS t")) as [{ t: string }];
+    const [{ t }] = (await db.query<{ t: string }>(
+      "SELECT DATE_FORMAT(NOW(3) - INTERVAL 30 SECOND, '%Y-%m-%d %H:%i:%s.%f') AS t",
+    )) as [{ t: string }];
     const d = await insertJob(db, { priority: 0, runAt: { sql: `'${t}'` } });
     const e = await insertJob(db, { priority: 0, runAt: { sql: `'${t}'` } });
     const f = await insertJob(db, { priority: 1, runAt: ago(60 * SECOND) });
@@ -111,7 +118,11 @@ describe.each(strategies)('claim (%s)', (strategy) => {
 
   it('a claim of n takes exactly the n jobs at the head when the head holds n', async () => {
     const exec = fromKnex(db.sluice.knex);
-    const urgent = [await insertJob(db, { priority: -5 }), await insertJob(db, { priority: -4 }), await insertJob(db, { priority: -3 })];
+    const urgent = [
+      await insertJob(db, { priority: -5 }),
+      await insertJob(db, { priority: -4 }),
+      await insertJob(db, { priority: -3 }),
+    ];
     for (let i = 0; i < 20; i++) await insertJob(db, { priority: 10 });
     const rows = await claim(strategy, exec, { want: 3, lockId: 'w-1~d.1', headSize: 3 });
     expect(rows.map((r) => Number(r.id)).sort((x, y) => x - y)).toEqual(urgent);
@@ -119,49 +130,62 @@ describe.each(strategies)('claim (%s)', (strategy) => {
 });
 
 describe('the head query', () => {
-  it.each(strategies)('(%s) uses ix_head without a filesort, with a backlog of delayed jobs in the table', async (strategy) => {
-    const queues = ['default', 'mail', 'reports'];
-    for (const queue of queues) {
-      await db.sluice.enqueueBatch(
-        Array.from({ length: 6_000 }, (_, n) => ({
-          name: 'work',
-          queue,
-          priority: n % 3,
-          ...(n % 2 === 0 ? { delayMs: 3_600_000 } : {}),
-        })),
+  it.each(strategies)(
+    '(%s) uses ix_head without a filesort, with a backlog of delayed jobs in the table',
+    async (strategy) => {
+      const queues = ['default', 'mail', 'reports'];
+      for (const queue of queues) {
+        await db.sluice.enqueueBatch(
+          Array.from({ length: 6_000 }, (_, n) => ({
+            name: 'work',
+            queue,
+            priority: n % 3,
+            ...(n % 2 === 0 ? { delayMs: 3_600_000 } : {}),
+          })),
+        );
+      }
+      await db.query("UPDATE sluice_jobs SET lock_id = 'busy~x.1', locked_at = NOW(3) WHERE id % 10 = 0");
+      await db.query('ANALYZE TABLE sluice_jobs');
+
+      // Capture the statement exactly as the claim sends it, so this test cannot drift from the code.
+      const sluice = db.open();
+      const sent: { sql: string; bindings: unknown[] }[] = [];
+      sluice.knex.on('query', (q: { sql: string; bindings?: unknown[] }) =>
+        sent.push({ sql: q.sql, bindings: q.bindings ?? [] }),
       );
-    }
-    await db.query("UPDATE sluice_jobs SET lock_id = 'busy~x.1', locked_at = NOW(3) WHERE id % 10 = 0");
-    await db.query('ANALYZE TABLE sluice_jobs');
+      const rows = await claim(strategy, fromKnex(sluice.knex), { want: 5, lockId: 'w-1~e.1', headSize: 100 });
+      expect(rows).toHaveLength(5);
+      const head = sent.find((q) => /^\s*SELECT[\s\S]*ORDER BY priority, run_at, id/.test(q.sql));
+      expect(head, 'the head SELECT was issued').toBeDefined();
 
-    // Capture the statement exactly as the claim sends it, so this test cannot drift from the code.
-    const sluice = db.open();
-    const sent: { sql: string; bindings: unknown[] }[] = [];
-    sluice.knex.on('query', (q: { sql: string; bindings?: unknown[] }) => sent.push({ sql: q.sql, bindings: q.bindings ?? [] }));
-    const rows = await claim(strategy, fromKnex(sluice.knex), { want: 5, lockId: 'w-1~e.1', headSize: 100 });
-    expect(rows).toHaveLength(5);
-    const head = sent.find((q) => /^\s*SELECT[\s\S]*ORDER BY priority, run_at, id/.test(q.sql));
-    expect(head, 'the head SELECT was issued').toBeDefined();
+      const plan = await db.query<{ key: string | null; Extra: string | null; type: string }>(
+        `EXPLAIN ${head?.sql}`,
+        head?.bindings,
+      );
+      expect(plan).toHaveLength(1);
+      expect(plan[0]?.key).toBe('ix_head');
+      expect(plan[0]?.Extra ?? '').not.toContain('Using filesort');
+      expect(plan[0]?.Extra ?? '').not.toContain('Using temporary');
+    },
+  );
 
-    const plan = await db.query<{ key: string | null; Extra: string | null; type: string }>(`EXPLAIN ${head?.sql}`, head?.bindings);
-    expect(plan).toHaveLength(1);
-    expect(plan[0]?.key).toBe('ix_head');
-    expect(plan[0]?.Extra ?? '').not.toContain('Using filesort');
-    expect(plan[0]?.Extra ?? '').not.toContain('Using temporary');
-  });
-
-  it.each(strategies)('(%s) reads a bounded number of index entries however many delayed jobs wait', async (strategy) => {
-    // 30,000 delayed jobs over three priorities, the better ones ahead of the 10 due jobs: an
-    // ORDER BY priority, run_at scan without the priority set would walk every one of them.
-    await db.sluice.enqueueBatch(Array.from({ length: 30_000 }, (_, n) => ({ name: 'work', priority: n % 3, delayMs: 3_600_000 })));
-    await db.sluice.enqueueBatch(Array.from({ length: 10 }, () => ({ name: 'work', priority: 2 })));
-    const rows = await db.sluice.knex.transaction(async (trx) => {
-      await trx.raw('FLUSH STATUS');
-      const claimed = await claim(strategy, fromKnex(trx), { want: 50, lockId: 'w-1~f.1', headSize: 100 });
-      const [status] = (await trx.raw("SHOW SESSION STATUS LIKE 'Handler_read_next'")) as [{ Value: string }[]];
-      return { claimed, readNext: Number(status[0]?.Value) };
-    });
-    expect(rows.claimed).toHaveLength(10);
-    expect(rows.readNext).toBeLessThan(200);
-  });
+  it.each(strategies)(
+    '(%s) reads a bounded number of index entries however many delayed jobs wait',
+    async (strategy) => {
+      // 30,000 delayed jobs over three priorities, the better ones ahead of the 10 due jobs: an
+      // ORDER BY priority, run_at scan without the priority set would walk every one of them.
+      await db.sluice.enqueueBatch(
+        Array.from({ length: 30_000 }, (_, n) => ({ name: 'work', priority: n % 3, delayMs: 3_600_000 })),
+      );
+      await db.sluice.enqueueBatch(Array.from({ length: 10 }, () => ({ name: 'work', priority: 2 })));
+      const rows = await db.sluice.knex.transaction(async (trx) => {
+        await trx.raw('FLUSH STATUS');
+        const claimed = await claim(strategy, fromKnex(trx), { want: 50, lockId: 'w-1~f.1', headSize: 100 });
+        const [status] = (await trx.raw("SHOW SESSION STATUS LIKE 'Handler_read_next'")) as [{ Value: string }[]];
+        return { claimed, readNext: Number(status[0]?.Value) };
+      });
+      expect(rows.claimed).toHaveLength(10);
+      expect(rows.readNext).toBeLessThan(200);
+    },
+  );
 });

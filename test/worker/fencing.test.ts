@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { ClaimLostError } from '../../src/errors.ts';
 import { releaseStaleClaims } from '../../src/maintenance/releaseStaleClaims.ts';
-import { claimRandomHead } from '../../src/worker/claimRandomHead.ts';
-import { ClaimTokens } from '../../src/worker/claimToken.ts';
-import { completeJobs } from '../../src/worker/completeJobs.ts';
-import { deadLetterJob } from '../../src/worker/deadLetterJob.ts';
-import { extendClaims } from '../../src/worker/extendClaims.ts';
-import { releaseClaims } from '../../src/worker/releaseClaims.ts';
-import { retryJob } from '../../src/worker/retryJob.ts';
-import { countRows, deadRow, jobRow, operationsOf, NO_CLAIM } from '../helpers/factory.ts';
+import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';
+import { claimRandomHead } from '../../src/worker/claims/claimRandomHead.ts';
+import { completeJobs } from '../../src/worker/claims/completeJobs.ts';
+import { deadLetterJob } from '../../src/worker/claims/deadLetterJob.ts';
+import { extendClaims } from '../../src/worker/claims/extendClaims.ts';
+import { releaseClaims } from '../../src/worker/claims/releaseClaims.ts';
+import { retryJob } from '../../src/worker/claims/retryJob.ts';
+import { countRows, deadRow, jobRow, NO_CLAIM, operationsOf } from '../helpers/factory.ts';
+import { fakeClock } from '../helpers/fakeClock.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 const db = useTestDatabase('fencing');
@@ -20,8 +21,8 @@ interface Reclaimed {
 }
 
 /**
- * A job claimed by one claim (oldLock), swept by the sweeper after its locked_at was backdated,
- * then claimed again by a new claim (newLock) of the *same* process: the lock ids share
+ * A job claimed by one claim (oldLock), swept by the sweeper after it stood unchanged for the lock
+ * timeout of the sweeper's clock, then claimed again by a new claim (newLock) of the *same* process: the lock ids share
  * `<host>-<pid>~<nonce>` and differ only in the per-claim sequence, the case `host-pid` alone
  * could not fence.
  */
@@ -30,12 +31,23 @@ async function sweptAndReclaimed(): Promise<Reclaimed> {
   const { id } = await db.sluice.enqueue({ name: 'fenced', payload: { v: 1 }, maxRetries: 5 });
   const tokens = new ClaimTokens();
   const oldLock = tokens.next();
-  const first = await claimRandomHead(exec, tables, { queue: 'default', priorities: [0], want: 1, lockId: oldLock, headSize: 10 });
+  const first = await claimRandomHead(exec, tables, {
+    queue: 'default',
+    priorities: [0],
+    want: 1,
+    lockId: oldLock,
+    headSize: 10,
+  });
   expect(first.map((r) => [Number(r.id), r.lock_id])).toEqual([[id, oldLock]]);
 
-  await db.query('UPDATE sluice_jobs SET locked_at = NOW(3) - INTERVAL 2 HOUR WHERE id = ?', [id]);
-  const swept = await releaseStaleClaims(exec, tables, { lockTimeoutMs: 60_000, batchSize: 100, jitterMs: 0 });
-  expect(swept).toEqual({ released: 1, ids: [id] });
+  const clock = fakeClock();
+  const sweep = releaseStaleClaims(
+    { db: exec, tables },
+    { lockTimeoutMs: 60_000, batchSize: 100, jitterMs: 0, clock: clock.now },
+  );
+  expect(await sweep.runOnce()).toEqual({ claims: 0, deadLettered: 0 });
+  clock.advance(60_000);
+  expect(await sweep.runOnce()).toEqual({ claims: 1, deadLettered: 0 });
   expect(await jobRow(db, id)).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 1 });
 
   // Between the sweep and the next claim the job is free: the old claim must not touch it either.
@@ -44,7 +56,13 @@ async function sweptAndReclaimed(): Promise<Reclaimed> {
   const newLock = tokens.next();
   expect(newLock).not.toBe(oldLock);
   expect(newLock.split('.')[0]).toBe(oldLock.split('.')[0]);
-  const second = await claimRandomHead(exec, tables, { queue: 'default', priorities: [0], want: 1, lockId: newLock, headSize: 10 });
+  const second = await claimRandomHead(exec, tables, {
+    queue: 'default',
+    priorities: [0],
+    want: 1,
+    lockId: newLock,
+    headSize: 10,
+  });
   expect(second.map((r) => [Number(r.id), r.lock_id, r.retry_times])).toEqual([[id, newLock, 1]]);
   return { id, oldLock, newLock };
 }
@@ -89,7 +107,12 @@ describe('fencing: a swept claim can no longer write to its job, even from the s
     await expectFenced(id, () => retryJob(exec, tables, { id, lockId: oldLock }, 0, 'late failure of a zombie'));
     await retryJob(exec, tables, { id, lockId: newLock }, 60_000, 'Error: second attempt failed');
     const row = await jobRow(db, id);
-    expect(row).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 2, last_error: 'Error: second attempt failed' });
+    expect(row).toMatchObject({
+      lock_id: '',
+      locked_at: NO_CLAIM,
+      retry_times: 2,
+      last_error: 'Error: second attempt failed',
+    });
     const [{ ahead }] = (await db.query<{ ahead: number }>(
       'SELECT TIMESTAMPDIFF(SECOND, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?',
       [id],
@@ -100,11 +123,19 @@ describe('fencing: a swept claim can no longer write to its job, even from the s
   it('dead-letter: the old claim throws ClaimLostError and moves nothing; the new claim moves the job', async () => {
     const { exec, tables } = operationsOf(db);
     const { id, oldLock, newLock } = await sweptAndReclaimed();
-    await expectFenced(id, () => deadLetterJob(exec, tables, { id, lockId: oldLock, retryTimes: 6, maxRetries: 5 }, 'zombie gives up'));
+    await expectFenced(id, () =>
+      deadLetterJob(exec, tables, { id, lockId: oldLock, retryTimes: 6, maxRetries: 5 }, 'zombie gives up'),
+    );
     expect(await deadRow(db, id)).toBeUndefined();
     await deadLetterJob(exec, tables, { id, lockId: newLock, retryTimes: 6, maxRetries: 5 }, 'Error: final');
     expect(await jobRow(db, id)).toBeUndefined();
-    expect(await deadRow(db, id)).toMatchObject({ id, name: 'fenced', retry_times: 6, max_retries: 5, last_error: 'Error: final' });
+    expect(await deadRow(db, id)).toMatchObject({
+      id,
+      name: 'fenced',
+      retry_times: 6,
+      max_retries: 5,
+      last_error: 'Error: final',
+    });
   });
 
   it('extend: the old claim reports its job lost and touches nothing; the new claim extends', async () => {
@@ -150,8 +181,12 @@ describe('fencing: a swept claim can no longer write to its job, even from the s
     const { id, newLock } = await sweptAndReclaimed();
     await completeJobs(exec, tables, newLock, [id]);
     await expect(completeJobs(exec, tables, newLock, [id])).rejects.toMatchObject({ code: 'SLUICE_CLAIM_LOST' });
-    await expect(retryJob(exec, tables, { id, lockId: newLock }, 0, 'x')).rejects.toMatchObject({ code: 'SLUICE_CLAIM_LOST' });
-    await expect(deadLetterJob(exec, tables, { id, lockId: newLock, retryTimes: 2, maxRetries: 5 }, 'x')).rejects.toMatchObject({
+    await expect(retryJob(exec, tables, { id, lockId: newLock }, 0, 'x')).rejects.toMatchObject({
+      code: 'SLUICE_CLAIM_LOST',
+    });
+    await expect(
+      deadLetterJob(exec, tables, { id, lockId: newLock, retryTimes: 2, maxRetries: 5 }, 'x'),
+    ).rejects.toMatchObject({
       code: 'SLUICE_CLAIM_LOST',
     });
     expect(await countRows(db, 'sluice_dead_jobs')).toBe(0);

@@ -5,6 +5,7 @@ CREATE TABLE `<prefix>batches` (
   `created_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
   `finished_at` datetime(3) DEFAULT NULL,
   `on_complete` mediumtext DEFAULT NULL,
+  `cancelled` int(10) unsigned NOT NULL DEFAULT 0,
   PRIMARY KEY (`id`),
   KEY `ix_unfinished` (`finished_at`,`id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
@@ -65,9 +66,9 @@ CREATE TABLE `<prefix>jobs` (
   `created_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
   PRIMARY KEY (`id`),
-  UNIQUE KEY `ux_idempotency` (`queue`,`idempotency_key`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
-  KEY `ix_batch` (`batch_id`)
+  KEY `ix_batch` (`batch_id`),
+  KEY `ix_idempotency` (`idempotency_key`,`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_history
@@ -80,14 +81,31 @@ CREATE TABLE `<prefix>job_history` (
   `batch_id` bigint(20) unsigned DEFAULT NULL,
   `created_at` datetime(3) NOT NULL,
   `finished_at` datetime(3) NOT NULL,
+  `outcome` enum('completed','cancelled') NOT NULL DEFAULT 'completed',
+  `priority` smallint(6) NOT NULL DEFAULT 0,
+  `max_retries` int(10) unsigned DEFAULT NULL,
+  `idempotency_key` varchar(191) DEFAULT NULL,
+  `last_error` text DEFAULT NULL,
+  `result` mediumtext DEFAULT NULL,
+  `started_at` datetime(3) DEFAULT NULL,
   PRIMARY KEY (`job_id`),
   KEY `ix_finished` (`finished_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>job_progress
+CREATE TABLE `<prefix>job_progress` (
+  `job_id` bigint(20) unsigned NOT NULL,
+  `progress` text NOT NULL,
+  `updated_at` datetime(3) NOT NULL,
+  PRIMARY KEY (`job_id`),
+  KEY `ix_updated` (`updated_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>leases
 CREATE TABLE `<prefix>leases` (
   `name` varchar(64) NOT NULL,
   `holder` varchar(191) NOT NULL DEFAULT '',
+  `version` bigint(20) unsigned NOT NULL DEFAULT 0,
   `expires_at` datetime(3) NOT NULL,
   PRIMARY KEY (`name`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
@@ -120,11 +138,14 @@ CREATE TABLE `<prefix>queues` (
 CREATE TABLE `<prefix>workers` (
   `id` varchar(128) NOT NULL,
   `host` varchar(64) NOT NULL,
+  `name` varchar(64) DEFAULT NULL,
   `pid` int(10) unsigned NOT NULL,
-  `queues` varchar(1024) NOT NULL,
+  `queues` text NOT NULL,
   `started_at` datetime(3) NOT NULL,
   `heartbeat_at` datetime(3) NOT NULL,
+  `beats` bigint(20) unsigned NOT NULL DEFAULT 0,
   `heartbeat_interval_ms` int(10) unsigned NOT NULL,
+  `lock_timeout_ms` int(10) unsigned DEFAULT NULL,
   `concurrency` int(10) unsigned NOT NULL,
   `concurrency_limit` int(10) unsigned NOT NULL,
   `in_flight` int(10) unsigned NOT NULL DEFAULT 0,

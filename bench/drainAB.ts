@@ -1,0 +1,126 @@
+/**
+ * `node --import tsx bench/drainAB.ts --base DIR [--rounds 3] [--jobs 100000] [--concurrency 500]
+ * [--workers 1] [--jobs-dir-b DIR]`: the drain of this checkout (B) against another checkout of
+ * sluice (A, e.g. `git archive <commit> | tar -x -C DIR` with a node_modules link), alternating
+ * A and B for each round on the same server, each side with its own install (prefix `a_` / `b_`,
+ * migrated by its own code) in a throwaway database. Each drain is bench/drain.ts's: `sluice work`
+ * processes at --concurrency with claims of as many, the clock from the last 'ready' to an empty
+ * queue. Prints each round and the medians, then one JSON line (with the statements each drain's
+ * workers sent, by first keyword: a count that the machine's load does not blur). `npm run bench` measures far more
+ * (and takes ~10 minutes); this is the focused A/B of one drain configuration.
+ */
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createConnection } from 'mysql2/promise';
+import { pino } from 'pino';
+import type { Sluice } from 'sluice';
+import { connectRaw, truncate } from './benchDatabase.ts';
+import { type DrainMeasurement, measureDrain } from './drain.ts';
+import { median } from './median.ts';
+import { progress } from './progress.ts';
+import { BENCH_QUEUE, makeJobs } from './workload.ts';
+
+const { values: v } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
+    jobs: { type: 'string', default: '100000' },
+    concurrency: { type: 'string', default: '500' },
+    workers: { type: 'string', default: '1' },
+    'jobs-dir-b': { type: 'string' },
+  },
+});
+if (!v.base) throw new Error('--base DIR: a checkout of the sluice to compare against');
+
+interface Side {
+  readonly label: string;
+  readonly root: string;
+  readonly prefix: string;
+  readonly jobsDir: string;
+  sluice: Sluice;
+}
+
+const here = resolve(import.meta.dirname, '..');
+const server = new URL(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test');
+const database = `sluice_ab_${randomBytes(3).toString('hex')}`;
+const url = new URL(server.toString());
+url.pathname = `/${database}`;
+const jobCount = Number(v.jobs);
+const concurrency = Number(v.concurrency);
+const workers = Number(v.workers);
+
+async function openSide(label: string, root: string, prefix: string, jobsDir: string): Promise<Side> {
+  const mod = (await import(pathToFileURL(join(root, 'src/index.ts')).href)) as typeof import('sluice');
+  const sluice = mod.createSluice({ url: url.toString(), tablePrefix: prefix, logger: pino({ level: 'warn' }) });
+  await sluice.migrate();
+  return { label, root, prefix, jobsDir, sluice };
+}
+
+async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): Promise<DrainMeasurement> {
+  await truncate(conn, [`${side.prefix}jobs`, `${side.prefix}batches`, `${side.prefix}job_history`]);
+  await side.sluice.enqueueBatch(makeJobs(jobCount));
+  const args = [join(side.root, 'bin/sluice.js'), 'work', '--queues', BENCH_QUEUE];
+  args.push('--concurrency', String(concurrency), '--claim-batch-size', String(concurrency));
+  args.push('--jobs', side.jobsDir, '--prefix', side.prefix, '--url', url.toString());
+  const target = {
+    label: `${side.label} ×${workers} c${concurrency}`,
+    table: `${side.prefix}jobs`,
+    queue: BENCH_QUEUE,
+    workers,
+    args,
+    env: { LOG_LEVEL: 'warn' },
+  };
+  return measureDrain(conn, target, jobCount);
+}
+
+const admin = await createConnection({ uri: server.toString() });
+await admin.query(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+try {
+  const a = await openSide('A', resolve(v.base), 'a_', join(resolve(v.base), 'bench/jobs'));
+  const b = await openSide('B', here, 'b_', resolve(v['jobs-dir-b'] ?? join(here, 'bench/jobs')));
+  const conn = await connectRaw(url.toString());
+  const rates: Record<'A' | 'B', number[]> = { A: [], B: [] };
+  const statements: Record<'A' | 'B', Record<string, number>[]> = { A: [], B: [] };
+  try {
+    for (let round = 1; round <= Number(v.rounds); round++) {
+      for (const side of round % 2 === 1 ? [a, b] : [b, a]) {
+        const m = await drain(side, conn);
+        rates[side.label as 'A' | 'B'].push(m.jobsPerSec);
+        statements[side.label as 'A' | 'B'].push(m.statements);
+        progress(
+          `round ${round} ${side.label}: ${Math.round(m.jobsPerSec)} jobs/s (${m.jobs} jobs in ${m.seconds.toFixed(2)} s)`,
+        );
+      }
+    }
+  } finally {
+    await conn.end();
+    await a.sluice.close();
+    await b.sluice.close();
+  }
+  const result = {
+    jobs: jobCount,
+    workers,
+    concurrency,
+    A: {
+      root: resolve(v.base),
+      jobsPerSec: rates.A.map(Math.round),
+      median: Math.round(median(rates.A)),
+      statements: statements.A,
+    },
+    B: {
+      root: here,
+      jobsPerSec: rates.B.map(Math.round),
+      median: Math.round(median(rates.B)),
+      statements: statements.B,
+    },
+    ratio: Number((median(rates.B) / median(rates.A)).toFixed(3)),
+  };
+  process.stdout.write(`A ${result.A.jobsPerSec.join(' / ')} (median ${result.A.median}) jobs/s\n`);
+  process.stdout.write(`B ${result.B.jobsPerSec.join(' / ')} (median ${result.B.median}) jobs/s\n`);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} finally {
+  await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+  await admin.end();
+}

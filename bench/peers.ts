@@ -1,0 +1,263 @@
+/**
+ * `npm run bench:peers`: sluice's peers on this machine, each on its own store, with the workload
+ * of sluice's bench (100,000 no-op jobs of bench/workload.ts, enqueued in bulk before the timed
+ * window) drained by one consumer process (peers/peer.ts says how it is timed):
+ *   - BullMQ on Redis (peers/bullmqPeer.ts), pg-boss on PostgreSQL (peers/pgBossPeer.ts);
+ *   - each at its documented defaults with only the concurrency chosen (50 and 500), and at the
+ *     best setting found for it (what that sets is printed with the table);
+ *   - per row: ROUNDS drains (the median is reported), then one pickup-latency probe of
+ *     LATENCY_SAMPLES jobs on the idle consumer (p50/p90/p99, nearest rank).
+ * A peer whose server does not answer is skipped with a line saying so; a row that fails is
+ * reported as failed and the run goes on. Progress goes to stderr; stdout gets the table and, as
+ * its last line, the result as JSON (also written to bench/results/peers.json).
+ * bench/run.ts can include these rows by calling measurePeers() and renderPeerReport().
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { median } from './median.ts';
+import { BULLMQ_SETTINGS, bullmqPeer } from './peers/bullmqPeer.ts';
+import { isMain, type Peer, type PeerSetting } from './peers/peer.ts';
+import { PG_BOSS_SETTINGS, pgBossPeer } from './peers/pgBossPeer.ts';
+import { progress } from './progress.ts';
+import { fmt, table } from './report.ts';
+import { makeJobs } from './workload.ts';
+
+export const PEER_JOB_COUNT = 100_000;
+export const PEER_ROUNDS = 3;
+export const LATENCY_SAMPLES = 30;
+/** Cut-off of one drain unless the setting sets a shorter one (as sluice's bench: 45 s). */
+export const PEER_DRAIN_LIMIT_SECONDS = 45;
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+
+export interface Latency {
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly samples: number;
+}
+
+export interface PeerRow {
+  readonly setting: PeerSetting['setting'];
+  readonly concurrency: number;
+  readonly describe: string;
+  /** Median of the rounds' rates; null when the row failed. */
+  readonly jobsPerSec: number | null;
+  readonly runs: readonly number[];
+  /** Set when the drains were cut off: the window in seconds and the most jobs left in a round. */
+  readonly cutOff?: { readonly seconds: number; readonly left: number };
+  readonly latencyMs: Latency | null;
+  readonly error?: string;
+}
+
+export interface PeerOutcome {
+  readonly peer: string;
+  readonly server: string;
+  /** The server's version and persistence settings, when it answered. */
+  readonly serverInfo?: string;
+  readonly keeps: string;
+  /** Why the peer has no rows (server did not answer, or setup failed). */
+  readonly skipped?: string;
+  readonly rows: readonly PeerRow[];
+}
+
+export interface PeerReport {
+  readonly jobCount: number;
+  readonly payloadBytes: string;
+  readonly rounds: number;
+  readonly latencySamples: number;
+  readonly peers: readonly PeerOutcome[];
+  readonly wallSeconds: number;
+  readonly loadAtStart: number;
+  readonly loadAtEnd: number;
+}
+
+export interface PeerOptions {
+  readonly peers?: readonly Peer[];
+  readonly jobCount?: number;
+  readonly rounds?: number;
+  readonly latencySamples?: number;
+}
+
+/** Every peer's rows, one measurement at a time. Never throws for a peer or a row that fails. */
+export async function measurePeers(options: PeerOptions = {}): Promise<PeerReport> {
+  const started = performance.now();
+  const loadAtStart = loadavg()[0] ?? 0;
+  const jobCount = options.jobCount ?? PEER_JOB_COUNT;
+  const rounds = options.rounds ?? PEER_ROUNDS;
+  const latencySamples = options.latencySamples ?? LATENCY_SAMPLES;
+  const peers = options.peers ?? [bullmqPeer(BULLMQ_SETTINGS), pgBossPeer(PG_BOSS_SETTINGS)];
+  const jobs = makeJobs(jobCount);
+  const sizes = jobs.map((j) => JSON.stringify(j.payload).length);
+  const outcomes: PeerOutcome[] = [];
+  for (const peer of peers) {
+    const base = { peer: peer.name, server: peer.server, keeps: peer.keeps };
+    if (!(await peer.available())) {
+      progress(`peers: ${peer.name} skipped: ${peer.server} did not answer`);
+      outcomes.push({ ...base, skipped: `${peer.server} did not answer`, rows: [] });
+      continue;
+    }
+    let serverInfo: string;
+    try {
+      serverInfo = await peer.setup();
+    } catch (error) {
+      progress(`peers: ${peer.name} skipped: setup failed: ${message(error)}`);
+      outcomes.push({ ...base, skipped: `setup failed: ${message(error)}`, rows: [] });
+      await peer.teardown().catch(() => undefined);
+      continue;
+    }
+    progress(`peers: ${peer.name} on ${serverInfo}`);
+    const rows: PeerRow[] = [];
+    try {
+      for (const setting of peer.settings) rows.push(await measureRow(peer, setting, jobs, rounds, latencySamples));
+    } finally {
+      await peer.teardown().catch((error) => progress(`peers: ${peer.name} teardown failed: ${message(error)}`));
+    }
+    outcomes.push({ ...base, serverInfo, rows });
+  }
+  return {
+    jobCount,
+    payloadBytes: `${Math.min(...sizes)}–${Math.max(...sizes)}`,
+    rounds,
+    latencySamples,
+    peers: outcomes,
+    wallSeconds: (performance.now() - started) / 1000,
+    loadAtStart,
+    loadAtEnd: loadavg()[0] ?? 0,
+  };
+}
+
+async function measureRow(
+  peer: Peer,
+  setting: PeerSetting,
+  jobs: ReturnType<typeof makeJobs>,
+  rounds: number,
+  latencySamples: number,
+): Promise<PeerRow> {
+  const label = `${peer.name} ${setting.setting} c${setting.concurrency}`;
+  const row = { setting: setting.setting, concurrency: setting.concurrency, describe: setting.describe };
+  const limitSeconds = Math.min(setting.limitSeconds ?? PEER_DRAIN_LIMIT_SECONDS, PEER_DRAIN_LIMIT_SECONDS);
+  const runs: number[] = [];
+  let maxLeft = 0;
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      await peer.clear();
+      const enqueueSeconds = await peer.enqueue(jobs);
+      const drain = await peer.drain(setting, limitSeconds * 1000);
+      runs.push(drain.jobsPerSec);
+      maxLeft = Math.max(maxLeft, drain.left);
+      progress(
+        `peers: ${label} round ${round}/${rounds}: enqueue ${enqueueSeconds.toFixed(1)} s, drain ${fmt(drain.jobsPerSec)} jobs/s${drain.left > 0 ? ` (cut off at ${limitSeconds} s, ${fmt(drain.left)} left)` : ''}`,
+      );
+    }
+    await peer.clear();
+    const latencies = await peer.pickupLatency(setting, latencySamples);
+    const latencyMs = percentiles(latencies);
+    progress(
+      `peers: ${label} pickup latency p50 ${ms(latencyMs.p50)} p90 ${ms(latencyMs.p90)} p99 ${ms(latencyMs.p99)}`,
+    );
+    const cutOff = maxLeft > 0 ? { cutOff: { seconds: limitSeconds, left: maxLeft } } : {};
+    return { ...row, jobsPerSec: median(runs), runs, ...cutOff, latencyMs };
+  } catch (error) {
+    progress(`peers: ${label} failed: ${message(error)}`);
+    await peer.clear().catch(() => undefined);
+    return { ...row, jobsPerSec: null, runs, latencyMs: null, error: message(error) };
+  }
+}
+
+/** Nearest-rank percentiles (with 30 samples, p99 is the largest). */
+export function percentiles(samples: readonly number[]): Latency {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+  return { p50: at(50), p90: at(90), p99: at(99), samples: sorted.length };
+}
+
+export function renderPeerReport(report: PeerReport): string {
+  const rows = report.peers.flatMap((p) =>
+    p.rows.map((r) => [
+      p.peer,
+      r.setting,
+      String(r.concurrency),
+      r.jobsPerSec === null ? 'failed' : fmt(r.jobsPerSec),
+      r.runs.map(fmt).join(' / '),
+      r.latencyMs ? `${ms(r.latencyMs.p50)} / ${ms(r.latencyMs.p90)} / ${ms(r.latencyMs.p99)}` : '',
+      p.keeps,
+      r.error ?? (r.cutOff ? `cut off at ${r.cutOff.seconds} s (≤ ${fmt(r.cutOff.left)} left)` : ''),
+    ]),
+  );
+  const skipped = report.peers.filter((p) => p.skipped).map((p) => `    ${p.peer}: skipped, ${p.skipped}`);
+  const settings = report.peers.flatMap((p) =>
+    p.rows.map((r) => `    ${p.peer} ${r.setting} c${r.concurrency}: ${r.describe}`),
+  );
+  const servers = report.peers.filter((p) => p.serverInfo).map((p) => `    ${p.peer}: ${p.serverInfo}`);
+  return [
+    `(d) peers: drain ${fmt(report.jobCount)} no-op jobs (payload ${report.payloadBytes} bytes of JSON, enqueued in bulk before timing) with 1 consumer process; median of ${report.rounds} rounds; pickup latency of ${report.latencySamples} jobs enqueued one by one 100–300 ms apart into an idle consumer (p50 / p90 / p99 ms, nearest rank)`,
+    ...(rows.length > 0
+      ? [
+          table(
+            ['peer', 'setting', 'concurrency', 'jobs/s', 'runs', 'latency ms p50 / p90 / p99', 'keeps', 'note'],
+            rows,
+          ),
+        ]
+      : []),
+    ...skipped,
+    '    settings:',
+    ...settings,
+    '    servers:',
+    ...servers,
+    `    peers wall time ${report.wallSeconds.toFixed(0)} s; load average ${report.loadAtStart.toFixed(2)} at start, ${report.loadAtEnd.toFixed(2)} at end`,
+  ].join('\n');
+}
+
+/** The report as plain data for the closing JSON line: rates rounded to jobs/s, latencies to 0.1 ms. */
+export function toPeerResult(report: PeerReport) {
+  return {
+    jobCount: report.jobCount,
+    rounds: report.rounds,
+    latencySamples: report.latencySamples,
+    wallSeconds: Math.round(report.wallSeconds),
+    peers: report.peers.map((p) => ({
+      peer: p.peer,
+      server: p.serverInfo ?? p.server,
+      keeps: p.keeps,
+      ...(p.skipped ? { skipped: p.skipped } : {}),
+      rows: p.rows.map((r) => ({
+        setting: r.setting,
+        concurrency: r.concurrency,
+        settings: r.describe,
+        jobsPerSec: r.jobsPerSec === null ? null : Math.round(r.jobsPerSec),
+        runs: r.runs.map(Math.round),
+        ...(r.cutOff ? { cutOff: r.cutOff } : {}),
+        latencyMs: r.latencyMs && {
+          p50: round1(r.latencyMs.p50),
+          p90: round1(r.latencyMs.p90),
+          p99: round1(r.latencyMs.p99),
+        },
+        ...(r.error ? { error: r.error } : {}),
+      })),
+    })),
+  };
+}
+
+function ms(n: number): string {
+  return n.toFixed(1);
+}
+
+function round1(n: number): number {
+  return Math.round(n * 10) / 10;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function main(): Promise<void> {
+  const report = await measurePeers();
+  const result = toPeerResult(report);
+  process.stdout.write(`${renderPeerReport(report)}\n`);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(`${RESULTS_DIR}peers.json`, `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+if (isMain(import.meta.url)) await main();

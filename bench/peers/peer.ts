@@ -1,0 +1,296 @@
+/**
+ * What every peer of the benchmark (another job queue on another store) exposes, and the harness
+ * they share so that every peer is measured the same way:
+ *   - the drain: one consumer child process is started and set up (connections, workers built but
+ *     not consuming), says 'ready'; the parent sends 'go' and starts its clock; the clock stops at
+ *     the first probe (polled every POLL_INTERVAL_MS, a cheap existence check the peer supplies)
+ *     that finds no waiting or active job. Jobs are enqueued before the child starts.
+ *   - pickup latency: the same child, consuming an empty queue; after WARM_UP jobs, the parent
+ *     enqueues one job at a time 100–300 ms apart (at random) and the child reports, over IPC,
+ *     when each handler started. Latency = handler start − the moment the parent called enqueue,
+ *     both read from the shared wall clock (wallNow).
+ * The child side of the protocol is runConsumerChild; each peer's file is also its child's script.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createConnection } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { progress } from '../progress.ts';
+import type { BenchJob } from '../workload.ts';
+
+/** One measured configuration of a peer: a table row. */
+export interface PeerSetting {
+  /** 'defaults' (the peer's documented defaults, only the concurrency chosen) or 'best'. */
+  readonly setting: 'defaults' | 'best';
+  /** Jobs in flight at once in the one consumer process. */
+  readonly concurrency: number;
+  /** What the setting sets, in the peer's own option names, for the report. */
+  readonly describe: string;
+  /**
+   * The drain's cut-off in seconds, when shorter than the harness's: for a setting known to drain
+   * 100,000 jobs at a few jobs/s, whose rate is then measured over this window alone.
+   */
+  readonly limitSeconds?: number;
+  /** What the consumer child needs to build its consumers (JSON-serialisable). */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+export interface DrainResult {
+  /** Jobs drained inside the timed window. */
+  readonly jobs: number;
+  /** Waiting or active jobs left when the window closed: 0 unless cut off at the limit. */
+  readonly left: number;
+  readonly seconds: number;
+  readonly jobsPerSec: number;
+}
+
+export interface Peer {
+  /** e.g. "BullMQ 6.7.0". */
+  readonly name: string;
+  /** The server it needs, for the report and the skip line, e.g. "Redis at 127.0.0.1:6379". */
+  readonly server: string;
+  /** What it keeps of a finished job by default (durability next to sluice's job history). */
+  readonly keeps: string;
+  readonly settings: readonly PeerSetting[];
+  /** Whether the server answers (never throws). */
+  available(): Promise<boolean>;
+  /** Connects and installs what the peer needs; the store starts empty. Returns the server's version. */
+  setup(): Promise<string>;
+  /** Removes every job of the bench queue (waiting, active, finished, archived). */
+  clear(): Promise<void>;
+  /** Bulk enqueue, outside any timed window; returns the seconds it took. */
+  enqueue(jobs: readonly BenchJob[]): Promise<number>;
+  drain(setting: PeerSetting, limitMs: number): Promise<DrainResult>;
+  /** Milliseconds from enqueue call to handler start, one per sample. */
+  pickupLatency(setting: PeerSetting, samples: number): Promise<number[]>;
+  teardown(): Promise<void>;
+}
+
+/** Milliseconds on the wall clock, sub-millisecond resolution, comparable across processes. */
+export function wallNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Parent → child messages. */
+type ToChild = { readonly t: 'go' } | { readonly t: 'stop' };
+/** Child → parent messages. */
+type FromChild = { readonly t: 'ready' } | { readonly t: 'started'; readonly probe: number; readonly at: number };
+
+/** What a peer's child builds: consumers that start consuming at start() and stop at stop(). */
+export interface Consumers {
+  start(): Promise<void> | void;
+  stop(): Promise<void>;
+}
+
+/** In the child: called for every job whose payload carries `probe` (latency mode only). */
+export type OnProbe = (probe: number) => void;
+
+export const POLL_INTERVAL_MS = 20;
+const PROGRESS_INTERVAL_MS = 5_000;
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+const WARM_UP = 3;
+const PICKUP_TIMEOUT_MS = 15_000;
+
+/** True when `moduleUrl` is the script node was started with (a peer file run as the child). */
+export function isMain(moduleUrl: string): boolean {
+  return process.argv[1] !== undefined && pathToFileURL(process.argv[1]).href === moduleUrl;
+}
+
+/**
+ * The child's side: argv[2] is the setting as JSON. Builds the consumers, says 'ready', starts
+ * them on 'go', stops them on 'stop' (or SIGINT) and exits 0.
+ */
+export async function runConsumerChild(build: (setting: PeerSetting, onProbe: OnProbe) => Promise<Consumers>) {
+  const setting = JSON.parse(process.argv[2] ?? '{}') as PeerSetting;
+  const send = (m: FromChild) => process.send?.(m);
+  const consumers = await build(setting, (probe) => send({ t: 'started', probe, at: wallNow() }));
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    consumers.stop().then(
+      () => process.exit(0),
+      (error) => {
+        process.stderr.write(`consumer stop failed: ${error}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('message', (m: ToChild) => {
+    if (m.t === 'go') void consumers.start();
+    else if (m.t === 'stop') stop();
+  });
+  send({ t: 'ready' });
+}
+
+/** The parent's handle on one consumer child. */
+interface Child {
+  go(): void;
+  stop(): Promise<void>;
+  readonly proc: ChildProcess;
+}
+
+async function startChild(script: string, setting: PeerSetting, env: NodeJS.ProcessEnv): Promise<Child> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(setting)], {
+    stdio: ['ignore', 2, 2, 'ipc'],
+    env: { ...process.env, ...env },
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`consumer not ready after ${READY_TIMEOUT_MS} ms`)),
+      READY_TIMEOUT_MS,
+    );
+    proc.on('message', (m: FromChild) => {
+      if (m.t !== 'ready') return;
+      clearTimeout(timer);
+      resolve();
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`consumer exited with ${code} before it was ready`));
+    });
+  });
+  const stop = async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`consumer died (${proc.exitCode})`);
+    const exited = once(proc, 'exit');
+    proc.send({ t: 'stop' } satisfies ToChild);
+    const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    const [code] = (await exited) as [number | null];
+    clearTimeout(timer);
+    if (code !== 0) throw new Error(`consumer exited with ${code} (expected 0)`);
+  };
+  return { go: () => proc.send({ t: 'go' } satisfies ToChild), stop, proc };
+}
+
+export interface DrainProbes {
+  /** Cheap: is any job of the queue still waiting or active? Polled every POLL_INTERVAL_MS. */
+  anyLeft(): Promise<boolean>;
+  /** May be dear: how many are; at the start, for a progress line every 5 s, and when cut off. */
+  countLeft(): Promise<number>;
+}
+
+/**
+ * One timed drain of an already filled queue by one consumer child. A drain still running after
+ * limitMs is cut off: its rate is the jobs drained within the limit over the limit.
+ */
+export async function timedDrain(
+  label: string,
+  script: string,
+  setting: PeerSetting,
+  env: NodeJS.ProcessEnv,
+  probes: DrainProbes,
+  limitMs: number,
+): Promise<DrainResult> {
+  const initial = await probes.countLeft();
+  const child = await startChild(script, setting, env);
+  let result: DrainResult;
+  try {
+    const startedAt = performance.now();
+    child.go();
+    let sentAt = startedAt;
+    let lastProgress = startedAt;
+    let left = true;
+    while (left && sentAt - startedAt < limitMs) {
+      await sleep(POLL_INTERVAL_MS);
+      if (child.proc.exitCode !== null) throw new Error(`${label}: consumer exited with ${child.proc.exitCode}`);
+      sentAt = performance.now();
+      left = await probes.anyLeft();
+      if (left && performance.now() - lastProgress >= PROGRESS_INTERVAL_MS) {
+        const count = await probes.countLeft();
+        lastProgress = performance.now();
+        const rate = Math.round((initial - count) / ((lastProgress - startedAt) / 1000));
+        progress(`  ${label}: ${count.toLocaleString('en-US')} left, ${rate.toLocaleString('en-US')} jobs/s`);
+      }
+    }
+    const leftCount = left ? await probes.countLeft() : 0;
+    const seconds = (sentAt - startedAt) / 1000;
+    if (leftCount > 0) progress(`  ${label}: cut off after ${limitMs / 1000} s with ${leftCount} jobs left`);
+    result = { jobs: initial - leftCount, left: leftCount, seconds, jobsPerSec: (initial - leftCount) / seconds };
+  } catch (error) {
+    child.proc.kill('SIGKILL');
+    throw error;
+  }
+  await child.stop();
+  return result;
+}
+
+/**
+ * Pickup latency on an empty queue: `enqueueOne(probe)` must enqueue one job whose payload
+ * carries `probe`. WARM_UP jobs first (each awaited, not counted), then `samples` jobs spaced
+ * 100–300 ms apart at random, without waiting for one to start before sending the next.
+ */
+export async function measurePickup(
+  script: string,
+  setting: PeerSetting,
+  env: NodeJS.ProcessEnv,
+  enqueueOne: (probe: number) => Promise<unknown>,
+  samples: number,
+): Promise<number[]> {
+  const child = await startChild(script, setting, env);
+  const startedAt = new Map<number, number>();
+  const waiters = new Map<number, () => void>();
+  child.proc.on('message', (m: FromChild) => {
+    if (m.t !== 'started') return;
+    startedAt.set(m.probe, m.at);
+    waiters.get(m.probe)?.();
+  });
+  const started = (probe: number) =>
+    startedAt.has(probe)
+      ? Promise.resolve()
+      : new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`job ${probe} not picked up`)), PICKUP_TIMEOUT_MS);
+          waiters.set(probe, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+  try {
+    child.go();
+    for (let w = 1; w <= WARM_UP; w++) {
+      await enqueueOne(-w);
+      await started(-w);
+    }
+    const sentAt = new Map<number, number>();
+    for (let probe = 0; probe < samples; probe++) {
+      await sleep(100 + Math.random() * 200);
+      sentAt.set(probe, wallNow());
+      await enqueueOne(probe);
+    }
+    await Promise.all([...sentAt.keys()].map(started));
+    await child.stop();
+    return [...sentAt].map(([probe, at]) => (startedAt.get(probe) as number) - at);
+  } catch (error) {
+    child.proc.kill('SIGKILL');
+    throw error;
+  }
+}
+
+/**
+ * Whether something answers on host:port within timeoutMs: connects, writes `hello`, and
+ * resolves true on the first bytes back that pass `accept`.
+ */
+export function answers(
+  host: string,
+  port: number,
+  hello: Uint8Array,
+  accept: (reply: Buffer) => boolean,
+  timeoutMs = 2_000,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write(hello));
+    socket.on('data', (reply) => done(accept(reply)));
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

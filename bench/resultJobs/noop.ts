@@ -1,0 +1,10 @@
+import { defineJob } from 'sluice';
+
+/**
+ * bench/jobs/noop.ts returning a small result: `node --import tsx bench/drainAB.ts --base DIR
+ * --jobs-dir-b bench/resultJobs` measures what keeping every job's result costs the drain.
+ */
+export default defineJob({
+  name: 'noop',
+  handle: (payload: { n: number }) => ({ ok: true, n: payload.n }),
+});

@@ -1,0 +1,112 @@
+import type { Tables } from '../db/tables.ts';
+import { withTransaction } from '../db/transaction.ts';
+import type { MaintenanceTask, TaskDb } from '../maintenance/MaintenanceTask.ts';
+import { integerIn } from '../options.ts';
+import { completionJobKey, type StoredCompletionJob } from './completionJob.ts';
+import { getBatch } from './getBatch.ts';
+
+/**
+ * Params: ?1 after id, ?2 limit. One page of unfinished batches in id order (ix_unfinished), and
+ * for each whether any of its jobs is still live (one ix_batch probe per batch, in the statement:
+ * a page costs one round trip, not one per batch).
+ */
+const sqlUnfinished = (t: Tables) => `
+SELECT b.id,
+       EXISTS (SELECT 1 FROM ${t.jobs} j WHERE j.batch_id = b.id) AS live
+FROM ${t.batches} b
+WHERE b.finished_at IS NULL
+  AND b.id > ?
+ORDER BY b.id
+LIMIT ?`;
+
+/**
+ * Params: ?1 batch id. Marks the batch finished; matches only if nobody did yet, so exactly one
+ * caller ever sees affectedRows 1 — and only that caller enqueues the completion job, in the same
+ * transaction. Returns affectedRows.
+ */
+const sqlMarkFinished = (t: Tables) => `
+UPDATE ${t.batches}
+SET finished_at = NOW(3)
+WHERE id = ?
+  AND finished_at IS NULL`;
+
+/** Params: ?1 batch id. The batch's completion job spec (JSON), if any. */
+const sqlOnComplete = (t: Tables) => `
+SELECT on_complete
+FROM ${t.batches}
+WHERE id = ?`;
+
+/**
+ * Params: ?1 queue, ?2 name, ?3 payload JSON, ?4 priority, ?5 max_retries, ?6 idempotency key.
+ * Enqueues a batch's completion job, due now.
+ */
+const sqlInsertCompletionJob = (t: Tables) => `
+INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, idempotency_key, created_at)
+VALUES (?, ?, ?, ?, NOW(3), ?, ?, NOW(3))`;
+
+export interface FinishBatchesOptions {
+  /** Unfinished batches read per page. */
+  readonly batchSize: number;
+  /** Told of each batch this pass finished (the maintenance process emits batch:finished). */
+  readonly onFinished?: (batch: { batchId: number; completionJob: boolean }) => void;
+}
+
+/**
+ * The batch-finishing service: for each unfinished batch with no live job, mark it finished and
+ * enqueue its completion job in the same transaction (re-run whole by withTransaction after a
+ * transient conflict) — exactly once, even with several maintenance processes. Works in bounded
+ * pages.
+ */
+export function finishBatches(
+  { db, tables }: TaskDb,
+  options: FinishBatchesOptions,
+): MaintenanceTask<'finishBatches', 'batches'> {
+  integerIn('batchSize', options.batchSize, 1, 10_000);
+  return {
+    name: 'finishBatches',
+    async runOnce() {
+      let batches = 0;
+      let afterId = 0;
+      for (;;) {
+        const page = await db.select<{ id: number | string; live: number | string }>(sqlUnfinished(tables), [
+          afterId,
+          options.batchSize,
+        ]);
+        for (const id of page.filter((b) => Number(b.live) === 0).map((b) => Number(b.id))) {
+          const completionJob = await withTransaction(db, async (tx) => {
+            const { affectedRows } = await tx.write(sqlMarkFinished(tables), [id]);
+            if (affectedRows !== 1) return null;
+            const [row] = await tx.select<{ on_complete: string | null }>(sqlOnComplete(tables), [id]);
+            if (!row?.on_complete) return false;
+            const job = JSON.parse(row.on_complete) as StoredCompletionJob;
+            const status = await getBatch(tx, tables, id);
+            const payload = JSON.stringify({
+              ...(JSON.parse(job.payload) as object),
+              batch: status && {
+                id,
+                size: status.size,
+                succeeded: status.succeeded,
+                dead: status.dead,
+                cancelled: status.cancelled,
+              },
+            });
+            await tx.write(sqlInsertCompletionJob(tables), [
+              job.queue,
+              job.name,
+              payload,
+              job.priority,
+              job.maxRetries,
+              completionJobKey(id),
+            ]);
+            return true;
+          });
+          if (completionJob === null) continue;
+          batches++;
+          options.onFinished?.({ batchId: id, completionJob });
+        }
+        if (page.length < options.batchSize) return { batches };
+        afterId = Number(page[page.length - 1]?.id);
+      }
+    },
+  };
+}

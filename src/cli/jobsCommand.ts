@@ -1,0 +1,196 @@
+import { OptionsError } from '../errors.ts';
+import type { JobInfo } from '../jobs/getJob.ts';
+import type { JobFilter } from '../jobs/jobFilter.ts';
+import type { JobState } from '../jobs/jobState.ts';
+import type { JobSummary } from '../jobs/listJobs.ts';
+import type { Sluice } from '../Sluice.ts';
+import { openSluice } from './openSluice.ts';
+import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
+import { renderTable } from './renderTable.ts';
+
+export const JOBS_HELP = `sluice jobs: look up, list, cancel and expedite jobs (the same calls as sluice.jobs.*)
+
+  sluice jobs get ID [--json]               one job wherever it is: state, holder, progress, result, error
+  sluice jobs list [filters] [--limit N] [--after CURSOR] [--json]
+                                            a page of jobs (without --state: the live ones); the last
+                                            line gives the --after for the next page
+  sluice jobs count [filters] [--max N] [--json]
+                                            how many match, reading at most N index entries (default 10000)
+  sluice jobs cancel ID[,ID…] | filters [--batch-size N]
+                                            cancel live jobs: waiting/delayed/retrying ones at once,
+                                            running ones within a heartbeat of their worker
+  sluice jobs run-now ID[,ID…]              make delayed or retrying jobs due now
+  sluice jobs retry-now ID[,ID…]            end failed jobs' backoff: due now
+  sluice jobs wait ID [--timeout-ms N]      wait until it finishes; print its result (exit 1 if it
+                                            died, was cancelled, or the wait timed out)
+
+filters (combined with AND):
+  --state S    waiting, delayed, retrying, running, completed, cancelled, dead
+  --queue Q  --name N  --batch ID
+  --from ISO  --to ISO   created (live jobs), finished (completed, cancelled) or died (dead) in [from, to)
+${COMMON_HELP}`;
+
+export async function jobsCommand(argv: string[]): Promise<number> {
+  const { values: v, positionals } = parse(
+    argv,
+    {
+      state: { type: 'string' },
+      queue: { type: 'string' },
+      name: { type: 'string' },
+      batch: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      limit: { type: 'string' },
+      after: { type: 'string' },
+      max: { type: 'string' },
+      'batch-size': { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    2,
+  );
+  const [action, target] = positionals;
+  if (v.help || !action) return help(JOBS_HELP) + (action ? 0 : 2);
+  const filter: JobFilter = {
+    state: v.state as JobState | undefined,
+    queue: v.queue,
+    name: v.name,
+    batchId: intFlag('batch', v.batch),
+    from: dateFlag('from', v.from),
+    to: dateFlag('to', v.to),
+  };
+  const sluice = await openSluice(v, { poolMax: 2 });
+  try {
+    switch (action) {
+      case 'get': {
+        const job = await sluice.jobs.get(idOf(target));
+        if (!job) {
+          process.stderr.write(`sluice jobs: no job ${target} (never enqueued, or finished without history)\n`);
+          return 1;
+        }
+        process.stdout.write(`${v.json ? JSON.stringify({ job }) : describeJob(job)}\n`);
+        return 0;
+      }
+      case 'list': {
+        const page = await sluice.jobs.list(filter, { limit: intFlag('limit', v.limit), after: v.after });
+        if (v.json) process.stdout.write(`${JSON.stringify(page)}\n`);
+        else process.stdout.write(`${listTable(page.jobs)}\n${page.next ? `next page: --after ${page.next}\n` : ''}`);
+        return 0;
+      }
+      case 'count': {
+        const { count, exact } = await sluice.jobs.count(filter, { max: intFlag('max', v.max) });
+        process.stdout.write(v.json ? `${JSON.stringify({ count, exact })}\n` : `${count}${exact ? '' : '+'}\n`);
+        return 0;
+      }
+      case 'cancel':
+        return await cancel(sluice, target, filter, intFlag('batch-size', v['batch-size']));
+      case 'run-now':
+      case 'retry-now': {
+        const ids = idsOf(target);
+        const changed = await (action === 'run-now' ? sluice.jobs.runNow(ids) : sluice.jobs.retryNow(ids));
+        process.stdout.write(`${JSON.stringify({ changed })}\n`);
+        return 0;
+      }
+      case 'wait': {
+        const result = await sluice.jobs.waitFor(idOf(target), { timeoutMs: intFlag('timeout-ms', v['timeout-ms']) });
+        process.stdout.write(`${JSON.stringify({ result: result ?? null })}\n`);
+        return 0;
+      }
+      default:
+        process.stderr.write(
+          `sluice jobs: unknown action "${action}" (get, list, count, cancel, run-now, retry-now, wait)\n`,
+        );
+        return 2;
+    }
+  } finally {
+    await sluice.close();
+  }
+}
+
+async function cancel(sluice: Sluice, target: string | undefined, filter: JobFilter, batchSize?: number) {
+  const filtered = Object.values(filter).some((x) => x !== undefined);
+  if (target !== undefined && filtered) throw new OptionsError('cancel', 'takes ids or filters, not both');
+  if (target === undefined && !filtered) {
+    throw new OptionsError('cancel', 'needs job ids or at least one filter (--queue, --name, --batch, --state, …)');
+  }
+  const { cancelled } =
+    target !== undefined
+      ? await sluice.jobs.cancel(idsOf(target))
+      : await sluice.jobs.cancel(filter, {
+          batchSize,
+          onProgress: (n) => process.stderr.write(`cancelled ${n}…\n`),
+        });
+  process.stdout.write(`${JSON.stringify({ cancelled })}\n`);
+  return 0;
+}
+
+function idOf(text: string | undefined): number {
+  const [id, ...more] = idsOf(text);
+  if (more.length > 0) throw new OptionsError('ID', 'takes one job id');
+  return id as number;
+}
+
+function idsOf(text: string | undefined): number[] {
+  if (text === undefined) throw new OptionsError('ID', 'is missing (a job id, or ids separated by commas)');
+  return text.split(',').map((part) => intFlag('ID', part.trim()) as number);
+}
+
+function dateFlag(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = new Date(value);
+  if (!Number.isFinite(date.getTime()))
+    throw new OptionsError(`--${name}`, `must be a date (got ${JSON.stringify(value)})`);
+  return date;
+}
+
+function listTable(jobs: readonly JobSummary[]): string {
+  const rows = jobs.map((j) => [
+    j.id,
+    j.state,
+    j.queue,
+    j.name,
+    j.priority,
+    j.retryTimes,
+    (j.finishedAt ?? j.runAt ?? j.createdAt).toISOString(),
+    j.lockId ?? firstLine(j.error),
+  ]);
+  return renderTable(['id', 'state', 'queue', 'name', 'priority', 'failed', 'at', 'holder / last error'], rows);
+}
+
+/** A job as lines of `field  value`, the error's stack last. */
+export function describeJob(job: JobInfo): string {
+  const time = (d: Date | null) => d?.toISOString() ?? '-';
+  const json = (value: unknown) => (value === undefined ? '-' : JSON.stringify(value));
+  const fields: [string, string | number][] = [
+    ['state', job.state],
+    ['queue', job.queue],
+    ['name', job.name],
+    ['priority', job.priority],
+    ['attempts', `${job.retryTimes} failed, retry limit ${job.maxRetries ?? "the definition's"}`],
+    ['run at', time(job.runAt)],
+    [
+      'held by',
+      job.lock
+        ? `${job.lock.host} pid ${job.lock.pid ?? '?'} (${job.lock.workerId}) since ${time(job.lock.lockedAt)}${job.lock.heartbeatAt ? '' : ', no registry row'}`
+        : '-',
+    ],
+    ['progress', job.progress ? `${json(job.progress.value)} at ${time(job.progress.at)}` : '-'],
+    ['result', json(job.result)],
+    ['batch', job.batchId ?? '-'],
+    ['key', job.idempotencyKey ?? '-'],
+    ['created', time(job.createdAt)],
+    ['started', time(job.startedAt)],
+    ['finished', time(job.finishedAt)],
+    ...(job.redrivenAs ? [['re-driven as', job.redrivenAs] as [string, number]] : []),
+    ['payload', json(job.payload)],
+  ];
+  const width = Math.max(...fields.map(([name]) => name.length));
+  const lines = [`job ${job.id}`, ...fields.map(([name, value]) => `  ${name.padEnd(width)}  ${value}`)];
+  if (job.lastError) lines.push('  last error', ...job.lastError.split('\n').map((l) => `    ${l}`));
+  return lines.join('\n');
+}
+
+function firstLine(text: string | null): string {
+  const line = (text ?? '').split('\n')[0] ?? '';
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}

@@ -1,0 +1,13 @@
+/**
+ * The columns every copy of a finished job into job_history writes, in order: the worker's
+ * completion (completeJobs) and a cancel (cancelJobs) fill them from the live row.
+ */
+export const HISTORY_INSERT_COLUMNS =
+  'job_id, queue, name, payload, priority, retry_times, max_retries, batch_id, idempotency_key, last_error, created_at, started_at, finished_at, outcome, result';
+
+/**
+ * The live row's side of HISTORY_INSERT_COLUMNS up to finished_at, for `SELECT … FROM jobs j`:
+ * started_at is when the last attempt was claimed (none for a job cancelled while free).
+ */
+export const HISTORY_FROM_LIVE =
+  "j.id, j.queue, j.name, j.payload, j.priority, j.retry_times, j.max_retries, j.batch_id, j.idempotency_key, j.last_error, j.created_at, IF(j.lock_id = '', NULL, j.locked_at), NOW(3)";

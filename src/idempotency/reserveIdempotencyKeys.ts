@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { escape as sqlLiteral } from 'mysql2';
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { type ChunkLimits, planChunks } from '../enqueue/planChunks.ts';
+
+/**
+ * Multi-row prefix; tuples are (queue, key, owner, NOW(3)). A key whose row exists and has not
+ * expired keeps its owner (the statement waits for a concurrent enqueue of the same key to
+ * commit, then sees it): the primary key is the arbiter, not a check-then-insert. An expired row
+ * is taken over. ODKU assignments read the old expires_at, left to right.
+ */
+const sqlReservePrefix = (t: Tables) => `
+INSERT INTO ${t.idempotencyKeys} (queue, idempotency_key, owner, created_at)
+VALUES `;
+const SQL_RESERVE_SUFFIX = `
+ON DUPLICATE KEY UPDATE
+  owner = IF(expires_at < NOW(3), VALUES(owner), owner),
+  job_id = IF(expires_at < NOW(3), NULL, job_id),
+  expires_at = IF(expires_at < NOW(3), NULL, expires_at)`;
+
+/** Params: ?1 owner. The keys this enqueue call won. */
+const sqlOwned = (t: Tables) => `
+SELECT queue, idempotency_key
+FROM ${t.idempotencyKeys}
+WHERE owner = ?`;
+
+/**
+ * Params: ?1 owner. Points each key this call won at the job inserted for it: the owner's keys
+ * (ix_owner), then each one's job through the jobs table's plain ix_idempotency (key, queue). That
+ * index is not unique — a unique key naming the queue put the queue into every Galera write set
+ * — and need not be: this transaction holds the key's row in this table, whose primary key lets
+ * one live job per (queue, key) through, so exactly one job matches.
+ * Inside the enqueue transaction, re-run with it after a transient conflict.
+ */
+const sqlLink = (t: Tables) => `
+UPDATE ${t.idempotencyKeys} i
+JOIN ${t.jobs} j ON j.queue = i.queue AND j.idempotency_key = i.idempotency_key
+SET i.job_id = j.id
+WHERE i.owner = ?`;
+
+/** Params: ?1 queue, ?2 key. The job that holds a key (live, or finished within the retention). */
+const sqlHolder = (t: Tables) => `
+SELECT job_id
+FROM ${t.idempotencyKeys}
+WHERE queue = ?
+  AND idempotency_key = ?`;
+
+export interface KeyedJob {
+  readonly queue: string;
+  readonly idempotencyKey: string;
+}
+
+/** `queue \0 key`: how keys are compared in memory. */
+export function keyOf(job: KeyedJob): string {
+  return `${job.queue}\u0000${job.idempotencyKey}`;
+}
+
+/**
+ * Inside the enqueue transaction: reserves the keys of `keyed` and returns the owner token and the
+ * keys this call won; the other keys belong to live jobs, or to jobs finished within the
+ * retention, and their jobs are duplicates to skip.
+ */
+export async function reserveIdempotencyKeys(
+  tx: Executor,
+  tables: Tables,
+  keyed: readonly KeyedJob[],
+  limits: ChunkLimits,
+): Promise<{ owner: string; won: Set<string> }> {
+  const owner = randomBytes(12).toString('hex');
+  const tuples = keyed.map((k) => `(${sqlLiteral(k.queue)},${sqlLiteral(k.idempotencyKey)},'${owner}',NOW(3))`);
+  for (const statement of planChunks(sqlReservePrefix(tables), tuples, limits)) {
+    await tx.write(statement + SQL_RESERVE_SUFFIX);
+  }
+  const rows = await tx.select<{ queue: string; idempotency_key: string }>(sqlOwned(tables), [owner]);
+  return { owner, won: new Set(rows.map((r) => keyOf({ queue: r.queue, idempotencyKey: r.idempotency_key }))) };
+}
+
+/** After the jobs are inserted, in the same transaction: records which job holds each won key. */
+/**
+ * Params: ?1 owner. Drops this call's reservations that no inserted job took: a reservation must
+ * never outlive the enqueue as a key with no job, which would refuse every later job of that key.
+ */
+const sqlDropUnlinked = (t: Tables) => `
+DELETE FROM ${t.idempotencyKeys}
+WHERE owner = ?
+  AND job_id IS NULL
+  AND expires_at IS NULL`;
+
+/** After the jobs are inserted, in the same transaction: records which job holds each won key, and drops any left unused. */
+export async function linkIdempotencyKeys(tx: Executor, tables: Tables, owner: string): Promise<void> {
+  await tx.write(sqlLink(tables), [owner]);
+  await tx.write(sqlDropUnlinked(tables), [owner]);
+}
+
+/** The id of the job holding a key, for reporting a duplicate. */
+export async function keyHolder(tx: Executor, tables: Tables, job: KeyedJob): Promise<number | null> {
+  const [row] = await tx.select<{ job_id: number | null }>(sqlHolder(tables), [job.queue, job.idempotencyKey]);
+  return row?.job_id == null ? null : Number(row.job_id);
+}

@@ -1,0 +1,127 @@
+/**
+ * Glossary
+ * - job: one unit of work, a row in `<prefix>jobs` while it waits, runs or awaits a retry.
+ * - claim: a worker's hold on a job: `lock_id` = `<host>-<pid>~<token>`, with a token unique to
+ *   the claim statement, and `locked_at` from the DB clock. Every later write to the job (complete,
+ *   retry, dead-letter, extend, release) matches that lock_id exactly: this is the fence.
+ * - retry_times: failed attempts so far (a handler failure, or a claim the maintenance process took back).
+ *   A job runs while retry_times <= max_retries; past that it moves to `<prefix>dead_jobs`.
+ * - batch: the jobs of one enqueueBatch call, written all-or-nothing in one transaction.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+
+/** What application code submits. */
+export interface JobSpec {
+  /** Handler name: a file in jobs/ or a defineJob name. 1–128 chars of [A-Za-z0-9_.:-]. */
+  readonly name: string;
+  /** Any JSON-serialisable value; stored as JSON text. @defaultValue `{}` */
+  readonly payload?: unknown;
+  /** @defaultValue `'default'` */
+  readonly queue?: string;
+  /** Lower runs first; an integer in [-32768, 32767]. @defaultValue 0 */
+  readonly priority?: number;
+  /** Not before this time. Mutually exclusive with delayMs. */
+  readonly runAt?: Date;
+  /** Not before NOW(3) + delayMs on the database clock. */
+  readonly delayMs?: number;
+  /** Retries after the first failed attempt. @defaultValue the definition's, else 3 */
+  readonly maxRetries?: number;
+  /** At most one job per (queue, idempotencyKey) while live and for the retention after it finishes. */
+  readonly idempotencyKey?: string;
+  /** This job's retry backoff; overrides its definition's. */
+  readonly backoff?: StoredBackoff;
+}
+
+/** A claimed job, as a handler sees it. */
+export interface Job<P = unknown> {
+  readonly id: number;
+  readonly queue: string;
+  readonly name: string;
+  readonly payload: P;
+  readonly priority: number;
+  readonly runAt: Date;
+  readonly retryTimes: number;
+  readonly maxRetries: number | null;
+  readonly batchId: number | null;
+  readonly idempotencyKey: string | null;
+  /** The job's own backoff, if it was enqueued with one. */
+  readonly backoff: StoredBackoff | null;
+  readonly createdAt: Date;
+  /** The claim this worker holds on the job (the fence). */
+  readonly lockId: string;
+}
+
+/** The row as stored (snake_case, as in the DB). */
+export interface JobRow {
+  id: number;
+  queue: string;
+  name: string;
+  payload: string;
+  priority: number;
+  run_at: Date;
+  lock_id: string;
+  retry_times: number;
+  max_retries: number | null;
+  batch_id: number | null;
+  idempotency_key: string | null;
+  backoff: string | null;
+  created_at: Date;
+}
+
+/** The columns of a JobRow, in a SELECT list: every read of whole jobs names exactly these. */
+export const JOB_ROW_COLUMNS =
+  'id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, backoff, created_at';
+
+/** Converts at the DB boundary. A payload that is not valid JSON (written around sluice) throws. */
+export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
+  return {
+    id: Number(row.id),
+    queue: row.queue,
+    name: row.name,
+    payload: JSON.parse(row.payload) as P,
+    priority: row.priority,
+    runAt: row.run_at,
+    retryTimes: row.retry_times,
+    maxRetries: row.max_retries,
+    batchId: row.batch_id === null ? null : Number(row.batch_id),
+    idempotencyKey: row.idempotency_key,
+    backoff: row.backoff === null ? null : (JSON.parse(row.backoff) as StoredBackoff),
+    createdAt: row.created_at,
+    lockId: row.lock_id,
+  };
+}
+
+/** What a handler receives beside its payload. */
+export interface JobContext<P = unknown> {
+  readonly job: Job<P>;
+  /**
+   * Aborted when the attempt times out, the claim is lost, the worker is forced to stop, or the
+   * job is cancelled (the reason is then a JobCancelledError).
+   */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  /** The sluice knex instance, for handlers that write to the same database. */
+  readonly knex: Knex;
+  /**
+   * exactly-once jobs only: the transaction in which the job's fenced removal commits. Write
+   * through it, and the writes commit with the job's completion or not at all.
+   */
+  readonly trx?: Knex.Transaction;
+  /**
+   * Reports how far along the job is: a number or a small JSON value (at most 4 KiB as JSON;
+   * more, or a value JSON cannot hold, throws a RangeError). Calls cost no round trip: the latest
+   * value is written with the worker's next heartbeat, and `sluice.jobs.get(id)` shows it.
+   */
+  progress(value: unknown): void;
+}
+
+/** Delay before retry number `retryTimes` (1 for the first retry). */
+export type BackoffFunction = (retryTimes: number, error: Error) => number;
+
+/** A backoff that can be stored with a job. */
+export type StoredBackoff =
+  | { readonly type: 'fixed'; readonly delayMs: number }
+  | { readonly type: 'exponential'; readonly delayMs: number; readonly maxDelayMs?: number; readonly jitter?: number };
+
+export type Backoff = StoredBackoff | BackoffFunction;

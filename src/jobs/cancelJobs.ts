@@ -1,0 +1,142 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { withTransaction } from '../db/transaction.ts';
+import { OptionsError } from '../errors.ts';
+import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../history/historyColumns.ts';
+import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
+import { integerIn } from '../options.ts';
+import { type PayloadRedactor, redactCopied } from '../redactPayload.ts';
+import { type JobFilter, validateJobFilter } from './jobFilter.ts';
+import { type JobState, LIVE_STATES, liveStateSql } from './jobState.ts';
+import { listJobs } from './listJobs.ts';
+
+/**
+ * Params: ?1 ids (list), ?2 states (list). Locks the live jobs among those ids that are in one of
+ * the states, in ascending id order (the order every multi-row write to jobs takes). Returns each
+ * one's batch and whether it carries an idempotency key.
+ */
+const sqlLock = (t: Tables) => `
+SELECT j.id, j.batch_id, j.idempotency_key IS NOT NULL AS keyed
+FROM ${t.jobs} j
+WHERE j.id IN (?)
+  AND ${liveStateSql('j')} IN (?)
+ORDER BY j.id
+FOR UPDATE`;
+
+/**
+ * Params: ?1 ids (list, locked). Copies them into job_history as cancelled (their last error
+ * kept; a running one's claim time as started_at).
+ */
+const sqlCopyToHistory = (t: Tables) => `
+INSERT INTO ${t.jobHistory} (${HISTORY_INSERT_COLUMNS})
+SELECT ${HISTORY_FROM_LIVE}, 'cancelled', NULL
+FROM ${t.jobs} j
+WHERE j.id IN (?)
+ON DUPLICATE KEY UPDATE retry_times = j.retry_times, last_error = j.last_error, finished_at = NOW(3),
+  outcome = 'cancelled', result = NULL`;
+
+/** Params: ?1 ids (list, locked). affectedRows = jobs removed. */
+const sqlDelete = (t: Tables) => `
+DELETE FROM ${t.jobs}
+WHERE id IN (?)`;
+
+/** Params: ?1 count, ?2 batch id. Counts cancelled jobs on their batch (getBatch, finishBatches read it). */
+const sqlCountOnBatch = (t: Tables) => `
+UPDATE ${t.batches}
+SET cancelled = cancelled + ?
+WHERE id = ?`;
+
+export interface CancelOptions {
+  /** Keep the cancelled jobs in job_history (historyRetentionMs > 0). */
+  readonly history: boolean;
+  /** A cancelled job's idempotency key keeps refusing duplicates this long (it finished). */
+  readonly keyRetentionMs: number;
+  /** Only jobs in these live states. @defaultValue all: waiting, delayed, retrying, running */
+  readonly states?: readonly JobState[];
+  /** The install's redactPayload hook: what the history rows keep of each payload. */
+  readonly redact?: PayloadRedactor | null;
+}
+
+/**
+ * Cancels live jobs by id, in one short transaction (re-run whole by withTransaction after a
+ * transient conflict): lock them, copy them to job_history as cancelled, delete them, count them
+ * on their batches, start their keys' retention. Returns the ids cancelled (the others were not
+ * live, or not in `states`).
+ *
+ * Why a cancel is a move and not a request the worker would act on: the moment it commits, the
+ * job is cancelled for everyone — no worker can claim it again, no sweeper can hand it out again,
+ * and every fenced write of the worker running it (extend, complete, retry, dead-letter) matches
+ * nothing. That worker's next heartbeat extend finds the claim gone (which it already checks, at
+ * no extra cost), reads job_history once to see it was cancelled rather than swept, and aborts the
+ * handler's signal with JobCancelledError: within one heartbeat, and no table of requests for
+ * every beat to read. A cancel that meets an exactly-once completion in flight waits for its
+ * row lock and then finds the job finished (not cancelled); one that commits first makes that
+ * completion's fenced delete match nothing, which rolls the handler's transaction back.
+ * Without history (historyRetentionMs 0) nothing is kept: a running job's worker then sees a lost
+ * claim (it stops all the same, and the job never runs again).
+ */
+export async function cancelJobs(
+  db: Executor,
+  tables: Tables,
+  ids: readonly number[],
+  options: CancelOptions,
+): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const states = options.states ?? LIVE_STATES;
+  return withTransaction(db, async (tx) => {
+    const locked = await tx.select<{ id: number | string; batch_id: number | string | null; keyed: number }>(
+      sqlLock(tables),
+      [ids, states],
+    );
+    if (locked.length === 0) return [];
+    const lockedIds = locked.map((r) => Number(r.id));
+    if (options.history) {
+      await tx.write(sqlCopyToHistory(tables), [lockedIds]);
+      await redactCopied(tx, tables, 'history', lockedIds, options.redact ?? null);
+    }
+    await tx.write(sqlDelete(tables), [lockedIds]);
+    const perBatch = new Map<number, number>();
+    for (const r of locked)
+      if (r.batch_id !== null) perBatch.set(Number(r.batch_id), (perBatch.get(Number(r.batch_id)) ?? 0) + 1);
+    for (const [batchId, count] of perBatch) await tx.write(sqlCountOnBatch(tables), [count, batchId]);
+    const keyed = locked.filter((r) => Number(r.keyed) === 1).map((r) => Number(r.id));
+    await expireIdempotencyKeys(tx, tables, keyed, options.keyRetentionMs);
+    return lockedIds;
+  });
+}
+
+/**
+ * Cancels every live job matching `filter` (queue, name, batch, state, time; an empty filter is
+ * refused rather than taken as "everything"), in bounded batches:
+ * one listing page, then one cancel transaction, per `batchSize` jobs — never one transaction
+ * that grows with the backlog. Returns how many were cancelled.
+ */
+export async function cancelMatching(
+  db: Executor,
+  tables: Tables,
+  filter: JobFilter,
+  options: CancelOptions & { readonly batchSize?: number; readonly onProgress?: (cancelled: number) => void },
+): Promise<number> {
+  const checked = validateJobFilter(filter);
+  if (Object.keys(checked).length === 0) {
+    throw new OptionsError(
+      'filter',
+      'of a cancel names no field: pass ids, or at least one of state, queue, name, batchId, from, to',
+    );
+  }
+  if (checked.state !== undefined && !LIVE_STATES.includes(checked.state)) {
+    throw new OptionsError('state', `a cancel applies to live jobs (${LIVE_STATES.join(', ')}), not ${checked.state}`);
+  }
+  const batchSize = integerIn('batchSize', options.batchSize ?? 500, 1, 1_000);
+  const states = checked.state ? [checked.state] : options.states;
+  let cancelled = 0;
+  let after: string | undefined;
+  for (;;) {
+    const page = await listJobs(db, tables, checked, { limit: batchSize, after });
+    const ids = page.jobs.map((j) => j.id);
+    cancelled += (await cancelJobs(db, tables, ids, { ...options, states })).length;
+    if (ids.length > 0) options.onProgress?.(cancelled);
+    if (page.next === null) return cancelled;
+    after = page.next;
+  }
+}

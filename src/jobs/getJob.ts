@@ -1,0 +1,167 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { workerIdOf } from '../maintenance/releaseStaleClaims.ts';
+import { type JobState, liveStateSql } from './jobState.ts';
+
+/**
+ * Params: ?1 id (×3). The job wherever it is: one primary-key lookup in each of jobs, job_history
+ * and dead_jobs, in one statement — so one snapshot (READ COMMITTED reads per statement): a job
+ * that moves between the tables meanwhile is seen in exactly one of them. Its progress row joins
+ * by primary key. At most one row comes back.
+ */
+const sqlGet = (t: Tables) => `
+SELECT x.*, p.progress, p.updated_at AS progress_at
+FROM (
+  SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,
+         j.lock_id, IF(j.lock_id = '', NULL, j.locked_at) AS locked_at, j.retry_times, j.max_retries,
+         j.batch_id, j.idempotency_key, j.last_error, j.created_at, j.updated_at,
+         NULL AS started_at, NULL AS finished_at, NULL AS result, NULL AS redriven_as
+  FROM ${t.jobs} j
+  WHERE j.id = ?
+  UNION ALL
+  SELECT h.outcome, h.job_id, h.queue, h.name, h.payload, h.priority, NULL,
+         NULL, NULL, h.retry_times, h.max_retries,
+         h.batch_id, h.idempotency_key, h.last_error, h.created_at, h.finished_at,
+         h.started_at, h.finished_at, h.result, NULL
+  FROM ${t.jobHistory} h
+  WHERE h.job_id = ?
+  UNION ALL
+  SELECT 'dead', d.id, d.queue, d.name, d.payload, d.priority, NULL,
+         NULL, NULL, d.retry_times, d.max_retries,
+         d.batch_id, d.idempotency_key, d.last_error, d.created_at, COALESCE(d.redriven_at, d.failed_at),
+         NULL, d.failed_at, NULL, d.redriven_as
+  FROM ${t.deadJobs} d
+  WHERE d.id = ?
+) x
+LEFT JOIN ${t.jobProgress} p ON p.job_id = x.id`;
+
+/** Params: ?1 worker id. The registry row of the worker holding a claim (primary key). */
+const sqlHolder = (t: Tables) => `
+SELECT host, pid, heartbeat_at
+FROM ${t.workers}
+WHERE id = ?`;
+
+/** Who holds a running job's claim, and since when. */
+export interface JobLock {
+  readonly lockId: string;
+  /** When the claim was taken or last extended by a heartbeat (DB clock). */
+  readonly lockedAt: Date;
+  readonly workerId: string;
+  /** From the worker registry; from the lock id (cut to fit) when the worker has no registry row. */
+  readonly host: string;
+  readonly pid: number | null;
+  /** The holder's last registry heartbeat; null when it has no registry row (dead, or just removed). */
+  readonly heartbeatAt: Date | null;
+}
+
+/** Everything known about one job. */
+export interface JobInfo {
+  readonly id: number;
+  readonly state: JobState;
+  readonly queue: string;
+  readonly name: string;
+  readonly payload: unknown;
+  readonly priority: number;
+  /** Failed attempts so far (handler failures and expired claims). */
+  readonly retryTimes: number;
+  /** The job's own retry limit; null: its definition's (or the worker's default). */
+  readonly maxRetries: number | null;
+  /** Not before (live jobs only). */
+  readonly runAt: Date | null;
+  /** The claim of a running job. */
+  readonly lock: JobLock | null;
+  /** The last failure (message and stack), if any attempt failed. */
+  readonly lastError: string | null;
+  /** The last value the handler reported with ctx.progress, and when it was written. */
+  readonly progress: { readonly value: unknown; readonly at: Date } | null;
+  /** What the handler returned (completed jobs; undefined when it returned nothing or it was not kept). */
+  readonly result: unknown;
+  readonly batchId: number | null;
+  readonly idempotencyKey: string | null;
+  readonly createdAt: Date;
+  /** Last change of the row: a claim, a heartbeat, a retry, the finish. */
+  readonly updatedAt: Date;
+  /** Completed or cancelled jobs: when the last attempt was claimed (null if it never ran). */
+  readonly startedAt: Date | null;
+  /** Completed, cancelled: when; dead: when it died. */
+  readonly finishedAt: Date | null;
+  /** Dead jobs re-driven into the live queue: the new job's id. */
+  readonly redrivenAs: number | null;
+}
+
+interface GetRow {
+  state: JobState;
+  id: number | string;
+  queue: string;
+  name: string;
+  payload: string;
+  priority: number;
+  run_at: Date | null;
+  lock_id: string | null;
+  locked_at: Date | null;
+  retry_times: number;
+  max_retries: number | null;
+  batch_id: number | string | null;
+  idempotency_key: string | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  result: string | null;
+  redriven_as: number | string | null;
+  progress: string | null;
+  progress_at: Date | null;
+}
+
+/** The job with this id, wherever it is (live, history, dead), or null. */
+export async function getJob(db: Executor, tables: Tables, id: number): Promise<JobInfo | null> {
+  const [row] = await db.select<GetRow>(sqlGet(tables), [id, id, id]);
+  if (!row) return null;
+  return {
+    id: Number(row.id),
+    state: row.state,
+    queue: row.queue,
+    name: row.name,
+    payload: parseJson(row.payload),
+    priority: row.priority,
+    retryTimes: row.retry_times,
+    maxRetries: row.max_retries,
+    runAt: row.run_at,
+    lock: row.lock_id && row.locked_at ? await lockOf(db, tables, row.lock_id, row.locked_at) : null,
+    lastError: row.last_error,
+    progress:
+      row.progress === null || !row.progress_at ? null : { value: parseJson(row.progress), at: row.progress_at },
+    result: row.result === null ? undefined : parseJson(row.result),
+    batchId: row.batch_id === null ? null : Number(row.batch_id),
+    idempotencyKey: row.idempotency_key,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    redrivenAs: row.redriven_as === null ? null : Number(row.redriven_as),
+  };
+}
+
+async function lockOf(db: Executor, tables: Tables, lockId: string, lockedAt: Date): Promise<JobLock> {
+  const workerId = workerIdOf(lockId);
+  const [holder] = await db.select<{ host: string; pid: number; heartbeat_at: Date }>(sqlHolder(tables), [workerId]);
+  const parsed = /^(.*)-(\d+)~[^~]*$/.exec(workerId);
+  return {
+    lockId,
+    lockedAt,
+    workerId,
+    host: holder?.host ?? parsed?.[1] ?? workerId,
+    pid: holder ? Number(holder.pid) : parsed ? Number(parsed[2]) : null,
+    heartbeatAt: holder?.heartbeat_at ?? null,
+  };
+}
+
+/** Stored JSON, parsed; text that is not JSON (written around sluice) comes back as it is. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

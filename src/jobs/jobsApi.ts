@@ -1,0 +1,76 @@
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { cancelJobs, cancelMatching } from './cancelJobs.ts';
+import { countJobs, type JobCount } from './countJobs.ts';
+import { getJob, type JobInfo } from './getJob.ts';
+import { type ChangesOptions, type JobChange, jobChanges } from './jobChanges.ts';
+import type { JobFilter } from './jobFilter.ts';
+import { type JobList, type JobPage, listJobs } from './listJobs.ts';
+import { runJobsNow } from './runJobsNow.ts';
+import { type WaitOptions, waitForJob } from './waitForJob.ts';
+
+/** Ids cancelled per transaction when a cancel names them. */
+const CANCEL_IDS_PER_TRANSACTION = 500;
+
+/** Runs one call, re-throwing its failure as the error a user can act on (Sluice's guard). */
+type Guard = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/**
+ * `sluice.jobs`: every job, wherever it is (live, history, dead) — look up, list, count, cancel,
+ * run now, wait for. Each call is a few index reads or one short transaction (see the files
+ * beside this one); the dashboard and the CLI go through the same calls.
+ */
+export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
+  const { db, tables } = runtime;
+  const idList = (ids: number | readonly number[]): readonly number[] => (typeof ids === 'number' ? [ids] : ids);
+  return {
+    /** The job with this id in any state, with its payload, claim holder, progress, result, last error; or null. */
+    get: (id: number): Promise<JobInfo | null> => guard(() => getJob(db, tables, id)),
+    /** One page of jobs (keyset: pass `next` as `after`); without a state, the live jobs. */
+    list: (filter?: JobFilter, page?: JobPage): Promise<JobList> => guard(() => listJobs(db, tables, filter, page)),
+    /** How many jobs match, reading at most `max` index entries (exact: false when capped). */
+    count: (filter?: JobFilter, options?: { max?: number }): Promise<JobCount> =>
+      guard(() => countJobs(db, tables, filter, options)),
+    /**
+     * Cancels live jobs — by id, ids, or a filter (queue, name, batchId, state, time) in bounded
+     * batches. Waiting, delayed and retrying jobs are removed at once; a running job's worker
+     * stops it within one heartbeat. Cancelled jobs are kept in the history as cancelled.
+     */
+    cancel: (
+      target: number | readonly number[] | JobFilter,
+      options?: { batchSize?: number; onProgress?: (cancelled: number) => void },
+    ): Promise<{ cancelled: number }> =>
+      guard(async () => {
+        const install = runtime.options;
+        const how = {
+          history: install.historyRetentionMs > 0,
+          keyRetentionMs: install.idempotencyRetentionMs,
+          redact: install.redactPayload,
+        };
+        if (typeof target === 'number' || Array.isArray(target)) {
+          const ids = idList(target as number | readonly number[]);
+          let cancelled = 0;
+          for (let i = 0; i < ids.length; i += CANCEL_IDS_PER_TRANSACTION) {
+            const chunk = ids.slice(i, i + CANCEL_IDS_PER_TRANSACTION);
+            cancelled += (await cancelJobs(db, tables, chunk, how)).length;
+          }
+          return { cancelled };
+        }
+        return { cancelled: await cancelMatching(db, tables, target as JobFilter, { ...how, ...options }) };
+      }),
+    /** Makes delayed or retrying jobs due now; returns how many changed. */
+    runNow: (ids: number | readonly number[]): Promise<number> => guard(() => runJobsNow(db, tables, idList(ids))),
+    /** Ends the backoff of failed jobs waiting to be retried: due now. Returns how many changed. */
+    retryNow: (ids: number | readonly number[]): Promise<number> =>
+      guard(() => runJobsNow(db, tables, idList(ids), { retryingOnly: true })),
+    /** Moves free (not running) jobs to a new time: `{ delayMs }` from now on the DB clock, or `{ runAt }`. */
+    reschedule: (ids: number | readonly number[], when: { delayMs?: number; runAt?: Date }): Promise<number> =>
+      guard(() => runJobsNow(db, tables, idList(ids), when)),
+    /** Resolves with the job's result once it completes; rejects if it dies, is cancelled, or the wait times out. */
+    waitFor: (id: number, options?: WaitOptions): Promise<unknown> => guard(() => waitForJob(db, tables, id, options)),
+    /** What completed, was cancelled or died since a cursor (oldest first), and the cursor to poll on from. */
+    changes: (options?: ChangesOptions): Promise<{ changes: JobChange[]; cursor: string }> =>
+      guard(() => jobChanges(db, tables, options)),
+  };
+}
+
+export type JobsApi = ReturnType<typeof jobsApi>;

@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import cron, { type ScheduledTask } from 'node-cron';
+import { finishBatches } from '../batches/finishBatches.ts';
+import { assertSchemaCurrent } from '../db/migrate.ts';
+import { pruneDeadJobs } from '../deadJobs/pruneDeadJobs.ts';
+import { OptionsError } from '../errors.ts';
+import { pruneHistory } from '../history/pruneHistory.ts';
+import { pruneIdempotencyKeys } from '../idempotency/pruneIdempotencyKeys.ts';
+import { pruneProgress } from '../jobs/pruneProgress.ts';
+import { Scheduler } from '../scheduler/Scheduler.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { ClaimTokens } from '../worker/ClaimTokens.ts';
+import { loadHandlers } from '../worker/loadHandlers.ts';
+import { LeaderLease } from './LeaderLease.ts';
+import type { PassCounts, SkippedRelease } from './MaintenanceTask.ts';
+import { totalChanged } from './MaintenanceTask.ts';
+import type { ResolvedMaintenanceOptions } from './maintenanceOptions.ts';
+import { releaseDeadWorkers } from './releaseDeadWorkers.ts';
+import { releaseStaleClaims } from './releaseStaleClaims.ts';
+
+const LEASE_NAME = 'maintenance';
+
+/** The maintenance tasks, in the order a pass runs them. */
+function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, holder: string) {
+  const { db, tables, events } = runtime;
+  const taskDb = { db, tables };
+  const { batchSize, jitterMs, maxPruneBatches: maxBatches, clock } = options;
+  const { redactPayload } = runtime.options;
+  const onSkipped = (skipped: SkippedRelease) => events.emit('maintenance:skipped', { holder, ...skipped });
+  return [
+    releaseDeadWorkers(taskDb, {
+      missedHeartbeats: options.missedHeartbeats,
+      batchSize,
+      clock,
+      onSkipped,
+      redactPayload,
+    }),
+    releaseStaleClaims(taskDb, {
+      lockTimeoutMs: options.lockTimeoutMs,
+      batchSize,
+      jitterMs,
+      clock,
+      onSkipped,
+      redactPayload,
+    }),
+    finishBatches(taskDb, { batchSize, onFinished: (batch) => events.emit('batch:finished', { holder, ...batch }) }),
+    pruneIdempotencyKeys(taskDb, { retentionMs: runtime.options.idempotencyRetentionMs, batchSize }),
+    pruneHistory(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
+    pruneDeadJobs(taskDb, { retentionMs: runtime.options.deadRetentionMs, batchSize, maxBatches, jitterMs }),
+    pruneProgress(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
+  ] as const;
+}
+
+/** Every task's counts of one pass, by task name. */
+export type MaintenanceCounts = PassCounts<ReturnType<typeof tasksOf>>;
+
+/** One maintenance pass: whether this process led it, and if so what each task changed. */
+export interface MaintenancePass {
+  /**
+   * False when another process holds the lease: nothing was changed and `tasks` is empty (the
+   * tasks that judge liveness still watched the rows, so that a take-over can act at once).
+   */
+  readonly leader: boolean;
+  readonly durationMs: number;
+  /** The sum of every count in `tasks`. */
+  readonly changed: number;
+  readonly tasks: Partial<MaintenanceCounts>;
+}
+
+/**
+ * The maintenance process: on a node-cron schedule (each tick delayed by random jitter), take or
+ * renew the leader lease, and if we lead, run each task once, in order (tasksOf), stopping early
+ * if the lease ran out on our own clock meanwhile (a pass stalled for leaseMs: someone else may
+ * lead by now). Every pass, leader or not, first lets the tasks that watch liveness watch.
+ * runOnce() does one pass and returns its counts; `maintenance:completed` carries the same object.
+ */
+export class Maintenance {
+  readonly holder = `${ClaimTokens.processPrefix}~${randomBytes(4).toString('hex')}`;
+  readonly #lease: LeaderLease;
+  readonly #tasks: ReturnType<typeof tasksOf>;
+  #cron: ScheduledTask | undefined;
+  #scheduler: Scheduler | undefined;
+  #pass: Promise<MaintenancePass> | null = null;
+  #leading = false;
+  #stopped = false;
+
+  constructor(
+    private readonly runtime: SluiceRuntime,
+    readonly options: ResolvedMaintenanceOptions,
+  ) {
+    if (!cron.validate(options.schedule)) {
+      throw new OptionsError('schedule', `is not a valid cron expression: ${JSON.stringify(options.schedule)}`);
+    }
+    this.#lease = new LeaderLease(runtime.db, runtime.tables, LEASE_NAME, this.holder, options.leaseMs, options.clock);
+    this.#tasks = tasksOf(runtime, options, this.holder);
+  }
+
+  get leading(): boolean {
+    return this.#leading;
+  }
+
+  async start(): Promise<void> {
+    await assertSchemaCurrent(this.runtime.db, this.runtime.tables);
+    if (this.options.jobs !== null) {
+      const definitions = [...(await loadHandlers(this.options.jobs)).values()];
+      this.#scheduler = new Scheduler(this.runtime, definitions, this.options.scheduleJitterMs);
+      this.#scheduler.start();
+    }
+    this.#cron = cron.schedule(this.options.schedule, () => this.#tick(), {
+      noOverlap: true,
+      name: `sluice-maintenance-${this.holder}`,
+    });
+    const { jobs } = this.options;
+    this.runtime.events.emit('maintenance:started', {
+      holder: this.holder,
+      schedule: this.options.schedule,
+      jobsFolder: typeof jobs === 'string' ? resolve(jobs) : null,
+      scheduled: (this.#scheduler?.scheduled ?? []).map((d) => d.name),
+    });
+  }
+
+  /** One pass. Concurrent calls share the pass in progress. */
+  runOnce(): Promise<MaintenancePass> {
+    this.#pass ??= this.#runPass().finally(() => {
+      this.#pass = null;
+    });
+    return this.#pass;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#cron?.destroy();
+    await this.#scheduler?.stop();
+    await this.#pass?.catch(() => undefined);
+    if (this.#leading) {
+      await this.#lease.release().catch(() => undefined);
+      this.#setLeading(false);
+    }
+  }
+
+  async #tick(): Promise<void> {
+    await sleep(Math.random() * this.options.jitterMs);
+    if (this.#stopped) return;
+    try {
+      await this.runOnce();
+    } catch (error) {
+      this.runtime.events.emit('maintenance:error', { holder: this.holder, error: error as Error, context: 'pass' });
+    }
+  }
+
+  async #runPass(): Promise<MaintenancePass> {
+    const started = performance.now();
+    // Reads first, leader or not: what a take-over needs, and read before the lease write, which
+    // on Galera stalls for seconds while a lost node is evicted — the stall then counts towards
+    // the dead workers' silence instead of delaying the first sight of it.
+    let leader: boolean;
+    try {
+      for (const task of this.#tasks) await task.observe?.();
+      leader = await this.#lease.acquire();
+    } catch (error) {
+      this.#setLeading(false);
+      throw error;
+    }
+    this.#setLeading(leader);
+    const tasks: Record<string, Readonly<Record<string, number>>> = {};
+    if (leader) for (const task of this.#tasks) if (this.#lease.valid) tasks[task.name] = await task.runOnce();
+    const pass: MaintenancePass = {
+      leader,
+      durationMs: Math.round(performance.now() - started),
+      changed: totalChanged(tasks),
+      tasks: tasks as MaintenanceCounts,
+    };
+    this.runtime.events.emit('maintenance:completed', { holder: this.holder, ...pass });
+    return pass;
+  }
+
+  #setLeading(leading: boolean): void {
+    if (leading === this.#leading) return;
+    this.#leading = leading;
+    this.runtime.events.emit(leading ? 'leader:acquired' : 'leader:lost', { holder: this.holder, lease: LEASE_NAME });
+  }
+}

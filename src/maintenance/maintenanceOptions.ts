@@ -1,0 +1,74 @@
+import type { JobDefinition } from '../defineJob.ts';
+import { OptionsError } from '../errors.ts';
+import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
+import { type MonotonicClock, monotonicClock } from './UnchangedSince.ts';
+
+/** sluice.maintenance()'s options. Every field is optional. */
+export interface MaintenanceOptions {
+  /** node-cron expression (seconds field allowed) for maintenance passes. @defaultValue every 5 s */
+  schedule?: string;
+  /**
+   * Claims of workers that registered no lock timeout of their own (a dead worker already
+   * removed, or one of an older version) are released after this long without a heartbeat. A
+   * registered worker's claims follow the lock timeout it registered. @defaultValue 30,000
+   */
+  lockTimeoutMs?: number;
+  /** How long a leader's lease lasts without renewal. @defaultValue 30,000 */
+  leaseMs?: number;
+  /** Rows per maintenance statement. @defaultValue 500 */
+  batchSize?: number;
+  /** Random delay added before each tick and between batches, up to this much. @defaultValue 1,000 */
+  jitterMs?: number;
+  /**
+   * Job definitions (a jobs folder or a list) whose `schedule` this process enqueues. Every
+   * maintenance process may carry them: each tick is enqueued once fleet-wide. @defaultValue none
+   */
+  jobs?: string | JobDefinition<any>[] | null;
+  /** Random delay before a scheduled enqueue. @defaultValue 500 */
+  scheduleJitterMs?: number;
+  /** A worker that missed this many of its own heartbeat intervals is dead: its claims are released. @defaultValue 2.5 */
+  missedHeartbeats?: number;
+  /** Most retention-pruning batches per table in one pass. @defaultValue 20 */
+  maxPruneBatches?: number;
+  /**
+   * The monotonic clock (ms) on which this process measures liveness: how long a worker's beat,
+   * a claim or the lease has stood unchanged between its own observations. Tests pass one they
+   * move. @defaultValue performance.now
+   */
+  clock?: MonotonicClock;
+}
+
+export type ResolvedMaintenanceOptions = Readonly<
+  Required<Omit<MaintenanceOptions, 'jobs'>> & { jobs: string | readonly JobDefinition<any>[] | null }
+>;
+
+export const MAINTENANCE_DEFAULTS = {
+  schedule: '*/5 * * * * *',
+  lockTimeoutMs: 30_000,
+  leaseMs: 30_000,
+  batchSize: 500,
+  jitterMs: 1_000,
+  jobs: null,
+  scheduleJitterMs: 500,
+  missedHeartbeats: 2.5,
+  maxPruneBatches: 20,
+  clock: monotonicClock,
+} as const satisfies ResolvedMaintenanceOptions;
+
+export function resolveMaintenanceOptions(options: MaintenanceOptions): ResolvedMaintenanceOptions {
+  rejectUnknownKeys('maintenance', options, Object.keys(MAINTENANCE_DEFAULTS));
+  const r = { ...MAINTENANCE_DEFAULTS, ...defined(options) };
+  integerIn('lockTimeoutMs', r.lockTimeoutMs, 1);
+  integerIn('leaseMs', r.leaseMs, 1);
+  integerIn('batchSize', r.batchSize, 1, 10_000);
+  integerIn('jitterMs', r.jitterMs, 0);
+  integerIn('scheduleJitterMs', r.scheduleJitterMs, 0);
+  integerIn('maxPruneBatches', r.maxPruneBatches, 1, 10_000);
+  if (!(typeof r.missedHeartbeats === 'number' && r.missedHeartbeats >= 1.5)) {
+    throw new OptionsError('missedHeartbeats', `must be a number of at least 1.5 (got ${String(r.missedHeartbeats)})`);
+  }
+  if (typeof r.clock !== 'function') throw new OptionsError('clock', 'must be a function returning milliseconds');
+  if (typeof r.schedule !== 'string' || r.schedule.trim() === '')
+    throw new OptionsError('schedule', 'must be a cron expression');
+  return r;
+}

@@ -1,0 +1,77 @@
+import type { Executor } from './db/executor.ts';
+import type { Tables } from './db/tables.ts';
+import { valuesTable } from './db/valuesTable.ts';
+
+/**
+ * What an application keeps of a payload once its job is finished: `redactPayload` in createSluice
+ * is called with each job as it is copied into job_history (completed, cancelled) or dead_jobs,
+ * and its return value (JSON-serialisable) is stored instead of the payload — drop a card number,
+ * keep an order id. The live job keeps its payload: its handler needs it. A hook that throws, or
+ * returns what JSON cannot hold, stores a marker saying so rather than the payload.
+ */
+export type PayloadRedactor = (job: {
+  readonly id: number;
+  readonly name: string;
+  readonly queue: string;
+  readonly payload: unknown;
+}) => unknown;
+
+/** Where finished jobs are copied, and the column that names a job there. */
+const COPIES = {
+  history: (t: Tables) => ({ table: t.jobHistory, key: 'job_id' }),
+  dead: (t: Tables) => ({ table: t.deadJobs, key: 'id' }),
+} as const;
+
+/** Params: ?1 ids (list). The copied rows' payloads, to hand to the hook. */
+const sqlCopied = (table: string, key: string) => `
+SELECT ${key} AS id, name, queue, payload
+FROM ${table}
+WHERE ${key} IN (?)`;
+
+/**
+ * Params: (id, payload) for each of `count` rows, then ids (list). Stores the redacted payloads,
+ * joined in as a derived table: one statement for the batch.
+ */
+const sqlStoreRedacted = (table: string, key: string, count: number) => `
+UPDATE ${table} c
+JOIN (${valuesTable(['id', 'payload'], count)}) r ON r.id = c.${key}
+SET c.payload = r.payload
+WHERE c.${key} IN (?)`;
+
+const FAILED = JSON.stringify({ redacted: 'the redactPayload hook failed; the payload was not kept' });
+
+/**
+ * Inside the transaction that copied `ids` into history or dead jobs: replaces their stored
+ * payloads with what `redactor` makes of them. Does nothing without a redactor (no cost unless
+ * configured). Its statements follow the caller's transaction (re-run with it on a conflict).
+ */
+export async function redactCopied(
+  tx: Executor,
+  tables: Tables,
+  where: keyof typeof COPIES,
+  ids: readonly number[],
+  redactor: PayloadRedactor | null,
+): Promise<void> {
+  if (redactor === null || ids.length === 0) return;
+  const { table, key } = COPIES[where](tables);
+  const rows = await tx.select<{ id: number | string; name: string; queue: string; payload: string }>(
+    sqlCopied(table, key),
+    [ids],
+  );
+  if (rows.length === 0) return;
+  const values = rows.flatMap((row) => [Number(row.id), redacted(redactor, row)]);
+  await tx.write(sqlStoreRedacted(table, key, rows.length), [...values, rows.map((r) => Number(r.id))]);
+}
+
+function redacted(
+  redactor: PayloadRedactor,
+  row: { id: number | string; name: string; queue: string; payload: string },
+): string {
+  try {
+    const payload = JSON.parse(row.payload) as unknown;
+    const kept = JSON.stringify(redactor({ id: Number(row.id), name: row.name, queue: row.queue, payload }));
+    return kept === undefined ? FAILED : kept;
+  } catch {
+    return FAILED;
+  }
+}

@@ -1,0 +1,28 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Executor } from './db/executor.ts';
+import type { ServerInfo } from './db/serverInfo.ts';
+import type { Tables } from './db/tables.ts';
+import type { SluiceEvents } from './events.ts';
+import type { ResolvedSluiceOptions } from './options.ts';
+
+/** What every operation of one sluice install shares: the pool, table names, events, logger, options. */
+export interface SluiceRuntime {
+  readonly knex: Knex;
+  /** The install's pool: enqueues, queries, maintenance, and what handlers reach through ctx.knex. */
+  readonly db: Executor;
+  /**
+   * Workers' own writes — claims, completions, retries, dead-lettering, releases — on a small pool
+   * of their own, so handlers that hold every connection of `db` (long transactions, exactly-once
+   * jobs) cannot starve them. The same as `db` when the application passed its own knex.
+   */
+  readonly workerDb: Executor;
+  /** Heartbeats (claim extensions, the registry row) on one connection of their own, likewise. */
+  readonly heartbeatDb: Executor;
+  readonly tables: Tables;
+  readonly events: SluiceEvents;
+  readonly logger: Logger;
+  readonly options: ResolvedSluiceOptions;
+  /** Read once per instance, on first use. */
+  serverInfo(): Promise<ServerInfo>;
+}

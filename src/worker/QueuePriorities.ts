@@ -1,0 +1,49 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { BELOW_SMALLINT, nextFreePriority } from '../queues/nextFreePriority.ts';
+
+/**
+ * The distinct priorities of each queue's free jobs, so that the head scan can be the bounded
+ * range `priority IN (…) AND run_at <= NOW(3)`. Without it, ORDER BY priority, run_at walks every
+ * not-yet-due job of a better priority before it finds the due ones (a million delayed jobs make
+ * every poll read a million index entries). MySQL/MariaDB have no loose index scan for this shape,
+ * so the set is found by one MIN() seek per distinct value and kept for up to `maxAgeMs`; the
+ * claimer refreshes it early whenever a head comes back short. Cost of the cache: a job with a
+ * priority value its queue did not have a moment ago may wait up to `maxAgeMs` behind busier,
+ * worse-priority work.
+ */
+export class QueuePriorities {
+  readonly #cache = new Map<string, { priorities: number[]; readAt: number }>();
+
+  constructor(
+    private readonly db: Executor,
+    private readonly tables: Tables,
+    private readonly maxAgeMs: number,
+  ) {}
+
+  /** The cached set, refreshed first if older than maxAgeMs. */
+  async get(queue: string): Promise<number[]> {
+    const entry = this.#cache.get(queue);
+    if (entry && Date.now() - entry.readAt < this.maxAgeMs) return entry.priorities;
+    return this.refresh(queue);
+  }
+
+  /** Reads the set now. */
+  async refresh(queue: string): Promise<number[]> {
+    const priorities: number[] = [];
+    let after = BELOW_SMALLINT;
+    for (;;) {
+      const priority = await nextFreePriority(this.db, this.tables, queue, after);
+      if (priority === null) break;
+      priorities.push(priority);
+      after = priority;
+    }
+    this.#cache.set(queue, { priorities, readAt: Date.now() });
+    return priorities;
+  }
+}
+
+/** Pure: whether two ascending priority lists hold the same values. */
+export function samePriorities(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((p, i) => p === b[i]);
+}

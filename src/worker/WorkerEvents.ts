@@ -1,0 +1,114 @@
+import type { SluiceEvents } from '../events.ts';
+import type { Job } from '../job.ts';
+import type { LoadReading } from './hostLoad.ts';
+import type { QueueCounters } from './workerRegistry.ts';
+
+/**
+ * Everything one worker reports, one method per event: each event of a worker is emitted from
+ * exactly one place, here, and the counts its registry row carries (failed attempts, per-queue
+ * totals) are kept by the same calls, so they cannot drift from the events.
+ */
+export class WorkerEvents {
+  #failed = 0;
+  readonly #perQueue = new Map<string, QueueCounters>();
+
+  constructor(
+    private readonly events: SluiceEvents,
+    readonly workerId: string,
+  ) {}
+
+  /** Attempts that failed (retried, dead-lettered or dropped), and jobs dead-lettered without running. */
+  get failed(): number {
+    return this.#failed;
+  }
+
+  /** Per queue: completed jobs, failed attempts, dead-lettered jobs, jobs cancelled while running. */
+  perQueue(): Record<string, QueueCounters> {
+    return Object.fromEntries([...this.#perQueue].map(([queue, c]) => [queue, { ...c }]));
+  }
+
+  started(
+    queues: readonly string[],
+    concurrency: number,
+    strategy: string,
+    jobsFolder: string | null,
+    jobs: readonly string[],
+  ): void {
+    this.events.emit('worker:started', { workerId: this.workerId, queues, concurrency, strategy, jobsFolder, jobs });
+  }
+
+  stopping(inFlight: number): void {
+    this.events.emit('worker:stopping', { workerId: this.workerId, inFlight });
+  }
+
+  stopped(released: number, processed: number): void {
+    this.events.emit('worker:stopped', { workerId: this.workerId, released, processed });
+  }
+
+  claimed(lockId: string, queue: string, count: number, strategy: string): void {
+    this.events.emit('job:claimed', { workerId: this.workerId, lockId, queue, count, strategy });
+  }
+
+  completed(job: Job, durationMs: number): void {
+    this.#count(job.queue, 'completed');
+    const { id: jobId, name, queue } = job;
+    this.events.emit('job:completed', { workerId: this.workerId, jobId, name, queue, durationMs });
+  }
+
+  /** An attempt failed; `retried` or `dead` follows with what became of the job (at-most-once: nothing). */
+  failedAttempt(job: Job, error: Error, attempt: number): void {
+    this.#failed++;
+    this.#count(job.queue, 'failed');
+    const { id: jobId, name, queue } = job;
+    this.events.emit('job:failed', { workerId: this.workerId, jobId, name, queue, error, attempt });
+  }
+
+  retried(job: Job, delayMs: number, retryTimes: number): void {
+    this.events.emit('job:retried', { workerId: this.workerId, jobId: job.id, name: job.name, delayMs, retryTimes });
+  }
+
+  /** Dead-lettered; `ranNow` false when it was dead-lettered without running (its retries ran out before). */
+  dead(job: Job, error: Error, ranNow: boolean): void {
+    if (!ranNow) this.#failed++;
+    this.#count(job.queue, 'dead');
+    const { id: jobId, name, queue } = job;
+    this.events.emit('job:dead', { workerId: this.workerId, jobId, name, queue, error });
+  }
+
+  /** The job was cancelled while this worker ran it; its handler's outcome was discarded. */
+  cancelled(job: Job, durationMs: number): void {
+    this.#count(job.queue, 'cancelled');
+    const { id: jobId, name, queue } = job;
+    this.events.emit('job:cancelled', { workerId: this.workerId, jobId, name, queue, durationMs });
+  }
+
+  /** The handler's return value could not be kept (too big, or not JSON); the job still succeeds. */
+  resultDropped(job: Job, reason: string): void {
+    const { id: jobId, name, queue } = job;
+    this.events.emit('result:dropped', { workerId: this.workerId, jobId, name, queue, reason });
+  }
+
+  /** Every run of an exactly-once transaction conflicted: given back uncounted (not a failed attempt). */
+  conflicted(job: Job, runs: number, error: Error): void {
+    const { id: jobId, name, queue } = job;
+    this.events.emit('job:conflicted', { workerId: this.workerId, jobId, name, queue, runs, error });
+  }
+
+  claimLost(operation: string, lockId: string, jobIds: readonly number[], lost: number): void {
+    this.events.emit('claim:lost', { workerId: this.workerId, operation, lockId, jobIds, lost });
+  }
+
+  concurrency(from: number, to: number, load: LoadReading): void {
+    this.events.emit('worker:concurrency', { workerId: this.workerId, from, to, cpu: load.cpu, freeMem: load.freeMem });
+  }
+
+  error(error: unknown, context: string): void {
+    this.events.emit('worker:error', { workerId: this.workerId, error: error as Error, context });
+  }
+
+  #count(queue: string, field: keyof QueueCounters): void {
+    const counts = this.#perQueue.get(queue) ?? { completed: 0, failed: 0, dead: 0, cancelled: 0 };
+    counts[field]++;
+    this.#perQueue.set(queue, counts);
+  }
+}

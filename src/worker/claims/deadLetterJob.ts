@@ -1,0 +1,49 @@
+import type { Executor } from '../../db/executor.ts';
+import type { Tables } from '../../db/tables.ts';
+import { withTransaction } from '../../db/transaction.ts';
+import { DEAD_JOB_INSERT_COLUMNS } from '../../deadJobs/deadJobColumns.ts';
+import { ClaimLostError } from '../../errors.ts';
+import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
+
+/**
+ * Params: ?1 retry_times to record, ?2 max_retries in force, ?3 last error, ?4 id, ?5 lockId.
+ * Copies the claimed job into dead_jobs. Returns affectedRows 1, or 0 if the claim was lost.
+ */
+const sqlCopyToDead = (t: Tables) => `
+INSERT INTO ${t.deadJobs} (${DEAD_JOB_INSERT_COLUMNS})
+SELECT id, queue, name, payload, priority, ?, ?, batch_id, idempotency_key, ?, created_at, NOW(3)
+FROM ${t.jobs}
+WHERE id = ?
+  AND lock_id = ?`;
+
+/** Params: ?1 id, ?2 lockId. Returns affectedRows 1, or 0 if the claim was lost. */
+const sqlDeleteClaimed = (t: Tables) => `
+DELETE FROM ${t.jobs}
+WHERE id = ?
+  AND lock_id = ?`;
+
+/**
+ * Moves a claimed job to dead_jobs in one transaction (re-run whole by withTransaction after a
+ * transient conflict), fenced: if the claim was lost, ClaimLostError rolls it back and nothing moves.
+ */
+export async function deadLetterJob(
+  db: Executor,
+  tables: Tables,
+  job: { id: number; lockId: string; retryTimes: number; maxRetries: number },
+  lastError: string,
+  redact: PayloadRedactor | null = null,
+): Promise<void> {
+  await withTransaction(db, async (tx) => {
+    const copied = await tx.write(sqlCopyToDead(tables), [
+      job.retryTimes,
+      job.maxRetries,
+      lastError,
+      job.id,
+      job.lockId,
+    ]);
+    if (copied.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
+    await redactCopied(tx, tables, 'dead', [job.id], redact);
+    const deleted = await tx.write(sqlDeleteClaimed(tables), [job.id, job.lockId]);
+    if (deleted.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
+  });
+}

@@ -1,0 +1,123 @@
+import type { JobDefinition } from '../defineJob.ts';
+import { ClaimLostError } from '../errors.ts';
+import { errorText } from '../errorText.ts';
+import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
+import type { Backoff } from '../job.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import type { Outcome } from './attemptJob.ts';
+import { backoffDelayMs } from './backoff.ts';
+import type { CompletionBuffer } from './CompletionBuffer.ts';
+import { deadLetterJob } from './claims/deadLetterJob.ts';
+import { releaseClaims } from './claims/releaseClaims.ts';
+import { retryJob } from './claims/retryJob.ts';
+import type { RunningJob } from './RunningJob.ts';
+import type { WorkerEvents } from './WorkerEvents.ts';
+
+export interface FinishDeps {
+  readonly runtime: SluiceRuntime;
+  readonly handlers: ReadonlyMap<string, JobDefinition<any>>;
+  readonly completions: CompletionBuffer;
+  readonly report: WorkerEvents;
+  /** The worker's default backoff, for jobs and definitions that set none. */
+  readonly backoff: Backoff;
+  maxRetriesOf(job: RunningJob): number;
+}
+
+/**
+ * Records one attempt's outcome — the one switch over Outcome: success → fenced delete (batched
+ * for at-least-once, by the CompletionBuffer); failure → fenced release with backoff; permanent
+ * failure or retries exhausted → fenced move to dead_jobs; cancelled → nothing to write (the
+ * cancel already moved the row to the history), only reported; conflicts only → fenced release,
+ * uncounted. A job cancelled while it ran ends as cancelled whatever its attempt came to. A job
+ * released by a stop is left alone: its claim is no longer ours. Errors other than a lost claim
+ * leave the claim to expire (the maintenance process then hands the job out again:
+ * at-least-once) and are reported.
+ */
+export async function finishJob(deps: FinishDeps, running: RunningJob, attempted: Outcome): Promise<void> {
+  const outcome: Outcome = running.cancelled ? { kind: 'cancelled' } : attempted;
+  if (!running.finish()) return;
+  const { runtime, report } = deps;
+  const { job } = running;
+  try {
+    switch (outcome.kind) {
+      case 'succeeded':
+        deps.completions.add(running, outcome.result);
+        return; // the CompletionBuffer ends it
+      case 'committed':
+        await startKeyRetention(runtime, [job.id], job.idempotencyKey);
+        report.completed(job, running.elapsedMs);
+        break;
+      case 'dropped':
+        report.failedAttempt(job, outcome.error, job.retryTimes + 1);
+        await startKeyRetention(runtime, [job.id], job.idempotencyKey);
+        break;
+      case 'exhausted':
+        await deadLetter(deps, running, job.retryTimes, outcome.error, outcome.error.message, false);
+        break;
+      case 'failed':
+        await failed(deps, running, outcome.error, outcome.permanent);
+        break;
+      case 'lost':
+        report.claimLost(outcome.error.operation, outcome.error.lockId, outcome.error.jobIds, outcome.error.lost);
+        break;
+      case 'cancelled':
+        report.cancelled(job, running.elapsedMs);
+        break;
+      case 'conflicted':
+        // Given back as a stop gives a claim back: due at once, retry_times unchanged.
+        if ((await releaseClaims(runtime.workerDb, runtime.tables, job.lockId, [job.id])) === 0)
+          report.claimLost('release', job.lockId, [job.id], 1);
+        else report.conflicted(job, outcome.runs, outcome.error);
+        break;
+      default:
+        throw new Error(`unhandled outcome ${(outcome satisfies never as Outcome).kind}`);
+    }
+  } catch (error) {
+    if (error instanceof ClaimLostError) report.claimLost(error.operation, error.lockId, error.jobIds, error.lost);
+    else report.error(error, `finishing job ${job.id}`);
+  }
+  running.end();
+}
+
+async function failed(deps: FinishDeps, running: RunningJob, error: Error, permanent: boolean): Promise<void> {
+  const { job } = running;
+  const attempt = job.retryTimes + 1;
+  deps.report.failedAttempt(job, error, attempt);
+  const lastError = errorText(error);
+  if (permanent || attempt > deps.maxRetriesOf(running)) {
+    await deadLetter(deps, running, attempt, error, lastError, true);
+    return;
+  }
+  const definition = deps.handlers.get(job.name);
+  const delayMs = backoffDelayMs(job.backoff ?? definition?.backoff ?? deps.backoff, attempt, error);
+  await retryJob(deps.runtime.workerDb, deps.runtime.tables, job, delayMs, lastError);
+  deps.report.retried(job, delayMs, attempt);
+}
+
+async function deadLetter(
+  deps: FinishDeps,
+  running: RunningJob,
+  retryTimes: number,
+  error: Error,
+  lastError: string,
+  ranNow: boolean,
+): Promise<void> {
+  const { runtime } = deps;
+  const { job } = running;
+  const maxRetries = deps.maxRetriesOf(running);
+  await deadLetterJob(
+    runtime.workerDb,
+    runtime.tables,
+    { id: job.id, lockId: job.lockId, retryTimes, maxRetries },
+    lastError,
+    runtime.options.redactPayload,
+  );
+  await startKeyRetention(runtime, [job.id], job.idempotencyKey);
+  deps.report.dead(job, error, ranNow);
+}
+
+/** A finished job's idempotency key keeps refusing duplicates for the retention from now. */
+async function startKeyRetention(runtime: SluiceRuntime, ids: number[], key: string | null): Promise<void> {
+  if (key === null) return;
+  await expireIdempotencyKeys(runtime.workerDb, runtime.tables, ids, runtime.options.idempotencyRetentionMs);
+}

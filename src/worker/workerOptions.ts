@@ -1,0 +1,163 @@
+import type { JobDefinition } from '../defineJob.ts';
+import { OptionsError } from '../errors.ts';
+import type { Backoff } from '../job.ts';
+import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
+import { assertQueueName } from '../queues/queueName.ts';
+import { backoffProblem } from './backoff.ts';
+import type { LoadPolicy } from './ConcurrencyLimit.ts';
+import { type LoadReading, readHostLoad } from './hostLoad.ts';
+
+export type ClaimStrategy = 'random-head' | 'skip-locked';
+
+/** sluice.worker()'s options. Every field is optional. */
+export interface WorkerOptions {
+  /** Queues to claim from, each polled in turn. @defaultValue `['default']` */
+  queues?: string[];
+  /** Jobs run at once by this worker. @defaultValue 10 */
+  concurrency?: number;
+  /** A folder of job files (one `export default defineJob(…)` each) or a list of definitions. @defaultValue `'jobs'` */
+  jobs?: string | JobDefinition<any>[];
+  /** @defaultValue `'random-head'` */
+  claim?: ClaimStrategy;
+  /** Candidates read per head scan (random-head): more candidates, fewer collisions between workers. @defaultValue 200 */
+  headSize?: number;
+  /** Most jobs taken by one claim statement. @defaultValue 50 */
+  claimBatchSize?: number;
+  /**
+   * How long a claim lives without a heartbeat. The worker registers it, and the maintenance
+   * process judges this worker's claims by it (not by its own lockTimeoutMs). @defaultValue 30,000
+   */
+  lockTimeoutMs?: number;
+  /** How often in-flight claims are extended and the registry row refreshed. At least 100, at most lockTimeoutMs / 2. @defaultValue the smaller of 2,000 and lockTimeoutMs / 3 */
+  heartbeatIntervalMs?: number;
+  /** Delay between polls of an empty queue (jittered ±25 %). @defaultValue 1,000 */
+  pollIntervalMs?: number;
+  /** Longest delay between polls of empty queues: each empty poll doubles the delay up to this. @defaultValue 5,000 */
+  maxPollIntervalMs?: number;
+  /** How long stop() waits for in-flight jobs before releasing them. @defaultValue 10,000 */
+  shutdownTimeoutMs?: number;
+  /**
+   * How long one attempt may run when its definition sets no timeoutMs: then its signal aborts and
+   * the attempt is recorded as failed. A handler that ignores the signal keeps its slot until it
+   * settles. @defaultValue 15 minutes
+   */
+  jobTimeoutMs?: number;
+  /** Default retries for definitions that set none. @defaultValue 3 */
+  maxRetries?: number;
+  /** Default backoff for definitions that set none. @defaultValue exponential from 1 s, capped at 1 h, ±20 % jitter */
+  backoff?: Backoff;
+  /**
+   * Load-aware concurrency: above maxCpu (host CPU busy fraction) or below minFreeMem (free
+   * memory fraction) the worker halves how many jobs it runs at once; with room it grows back.
+   * The CPU rule is off by default (maxCpu 1): a worker that keeps the CPU busy with useful jobs
+   * is not overloaded, and throttling it only slows the queue. Set maxCpu (e.g. 0.9) where jobs
+   * compete with latency-sensitive work on the host. @defaultValue maxCpu 1, minFreeMem 0.05
+   */
+  loadPolicy?: Partial<LoadPolicy>;
+  /**
+   * A name for this worker that outlives its process (metrics label workers with it, so a
+   * restarted worker continues its series). 1–64 characters. @defaultValue `SLUICE_WORKER_NAME`,
+   * else `pm2-<instance>` under PM2, else `pid-<pid>`
+   */
+  name?: string;
+  /** Reads the host's load (tests inject one). @defaultValue os-utils CPU, Node's memory figures */
+  loadSampler?: () => Promise<LoadReading>;
+}
+
+/** Every option set, checked; lists are read-only. */
+export type ResolvedWorkerOptions = Readonly<
+  Required<Omit<WorkerOptions, 'queues' | 'jobs' | 'loadPolicy'>> & {
+    queues: readonly string[];
+    jobs: string | readonly JobDefinition<any>[];
+    loadPolicy: LoadPolicy;
+  }
+>;
+
+/** The most queues one worker claims from (its registry row lists them all). */
+const MAX_QUEUES = 100;
+
+/** The smallest heartbeat interval: below it a worker would spend its time, and the server's, on heartbeats. */
+export const MIN_HEARTBEAT_INTERVAL_MS = 100;
+
+export const WORKER_DEFAULTS = {
+  queues: ['default'],
+  concurrency: 10,
+  jobs: 'jobs',
+  claim: 'random-head',
+  headSize: 200,
+  claimBatchSize: 50,
+  lockTimeoutMs: 30_000,
+  heartbeatIntervalMs: 2_000,
+  pollIntervalMs: 1_000,
+  maxPollIntervalMs: 5_000,
+  shutdownTimeoutMs: 10_000,
+  jobTimeoutMs: 15 * 60_000,
+  maxRetries: 3,
+  backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.2 },
+  loadPolicy: { enabled: true, maxCpu: 1, minFreeMem: 0.05 },
+  loadSampler: readHostLoad,
+  name: defaultWorkerName(),
+} as const satisfies ResolvedWorkerOptions;
+
+function defaultWorkerName(): string {
+  if (process.env.SLUICE_WORKER_NAME) return process.env.SLUICE_WORKER_NAME.slice(0, 64);
+  if (process.env.NODE_APP_INSTANCE !== undefined) return `pm2-${process.env.NODE_APP_INSTANCE}`;
+  return `pid-${process.pid}`;
+}
+
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  rejectUnknownKeys('worker', options, Object.keys(WORKER_DEFAULTS));
+  rejectUnknownKeys('worker loadPolicy', options.loadPolicy, Object.keys(WORKER_DEFAULTS.loadPolicy));
+  const lockTimeoutMs = integerIn(
+    'lockTimeoutMs',
+    options.lockTimeoutMs ?? WORKER_DEFAULTS.lockTimeoutMs,
+    2 * MIN_HEARTBEAT_INTERVAL_MS,
+  );
+  const r = {
+    ...WORKER_DEFAULTS,
+    heartbeatIntervalMs: Math.max(
+      MIN_HEARTBEAT_INTERVAL_MS,
+      Math.min(WORKER_DEFAULTS.heartbeatIntervalMs, Math.floor(lockTimeoutMs / 3)),
+    ),
+    ...defined(options),
+    loadPolicy: { ...WORKER_DEFAULTS.loadPolicy, ...defined(options.loadPolicy) },
+  };
+  const queues: unknown = r.queues;
+  if (!Array.isArray(queues) || queues.length === 0 || queues.length > MAX_QUEUES) {
+    throw new OptionsError(
+      'queues',
+      `must be a list of 1 to ${MAX_QUEUES} queue names (got ${JSON.stringify(queues)})`,
+    );
+  }
+  for (const queue of queues) assertQueueName('queues', queue);
+  integerIn('concurrency', r.concurrency, 1, 10_000);
+  integerIn('headSize', r.headSize, 1, 10_000);
+  integerIn('claimBatchSize', r.claimBatchSize, 1, 1_000);
+  integerIn('heartbeatIntervalMs', r.heartbeatIntervalMs, MIN_HEARTBEAT_INTERVAL_MS);
+  integerIn('pollIntervalMs', r.pollIntervalMs, 1);
+  integerIn('maxPollIntervalMs', r.maxPollIntervalMs, r.pollIntervalMs);
+  integerIn('shutdownTimeoutMs', r.shutdownTimeoutMs, 1);
+  integerIn('jobTimeoutMs', r.jobTimeoutMs, 1, 2_147_483_647);
+  integerIn('maxRetries', r.maxRetries, 0, 1_000_000);
+  const { maxCpu, minFreeMem } = r.loadPolicy;
+  if (!(maxCpu > 0 && maxCpu <= 1)) throw new OptionsError('loadPolicy.maxCpu', `must be in (0, 1] (got ${maxCpu})`);
+  if (!(minFreeMem >= 0 && minFreeMem < 1))
+    throw new OptionsError('loadPolicy.minFreeMem', `must be in [0, 1) (got ${minFreeMem})`);
+  if (typeof r.name !== 'string' || r.name.length < 1 || r.name.length > 64) {
+    throw new OptionsError('name', `must be a string of 1–64 characters (got ${JSON.stringify(r.name)})`);
+  }
+  if (typeof r.loadSampler !== 'function')
+    throw new OptionsError('loadSampler', 'must be a function returning a load reading');
+  if (r.claim !== 'random-head' && r.claim !== 'skip-locked') {
+    throw new OptionsError('claim', `must be 'random-head' or 'skip-locked' (got ${JSON.stringify(r.claim)})`);
+  }
+  const backoff = backoffProblem(r.backoff, true);
+  if (backoff) throw new OptionsError('backoff', backoff);
+  if (r.heartbeatIntervalMs * 2 > lockTimeoutMs) {
+    throw new OptionsError(
+      'heartbeatIntervalMs',
+      `must be at most half of lockTimeoutMs (${r.heartbeatIntervalMs} vs ${lockTimeoutMs}), or live jobs get swept`,
+    );
+  }
+  return { ...r, lockTimeoutMs, queues: [...new Set(r.queues)] };
+}

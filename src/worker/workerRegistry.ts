@@ -1,0 +1,144 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+
+/**
+ * Params: id, host, name, pid, queues, heartbeat interval, lock timeout, concurrency, concurrency
+ * limit. Registers (or re-registers) a worker. Counts as a beat.
+ */
+const sqlRegister = (t: Tables) => `
+INSERT INTO ${t.workers} (id, host, name, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, lock_timeout_ms, concurrency, concurrency_limit)
+VALUES (?, ?, ?, ?, ?, NOW(3), NOW(3), ?, ?, ?, ?)
+ON DUPLICATE KEY UPDATE heartbeat_at = NOW(3), beats = beats + 1`;
+
+/**
+ * Params: in_flight, processed, failed, cpu, free_mem, concurrency_limit, claim latency, id.
+ * A worker's heartbeat: heartbeat_at (for people: on this server's clock) and the beat counter
+ * change, which is all the maintenance process looks at. affectedRows 0 means the maintenance
+ * process already declared it dead and removed it. Autocommit: re-run by the Executor after a
+ * transient conflict.
+ */
+const sqlHeartbeat = (t: Tables) => `
+UPDATE ${t.workers}
+SET heartbeat_at = NOW(3),
+    beats = beats + 1,
+    in_flight = ?,
+    processed = ?,
+    failed = ?,
+    cpu = ?,
+    free_mem = ?,
+    concurrency_limit = ?,
+    claim_latency_ms = ?,
+    counters = ?
+WHERE id = ?`;
+
+/** Params: id. */
+const sqlDeregister = (t: Tables) => `
+DELETE FROM ${t.workers}
+WHERE id = ?`;
+
+/** Params: none. The fleet, with each heartbeat's age on the DB clock. */
+const sqlList = (t: Tables) => `
+SELECT id, host, name, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, lock_timeout_ms, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms, counters,
+       TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 AS heartbeat_age_ms
+FROM ${t.workers}
+ORDER BY host, pid, id`;
+
+export interface WorkerRegistration {
+  readonly id: string;
+  readonly host: string;
+  /** Stable across restarts (SLUICE_WORKER_NAME, or PM2's instance): the label metrics use. */
+  readonly name: string;
+  readonly pid: number;
+  readonly queues: readonly string[];
+  readonly heartbeatIntervalMs: number;
+  /** The claim lifetime this worker heartbeats against; the maintenance process honours it for this worker's claims. */
+  readonly lockTimeoutMs: number;
+  readonly concurrency: number;
+}
+
+export interface WorkerHeartbeat {
+  readonly inFlight: number;
+  readonly processed: number;
+  readonly failed: number;
+  readonly cpu: number | null;
+  readonly freeMem: number | null;
+  readonly concurrencyLimit: number;
+  readonly claimLatencyMs: number | null;
+  /** Per queue: jobs this worker completed, failed (attempts), dead-lettered and saw cancelled since it started. */
+  readonly counters: Record<string, QueueCounters>;
+}
+
+export interface QueueCounters {
+  completed: number;
+  failed: number;
+  dead: number;
+  /** Jobs cancelled while this worker ran them (absent in rows of earlier versions). */
+  cancelled: number;
+}
+
+export interface WorkerInfo extends Omit<WorkerRegistration, 'lockTimeoutMs'>, WorkerHeartbeat {
+  /** null for a worker of a version that did not register it. */
+  readonly lockTimeoutMs: number | null;
+  readonly startedAt: Date;
+  readonly heartbeatAt: Date;
+  readonly heartbeatAgeMs: number;
+}
+
+export async function registerWorker(db: Executor, tables: Tables, w: WorkerRegistration): Promise<void> {
+  await db.write(sqlRegister(tables), [
+    w.id,
+    w.host,
+    w.name,
+    w.pid,
+    w.queues.join(','),
+    w.heartbeatIntervalMs,
+    w.lockTimeoutMs,
+    w.concurrency,
+    w.concurrency,
+  ]);
+}
+
+/** Returns false if the row is gone (the maintenance process declared this worker dead). */
+export async function heartbeatWorker(db: Executor, tables: Tables, id: string, h: WorkerHeartbeat): Promise<boolean> {
+  const { affectedRows } = await db.write(sqlHeartbeat(tables), [
+    h.inFlight,
+    h.processed,
+    h.failed,
+    h.cpu,
+    h.freeMem,
+    h.concurrencyLimit,
+    h.claimLatencyMs,
+    JSON.stringify(h.counters),
+    id,
+  ]);
+  return affectedRows === 1;
+}
+
+export async function deregisterWorker(db: Executor, tables: Tables, id: string): Promise<void> {
+  await db.write(sqlDeregister(tables), [id]);
+}
+
+export async function listWorkers(db: Executor, tables: Tables): Promise<WorkerInfo[]> {
+  const rows = await db.select<Record<string, unknown>>(sqlList(tables));
+  return rows.map((r) => ({
+    id: String(r.id),
+    host: String(r.host),
+    name: r.name === null ? `pid-${r.pid}` : String(r.name),
+    pid: Number(r.pid),
+    queues: String(r.queues).split(',').filter(Boolean),
+    heartbeatIntervalMs: Number(r.heartbeat_interval_ms),
+    lockTimeoutMs: r.lock_timeout_ms === null ? null : Number(r.lock_timeout_ms),
+    concurrency: Number(r.concurrency),
+    concurrencyLimit: Number(r.concurrency_limit),
+    inFlight: Number(r.in_flight),
+    processed: Number(r.processed),
+    failed: Number(r.failed),
+    cpu: r.cpu === null ? null : Number(r.cpu),
+    freeMem: r.free_mem === null ? null : Number(r.free_mem),
+    claimLatencyMs: r.claim_latency_ms === null ? null : Number(r.claim_latency_ms),
+    counters: r.counters ? (JSON.parse(String(r.counters)) as Record<string, QueueCounters>) : {},
+    startedAt: r.started_at as Date,
+    heartbeatAt: r.heartbeat_at as Date,
+    heartbeatAgeMs: Number(r.heartbeat_age_ms),
+  }));
+}

@@ -1,0 +1,91 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { defineJob } from '../../src/index.ts';
+import type { Job } from '../../src/job.ts';
+import { RunningJob } from '../../src/worker/RunningJob.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+import { waitFor } from '../helpers/waitFor.ts';
+import { recordEvents, withWorker } from '../helpers/workerHarness.ts';
+
+const db = useTestDatabase('running_job');
+
+const JOB = { id: 1, lockId: 'h-1~a.1' } as Job;
+
+describe('RunningJob: one state, changed only by its transitions', () => {
+  it('running → finishing → ended; a finished job is no longer the heartbeat’s or a stop’s', () => {
+    const r = new RunningJob(JOB);
+    expect(r.holdsClaim).toBe(true);
+    expect(r.finish()).toBe(true);
+    expect(r.holdsClaim).toBe(false);
+    expect(r.lose()).toBe(false);
+    expect(r.release()).toBe(false);
+    r.end();
+    expect(r.state).toBe('ended');
+    expect(r.cancellation.aborted).toBe(false);
+  });
+
+  it('lost: the signal aborts once, and the outcome is still written (through the fence)', () => {
+    const r = new RunningJob(JOB);
+    expect(r.lose()).toBe(true);
+    expect(r.lose()).toBe(false);
+    expect(r.cancellation.signal.aborted).toBe(true);
+    expect(r.finish()).toBe(true);
+  });
+
+  it('released by a stop: the outcome is no longer this worker’s to write', () => {
+    const r = new RunningJob(JOB);
+    expect(r.release()).toBe(true);
+    expect(r.cancellation.aborted).toBe(true);
+    expect(r.finish()).toBe(false);
+    expect(r.state).toBe('released');
+  });
+
+  it('detached (at-most-once): nothing to extend, release or lose', () => {
+    const r = new RunningJob(JOB);
+    r.detach();
+    expect([r.holdsClaim, r.lose(), r.release()]).toEqual([false, false, false]);
+    expect(r.finish()).toBe(true);
+  });
+
+  it('exactly-once re-run: finishing goes back to running, the claim held again', () => {
+    const r = new RunningJob(JOB);
+    r.finish();
+    r.resume();
+    expect(r.holdsClaim).toBe(true);
+  });
+});
+
+describe('an exactly-once job and its own heartbeat', () => {
+  it('its worker’s commit is never reported as a lost claim, though the heartbeat waits on the row it deletes', async () => {
+    // Each handler locks its own job row in its transaction and holds it across several
+    // heartbeats: every extension of the claim waits on that lock until the handler's commit, then
+    // finds the row gone — the worker's own doing, not a lost claim.
+    const locker = defineJob<{ n: number }>({
+      name: 'locker',
+      delivery: 'exactly-once',
+      async handle(_payload, ctx) {
+        await ctx.trx!.raw('SELECT id FROM sluice_jobs WHERE id = ? FOR UPDATE', [ctx.job.id]);
+        await sleep(350);
+      },
+    });
+    const sluice = db.open();
+    const events = recordEvents(sluice);
+    const JOBS = 30;
+    await sluice.enqueueBatch(Array.from({ length: JOBS }, (_, n) => ({ name: 'locker', payload: { n } })));
+    await withWorker(
+      sluice,
+      [locker],
+      { concurrency: 10, heartbeatIntervalMs: 100, lockTimeoutMs: 30_000 },
+      async () => {
+        await waitFor(() => events['job:completed'].length === JOBS, {
+          what: `${JOBS} jobs completed`,
+          timeoutMs: 30_000,
+        });
+      },
+    );
+    expect(events['claim:lost']).toEqual([]);
+    expect(events['job:failed']).toEqual([]);
+    expect(events['worker:error']).toEqual([]);
+    expect(new Set(events['job:completed'].map((e) => e.jobId)).size).toBe(JOBS);
+  });
+});

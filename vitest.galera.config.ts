@@ -1,0 +1,24 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The Galera suite (`npm run test:galera`): tests against a real 3-node MariaDB Galera cluster
+ * that each file starts with test/cluster/galeraCluster.ts. Files run one at a time: each
+ * cluster takes the same loopback ports and the machine has two cores.
+ */
+export default defineConfig({
+  // Job files' `import … from 'sluice'` resolves to src/index.ts (package.json's sluice-source
+  // condition): the same modules the tests import, whether or not dist/ was built.
+  resolve: { conditions: ['sluice-source'] },
+  ssr: { resolve: { conditions: ['sluice-source'], externalConditions: ['sluice-source'] } },
+  test: {
+    include: ['test/galera/**/*.test.ts'],
+    globalSetup: ['test/cluster/globalSetup.ts'],
+    setupFiles: ['test/helpers/leakCheck.ts'],
+    pool: 'forks',
+    fileParallelism: false,
+    maxWorkers: 1,
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
+    reporters: ['default'],
+  },
+});
