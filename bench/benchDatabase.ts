@@ -29,8 +29,9 @@ export interface Bench {
   close(): Promise<void>;
 }
 
-export async function openBench(): Promise<Bench> {
-  const url = benchUrl();
+/** `database` lets a bench that runs beside others (bench:stall) keep its own. */
+export async function openBench(database = BENCH_DATABASE): Promise<Bench> {
+  const url = benchUrl(database);
   await recreateDatabase(url);
   const sluice = createSluice({ url, tablePrefix: PREFIX, logger: pino({ level: 'warn' }, pino.destination(2)) });
   await sluice.migrate();
@@ -72,9 +73,9 @@ export async function truncate(conn: Connection, tables: readonly string[]): Pro
 }
 
 /** MYSQL_URL (or the local default) with its database replaced. */
-function benchUrl(): string {
+function benchUrl(database: string): string {
   const url = new URL(process.env.MYSQL_URL ?? DEFAULT_URL);
-  url.pathname = `/${BENCH_DATABASE}`;
+  url.pathname = `/${database}`;
   return url.toString();
 }
 

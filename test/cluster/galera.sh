@@ -166,6 +166,17 @@ launch() { # NODE [extra mariadbd args...]
   pid=$!
   disown "$pid" # its death is reported by wait_synced, not by bash's job messages
   echo "$pid" >"$d/mariadbd.launch.pid"
+  # Until the forked shell execs, /proc/$pid/cmdline is this script's, and node_pid (which checks
+  # the command line) would take a slow launch for a death (seen once in CI: "exited while
+  # starting" with an empty error log). Wait for the exec, or for the process to be gone.
+  local cmdline tries=0
+  while [ "$tries" -lt 100 ]; do
+    cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || break
+    [ -n "$cmdline" ] || break # a zombie: it exited, wait_synced reports it
+    [[ "$cmdline" == *"$d/my.cnf"* ]] && break
+    sleep 0.05
+    tries=$((tries + 1))
+  done
 }
 
 # As root, hands $1 (recursively) to RUN_AS; the servers must write there.
