@@ -9,7 +9,8 @@ import { pino } from 'pino';
 import { createSluice, type Sluice } from 'sluice';
 
 const DEFAULT_URL = 'mysql://root@127.0.0.1:3306/test';
-const BENCH_DATABASE = 'sluice_bench';
+/** Dropped and re-created by every run; BENCH_DATABASE names another, for runs side by side. */
+const BENCH_DATABASE = process.env.BENCH_DATABASE ?? 'sluice_bench';
 const PREFIX = 'bench_';
 
 export interface Bench {
