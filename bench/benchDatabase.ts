@@ -7,6 +7,7 @@
 import { type Connection, createConnection, type RowDataPacket } from 'mysql2/promise';
 import { pino } from 'pino';
 import { createSluice, type Sluice } from 'sluice';
+import { connectRaw } from './rawConnection.ts';
 
 const DEFAULT_URL = 'mysql://root@127.0.0.1:3306/test';
 /** Dropped and re-created by every run; BENCH_DATABASE names another, for runs side by side. */
@@ -51,22 +52,6 @@ export async function openBench(database = BENCH_DATABASE): Promise<Bench> {
     await sluice.close();
   };
   return { url, prefix: PREFIX, sluice, conn, tables, server, close };
-}
-
-/**
- * A plain mysql2 connection on the UTC session clock (as sluice's pool uses). Its collation is
- * the tables' own (utf8mb4_bin): under mysql2's default utf8mb4_general_ci, MariaDB 10.11 sorts
- * the whole free range for `UPDATE … ORDER BY … LIMIT` instead of reading ix_head in order.
- */
-export async function connectRaw(url: string): Promise<Connection> {
-  const conn = await createConnection({
-    uri: url,
-    charset: 'UTF8MB4_BIN',
-    supportBigNumbers: true,
-    bigNumberStrings: false,
-  });
-  await conn.query("SET time_zone = '+00:00'");
-  return conn;
 }
 
 export async function truncate(conn: Connection, tables: readonly string[]): Promise<void> {

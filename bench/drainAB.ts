@@ -16,10 +16,11 @@ import { parseArgs } from 'node:util';
 import { createConnection } from 'mysql2/promise';
 import { pino } from 'pino';
 import type { Sluice } from 'sluice';
-import { connectRaw, truncate } from './benchDatabase.ts';
+import { truncate } from './benchDatabase.ts';
 import { type DrainMeasurement, measureDrain } from './drain.ts';
 import { median } from './median.ts';
 import { progress } from './progress.ts';
+import { connectRaw } from './rawConnection.ts';
 import { BENCH_QUEUE, makeJobs } from './workload.ts';
 
 const { values: v } = parseArgs({

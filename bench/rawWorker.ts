@@ -6,7 +6,7 @@
  * usage: node --import tsx bench/rawWorker.ts --url URL --table T --queue Q [--batch 50]
  */
 import { parseArgs } from 'node:util';
-import { connectRaw } from './benchDatabase.ts';
+import { connectRaw } from './rawConnection.ts';
 import { claimAndDelete, retryingConflicts } from './rawLoop.ts';
 
 const { values: args } = parseArgs({
