@@ -3,7 +3,7 @@ import { DEMO_JOBS, type DemoProcess, killChildren, startChild, stopChild } from
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, choice, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
-import type { ServerInUse } from './serverOrThrowaway.ts';
+import type { ServerInUse } from './server/serverOrThrowaway.ts';
 import { UsageError } from './UsageError.ts';
 
 /** The demo's own install in the database: its tables are dropped when it ends. */
@@ -45,7 +45,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const say = (line: string) => process.stdout.write(`${line}\n`);
 
   const [{ serverOrThrowaway }, { resolveUrl }] = await Promise.all([
-    import('./serverOrThrowaway.ts'),
+    import('./server/serverOrThrowaway.ts'),
     import('../db/connect.ts'),
   ]);
   const server = await serverOrThrowaway(resolveUrl(v.url), say);

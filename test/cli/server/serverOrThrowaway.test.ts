@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { serverOrThrowaway } from '../../src/cli/serverOrThrowaway.ts';
-import { ConnectionError } from '../../src/errors.ts';
-import { useTestDatabase } from '../helpers/testDatabase.ts';
+import { serverOrThrowaway } from '../../../src/cli/server/serverOrThrowaway.ts';
+import { ConnectionError } from '../../../src/errors.ts';
+import { useTestDatabase } from '../../helpers/testDatabase.ts';
 
 const db = useTestDatabase('server_or_throwaway');
 

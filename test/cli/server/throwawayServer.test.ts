@@ -3,12 +3,12 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startThrowawayServer, type ThrowawayServer } from '../../src/cli/throwawayServer.ts';
-import { ServerStartError } from '../../src/errors.ts';
-import { makeTlsCertificates, type TlsCertificates } from '../helpers/tlsCertificates.ts';
-import { waitFor } from '../helpers/waitFor.ts';
+import { startThrowawayServer, type ThrowawayServer } from '../../../src/cli/server/throwawayServer.ts';
+import { ServerStartError } from '../../../src/errors.ts';
+import { makeTlsCertificates, type TlsCertificates } from '../../helpers/tlsCertificates.ts';
+import { waitFor } from '../../helpers/waitFor.ts';
 
-const OWNER_SCRIPT = fileURLToPath(new URL('../fixtures/scripts/throwawayServerOwner.ts', import.meta.url));
+const OWNER_SCRIPT = fileURLToPath(new URL('../../fixtures/scripts/throwawayServerOwner.ts', import.meta.url));
 
 /** Servers a failing test may have left running; the passing path stops each itself. */
 const started: ThrowawayServer[] = [];

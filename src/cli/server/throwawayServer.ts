@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ServerStartError } from '../errors.ts';
+import { ServerStartError } from '../../errors.ts';
 import { findServerBinary, type ServerBinary, type ServerFlavor } from './findServerBinary.ts';
 import { freeLoopbackPort } from './freeLoopbackPort.ts';
 import {

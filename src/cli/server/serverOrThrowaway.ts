@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { redactUrl } from '../db/redactUrl.ts';
-import { ConnectionError } from '../errors.ts';
+import { redactUrl } from '../../db/redactUrl.ts';
+import { ConnectionError } from '../../errors.ts';
 import { startThrowawayServer } from './throwawayServer.ts';
 
 /** A server to run against: the one at the URL, or one started for this run. */
