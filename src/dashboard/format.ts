@@ -1,6 +1,8 @@
 /** How the dashboard writes numbers, durations and times (times in UTC, as the DB clock gave them). */
 
+/** "1,234"; a capped count "10,000+"; a capped count that found none so far "?" (unknown past the cap). */
 export function count(n: number, exact = true): string {
+  if (!exact && n === 0) return '?';
   return `${n.toLocaleString('en-US')}${exact ? '' : '+'}`;
 }
 

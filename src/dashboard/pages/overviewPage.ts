@@ -17,8 +17,7 @@ export const overviewPage: Page = async (ctx) => {
     ctx.reads.throughput(3_600, 24),
   ]);
   const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
-  const queues = [];
-  for (const name of names) queues.push(await queueCounts(ctx, name, context));
+  const queues = await Promise.all(names.map((name) => queueCounts(ctx, name, context)));
   const cell = (c: { count: number; exact: boolean }, state: string) =>
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
   const body = html`
@@ -35,7 +34,7 @@ ${cell(q.waiting, 'waiting')}${cell(q.delayed, 'delayed')}${cell(q.retrying, 're
   )}</tbody>
 </table>
 ${queues.length === 0 ? html`<p class="empty">No queues yet: nothing has been enqueued.</p>` : ''}
-<p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N.</p>
+<p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N, "?" that none was found among them.</p>
 <section class="charts">
 <figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-minutes"></div></figure>
 <figure><figcaption>Finished and dead per hour, last day${hours.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-hours"></div></figure>

@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { basicAuth, defineJob } from '../../src/index.ts';
+import { screenshot, useBrowser } from '../helpers/browser.ts';
+import { useDashboard } from '../helpers/dashboardServer.ts';
+import { ago, fromNow, insertJob, MINUTE } from '../helpers/factory.ts';
+import { ROOT } from '../helpers/sourceCli.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+
+/**
+ * The dashboard's pages in a real Chromium against the real server: the overview's counts are the
+ * database's (counted here with plain SQL), every page renders, values are escaped (a payload
+ * carrying <script> shows as text and runs nothing), secrets in payloads are masked, the data
+ * refreshes by itself, charts draw from the package's own uPlot with no request leaving loopback.
+ * A screenshot of each page is saved under test-artifacts/dashboard/; the overview and a job's
+ * page also go to docs/ (README) when missing or when SLUICE_DOCS_SCREENSHOTS=1.
+ */
+const db = useTestDatabase('dashboard_pages');
+const OPS = { username: 'ops', password: 'correct horse battery staple' };
+const nightly = defineJob({ name: 'nightly-report', queue: 'reports', schedule: '0 3 * * *', handle: () => undefined });
+const dashboard = useDashboard(() => db.sluice, {
+  auth: basicAuth({ user: OPS.username, password: OPS.password }),
+  jobs: [nightly],
+  refreshMs: 600,
+});
+const browser = useBrowser(OPS);
+const XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
+
+function docsShot(name: string): string | undefined {
+  const path = join(ROOT, 'docs', name);
+  return process.env.SLUICE_DOCS_SCREENSHOTS === '1' || !existsSync(path) ? path : undefined;
+}
+
+/** Per queue and state, counted with plain SQL on the DB clock (not through sluice). */
+async function sqlCounts(): Promise<Record<string, Record<string, number>>> {
+  const live = await db.query<{ queue: string; state: string; n: number }>(`
+    SELECT queue, CASE WHEN lock_id <> '' THEN 'running' WHEN run_at <= NOW(3) THEN 'waiting'
+                       WHEN retry_times > 0 THEN 'retrying' ELSE 'delayed' END AS state, COUNT(*) AS n
+    FROM sluice_jobs GROUP BY queue, state`);
+  const dead = await db.query<{ queue: string; n: number }>(
+    'SELECT queue, COUNT(*) AS n FROM sluice_dead_jobs WHERE redriven_at IS NULL GROUP BY queue',
+  );
+  const out: Record<string, Record<string, number>> = {};
+  const at = (q: string) => (out[q] ??= { waiting: 0, delayed: 0, retrying: 0, running: 0, dead: 0 });
+  for (const r of live) at(r.queue)[r.state] = Number(r.n);
+  for (const r of dead) at(r.queue).dead = Number(r.n);
+  return out;
+}
+
+async function insertDead(queue: string, name: string, payload: unknown, error: string): Promise<number> {
+  const [row] = await db.query<{ id: number }>('SELECT COALESCE(MAX(id), 0) + 1000 AS id FROM sluice_jobs');
+  const id = Number(row?.id ?? 1000) + Math.floor(Math.random() * 1000);
+  await db.query(
+    `INSERT INTO sluice_dead_jobs (id, queue, name, payload, priority, retry_times, max_retries, last_error, created_at, failed_at)
+     VALUES (?, ?, ?, ?, 0, 3, 3, ?, NOW(3) - INTERVAL 5 MINUTE, NOW(3) - INTERVAL 1 MINUTE)`,
+    [id, queue, name, JSON.stringify(payload), error],
+  );
+  return id;
+}
+
+describe('dashboard pages in a browser', () => {
+  it('shows the database’s counts per queue, every page, escaped and masked values, and refreshes itself', async () => {
+    for (let i = 0; i < 3; i++) await insertJob(db, { queue: 'mail', name: 'send-email', runAt: ago(2 * MINUTE) });
+    for (let i = 0; i < 2; i++) await insertJob(db, { queue: 'mail', name: 'send-email', runAt: fromNow(10 * MINUTE) });
+    await insertJob(db, {
+      queue: 'mail',
+      name: 'send-email',
+      runAt: fromNow(MINUTE),
+      retryTimes: 1,
+      lastError: 'SMTP 451',
+    });
+    for (let i = 0; i < 2; i++)
+      await insertJob(db, { queue: 'mail', name: 'send-email', lockId: `web-1-${4242 + i}~abc.1` });
+    const secret = await insertJob(db, {
+      queue: 'reports',
+      name: 'render-pdf',
+      payload: { title: XSS, apiKey: 'sk-live-123456', nested: { password: 'hunter2' } },
+      lastError: `Error: ${XSS}\n    at render (reports.js:1:1)`,
+    });
+    await insertDead('mail', 'send-email', { to: 'a@example.com' }, `Error: ${XSS}`);
+    await insertDead('billing', 'charge', { amount: 5 }, 'Error: card declined');
+    await db.sluice.enqueueBatch(Array.from({ length: 4 }, () => ({ name: 'thumbnail', queue: 'images' })));
+    await db.query(`INSERT INTO sluice_job_history (job_id, queue, name, payload, retry_times, created_at, finished_at)
+      SELECT 100000 + seq, 'mail', 'send-email', '{}', 0, NOW(3) - INTERVAL 2 HOUR, NOW(3) - INTERVAL (seq * 7) SECOND FROM seq_1_to_300`);
+
+    const page = await browser.page();
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    await page.goto(`${dashboard.url}/`);
+    const expected = await sqlCounts();
+    expect(Object.keys(expected).sort()).toEqual(['billing', 'images', 'mail', 'reports']);
+    for (const [queue, counts] of Object.entries(expected)) {
+      for (const [state, n] of Object.entries(counts)) {
+        await expect
+          .poll(() => page.textContent(`tr[data-queue="${queue}"] td[data-count="${state}"]`))
+          .toBe(String(n));
+      }
+    }
+    expect(await page.getAttribute('tr[data-queue="billing"]', 'class')).toContain('problem');
+    expect(await page.textContent('tr[data-queue="images"]')).toContain('no worker');
+    await page.waitForSelector('.chart[data-series="throughput-minutes"] canvas');
+    await screenshot(page, 'overview', docsShot('dashboard-overview.png'));
+
+    // The data refreshes by itself: a new job shows up without a reload.
+    await insertJob(db, { queue: 'images', name: 'thumbnail' });
+    await expect.poll(() => page.textContent('tr[data-queue="images"] td[data-count="waiting"]')).toBe('5');
+
+    // The job's page: the payload and error are text (nothing ran), secrets masked.
+    await page.goto(`${dashboard.url}/jobs/${secret}`);
+    const payload = (await page.textContent('pre[data-field="payload"]')) ?? '';
+    expect(payload).toContain('<script>window.__pwned = 1</script><img src=x onerror=');
+    expect(payload).not.toContain('sk-live-123456');
+    expect(payload).not.toContain('hunter2');
+    expect(await page.textContent('pre[data-field="error"]')).toContain(XSS);
+    expect(await page.content()).not.toContain('hunter2');
+    await screenshot(page, 'job', docsShot('dashboard-job.png'));
+
+    for (const [name, path] of [
+      ['queue', '/queues/mail'],
+      ['jobs', '/jobs?queue=mail&state=waiting'],
+      ['dead', '/dead'],
+      ['workers', '/workers'],
+      ['batches', '/batches'],
+      ['schedules', '/schedules'],
+    ] as const) {
+      const response = await page.goto(`${dashboard.url}${path}`);
+      expect(response?.status(), path).toBe(200);
+      await screenshot(page, name);
+    }
+    expect(await page.textContent('tr[data-schedule="nightly-report"]')).toContain('0 3 * * *');
+    await page.goto(`${dashboard.url}/dead`);
+    expect(await page.textContent('table.jobs')).toContain('<script>');
+    await page.goto(`${dashboard.url}/jobs?state=waiting&queue=mail`);
+    expect(await page.locator('table.jobs tbody tr').count()).toBe(3);
+    await page.goto(`${dashboard.url}/batches`);
+    expect(await page.textContent('table.batches tbody')).toContain('4');
+
+    expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(dialogs).toEqual([]);
+    expect(browser.offsite).toEqual([]);
+  });
+
+  it('jumps to a job by id, pages with keyset cursors, and answers bad input with a clear 400', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 120; i++) ids.push(await insertJob(db, { queue: 'bulk', name: 'n', runAt: ago(MINUTE) }));
+    const page = await browser.page();
+    await page.goto(`${dashboard.url}/`);
+    await page.fill('form.jump input[name="id"]', String(ids[7]));
+    await page.click('form.jump button');
+    await page.waitForURL(`**/jobs/${ids[7]}`);
+    expect(await page.textContent('h1')).toBe(`Job ${ids[7]}`);
+
+    await page.goto(`${dashboard.url}/jobs?queue=bulk&state=waiting`);
+    const seen = new Set<string>();
+    for (;;) {
+      for (const id of await page
+        .locator('table.jobs tbody tr')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-job-id'))))
+        seen.add(String(id));
+      const next = page.locator('p.paging a');
+      if ((await next.count()) === 0) break;
+      await next.click();
+    }
+    expect([...seen].sort()).toEqual(ids.map(String).sort());
+
+    const bad = await page.goto(`${dashboard.url}/jobs?state=sleeping`);
+    expect(bad?.status()).toBe(400);
+    expect(await page.textContent('[role="alert"]')).toContain('state: must be one of');
+    const missing = await page.goto(`${dashboard.url}/jobs/999999999`);
+    expect(missing?.status()).toBe(404);
+  });
+});
