@@ -1,6 +1,7 @@
 import type { BatchStatus } from '../batches/getBatch.ts';
 import type { Throughput } from '../history/finishedPerInterval.ts';
 import type { Sluice } from '../Sluice.ts';
+import type { QueueDepth } from '../stats/queueDepth.ts';
 import type { ResolvedDashboardOptions } from './dashboardOptions.ts';
 import type { SafeHtml } from './html.ts';
 
@@ -9,7 +10,7 @@ export interface DashboardReads {
   throughput(bucketSeconds: number, buckets: number): Promise<Throughput>;
   batches(page: { before?: number; limit?: number }): Promise<{ batches: BatchStatus[]; next: number | null }>;
   queueNames(): Promise<string[]>;
-  oldestReadyMs(queue: string): Promise<number | null>;
+  queueDepth(queue: string): Promise<QueueDepth>;
 }
 
 /** What a page or an action sees of one request. */

@@ -6,7 +6,7 @@ import { finishedPerInterval } from '../history/finishedPerInterval.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import type { Sluice } from '../Sluice.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
-import { oldestReadyMs } from '../stats/oldestReady.ts';
+import { queueDepth } from '../stats/queueDepth.ts';
 import type { Action } from './actions/Action.ts';
 import { readAsset } from './assets.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
@@ -39,7 +39,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
     throughput: (bucketSeconds, buckets) => finishedPerInterval(db, tables, { bucketSeconds, buckets }),
     batches: (page) => listBatches(db, tables, page),
     queueNames: () => listQueueNames(db, tables),
-    oldestReadyMs: (queue) => oldestReadyMs(db, tables, queue),
+    queueDepth: (queue) => queueDepth(db, tables, queue, { max: resolved.countLimit }),
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): Promise<void> {

@@ -42,8 +42,18 @@ async function sqlCounts(): Promise<Record<string, Record<string, number>>> {
     'SELECT queue, COUNT(*) AS n FROM sluice_dead_jobs WHERE redriven_at IS NULL GROUP BY queue',
   );
   const out: Record<string, Record<string, number>> = {};
-  const at = (q: string) => (out[q] ??= { waiting: 0, delayed: 0, retrying: 0, running: 0, dead: 0 });
-  for (const r of live) at(r.queue)[r.state] = Number(r.n);
+  const at = (q: string) => (out[q] ??= { ready: 0, 'not-due': 0, running: 0, dead: 0 });
+  const column: Record<string, string> = {
+    waiting: 'ready',
+    delayed: 'not-due',
+    retrying: 'not-due',
+    running: 'running',
+  };
+  for (const r of live) {
+    const counts = at(r.queue);
+    const key = column[r.state] as string;
+    counts[key] = (counts[key] ?? 0) + Number(r.n);
+  }
   for (const r of dead) at(r.queue).dead = Number(r.n);
   return out;
 }
@@ -107,7 +117,7 @@ describe('dashboard pages in a browser', () => {
 
     // The data refreshes by itself: a new job shows up without a reload.
     await insertJob(db, { queue: 'images', name: 'thumbnail' });
-    await expect.poll(() => page.textContent('tr[data-queue="images"] td[data-count="waiting"]')).toBe('5');
+    await expect.poll(() => page.textContent('tr[data-queue="images"] td[data-count="ready"]')).toBe('5');
 
     // The job's page: the payload and error are text (nothing ran), secrets masked.
     await page.goto(`${dashboard.url}/jobs/${secret}`);

@@ -4,7 +4,7 @@ import type { Page } from '../PageContext.ts';
 import { queueCounts } from '../queueCounts.ts';
 
 /**
- * Per queue: waiting / delayed / retrying / running / dead, the oldest ready job's age, its
+ * Per queue: ready / delayed or retrying / running / dead, the oldest ready job's age, its
  * workers, problems highlighted; the fleet's throughput over the last hour (per minute) and day
  * (per hour), from the history and the dead jobs.
  */
@@ -22,11 +22,11 @@ export const overviewPage: Page = async (ctx) => {
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
   const body = html`
 <table class="queues">
-<thead><tr><th>queue</th><th>waiting</th><th>delayed</th><th>retrying</th><th>running</th><th>dead</th><th>oldest ready</th><th>workers</th><th>status</th></tr></thead>
+<thead><tr><th>queue</th><th>ready</th><th>delayed / retrying</th><th>running</th><th>dead</th><th>oldest ready</th><th>workers</th><th>status</th></tr></thead>
 <tbody>${queues.map(
     (q) => html`<tr data-queue="${q.queue}" class="${q.problems.length > 0 ? 'problem' : ''}">
 <td><a href="${ctx.href(`/queues/${encodeURIComponent(q.queue)}`)}">${q.queue}</a></td>
-${cell(q.waiting, 'waiting')}${cell(q.delayed, 'delayed')}${cell(q.retrying, 'retrying')}${cell(q.running, 'running')}${cell(q.dead, 'dead')}
+${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.running, 'running')}${cell(q.dead, 'dead')}
 <td class="num ${q.oldestReadyMs !== null && q.oldestReadyMs > ctx.options.problemAgeMs ? 'bad' : ''}">${duration(q.oldestReadyMs)}</td>
 <td class="num">${q.workers}</td>
 <td>${q.problems.length > 0 ? html`<span class="problems">${q.problems.join(', ')}</span>` : 'ok'}</td>

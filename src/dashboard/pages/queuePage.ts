@@ -1,5 +1,5 @@
 import { DashboardRequestError } from '../../errors.ts';
-import { JOB_STATES, type JobState, LIVE_STATES } from '../../jobs/jobState.ts';
+import { JOB_STATES, type JobState } from '../../jobs/jobState.ts';
 import { QUEUE_NAME } from '../../queues/queueName.ts';
 import { actionButton } from '../actionButton.ts';
 import { count, duration, time } from '../format.ts';
@@ -25,18 +25,21 @@ export const queuePage: Page = async (ctx, [name]) => {
   });
   const list = await ctx.sluice.jobs.list({ queue, state }, { limit: 50, after: ctx.query.get('after') ?? undefined });
   const listening = workers.filter((w) => w.queues.includes(queue));
-  const tab = (s: JobState) =>
-    html`<a href="${ctx.href(ctx.path, { state: s })}"${s === state ? html` aria-current="page"` : ''}>${s}${
-      LIVE_STATES.includes(s) || s === 'dead' ? html` <span class="badge">${countOf(s)}</span>` : ''
+  const badges: Partial<Record<JobState, { count: number; exact: boolean }>> = {
+    waiting: counts.ready,
+    running: counts.running,
+    dead: counts.dead,
+  };
+  const tab = (s: JobState) => {
+    const badge = badges[s];
+    return html`<a href="${ctx.href(ctx.path, { state: s })}"${s === state ? html` aria-current="page"` : ''}>${s}${
+      badge ? html` <span class="badge">${count(badge.count, badge.exact)}</span>` : ''
     }</a>`;
-  const countOf = (s: JobState) => {
-    const c = counts[s as 'waiting' | 'delayed' | 'retrying' | 'running' | 'dead'];
-    return count(c.count, c.exact);
   };
   const body = html`
 <section class="queue-status ${counts.problems.length > 0 ? 'problem' : ''}">
 <p>${pausedRow ? html`<b class="paused">Paused</b> since ${time(pausedRow.pausedAt)}.` : html`<b>Active.</b>`}
-Oldest ready job waited ${duration(counts.oldestReadyMs)}. ${counts.problems.length > 0 ? html`<span class="problems">${counts.problems.join(', ')}</span>` : ''}</p>
+${count(counts.ready.count, counts.ready.exact)} ready, ${count(counts.notDue.count, counts.notDue.exact)} delayed or retrying, ${count(counts.running.count, counts.running.exact)} running, ${count(counts.dead.count, counts.dead.exact)} dead. Oldest ready job waited ${duration(counts.oldestReadyMs)}. ${counts.problems.length > 0 ? html`<span class="problems">${counts.problems.join(', ')}</span>` : ''}</p>
 ${
   pausedRow
     ? actionButton(ctx, { name: 'resume-queue', label: 'Resume queue', fields: { queue } })
