@@ -183,4 +183,23 @@ describe('dashboard pages in a browser', () => {
     const missing = await page.goto(`${dashboard.url}/jobs/999999999`);
     expect(missing?.status()).toBe(404);
   });
+
+  it('runs a delayed job now and enqueues a recurring job now, from their pages', async () => {
+    const delayed = await insertJob(db, { queue: 'later', name: 'n', runAt: fromNow(60 * MINUTE) });
+    const page = await browser.page();
+    await page.goto(`${dashboard.url}/jobs/${delayed}`);
+    expect(await page.getAttribute('[data-state]', 'data-state')).toBe('delayed');
+    expect(await page.locator('button[data-action="cancel-job"]').count()).toBe(1);
+    await page.click('button[data-action="run-job-now"]');
+    await page.waitForSelector(`.notice:has-text("Job ${delayed} is due now")`);
+    expect(await page.getAttribute('[data-state]', 'data-state')).toBe('waiting');
+
+    await page.goto(`${dashboard.url}/schedules`);
+    await page.click('tr[data-schedule="nightly-report"] button[data-action="enqueue-schedule"]');
+    await page.waitForSelector('.notice:has-text("(nightly-report) enqueued")');
+    const [job] = await db.query<{ queue: string; payload: string }>(
+      "SELECT queue, payload FROM sluice_jobs WHERE name = 'nightly-report'",
+    );
+    expect(job).toEqual({ queue: 'reports', payload: '{"manual":true}' });
+  });
 });

@@ -10,7 +10,12 @@ import { jobTable, nextLink } from './jobTable.ts';
 
 /** One queue: pause / resume, its counts, the workers that listen to it, its jobs by state. */
 export const queuePage: Page = async (ctx, [name]) => {
-  const queue = decodeURIComponent(name ?? '');
+  let queue = '';
+  try {
+    queue = decodeURIComponent(name ?? '');
+  } catch {
+    // a malformed %-escape: not a queue name either
+  }
   if (!QUEUE_NAME.test(queue))
     throw new DashboardRequestError(400, 'queue', `is not a queue name (${JSON.stringify(queue)})`);
   const stateParam = ctx.query.get('state') ?? 'waiting';
