@@ -93,6 +93,12 @@ describe('dashboard actions against real worker processes', () => {
     const { id } = await db.sluice.enqueue({ name: 'cancellable', queue: 'cx' });
     await waitFor(async () => (await countRows(db, 'test_starts')) === 1, { what: 'the job started' });
     const page = await browser.page();
+    // The workers page shows the worker from the registry and the job it holds.
+    await page.goto(`${dashboard.url}/workers`);
+    const row = page.locator(`tr[data-worker-pid="${worker.pid}"]`);
+    expect(await row.locator('td.held a').allTextContents()).toEqual([String(id)]);
+    expect(await row.textContent()).toContain('held, open, cx, rd');
+    await screenshot(page, 'workers-live');
     await page.goto(`${dashboard.url}/jobs/${id}`);
     await expect.poll(async () => page.getAttribute('[data-state]', 'data-state')).toBe('running');
     expect(await page.textContent('[data-field="lock"]')).toContain(`pid ${worker.pid}`);
