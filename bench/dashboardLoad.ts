@@ -6,12 +6,15 @@
  * table shows the median and the slowest. Beside each page runs its raw-SQL ceiling in the same
  * run: the one hand-written statement that answers the page's main question (the ratio says what
  * the page costs over it); for the overview, the exact per-queue count a dashboard without
- * bounded counts would run (one pass over the live table), which the page should beat.
+ * bounded counts would run (one pass over the live table), which the page should beat. Last, where
+ * Chromium is installed, each page's load in a real browser (browserLoad.ts: median of 5
+ * navigations after a warm-up, request start to the load event).
  * Prints a table and, last, one JSON line.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basicAuth, defineJob, type Sluice } from 'sluice';
+import { browserLoadTimes } from './browserLoad.ts';
 import { LIVE_JOBS, loadData, openDashboardBench } from './dashboardData.ts';
 import { median } from './median.ts';
 import { progress } from './progress.ts';
@@ -97,13 +100,22 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const authorization = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
-  const rows: { page: string; medianMs: number; maxMs: number; rawMs: number; ratio: number; bytes: number }[] = [];
+  const rows: {
+    page: string;
+    medianMs: number;
+    maxMs: number;
+    rawMs: number;
+    ratio: number;
+    bytes: number;
+    browserMs?: number | null;
+  }[] = [];
   try {
     const [[middle]] = (await sluice.knex.raw(
       `SELECT id FROM ${sluice.tables.jobs} WHERE id >= ? ORDER BY id LIMIT 1`,
       [LIVE_JOBS / 2],
     )) as [[{ id: number }]];
-    for (const probe of probes(sluice, Number(middle.id))) {
+    const jobId = Number(middle.id);
+    for (const probe of probes(sluice, jobId)) {
       let bytes = 0;
       const page = await time(async () => {
         const response = await fetch(`${base}${probe.path}`, { headers: { authorization } });
@@ -123,12 +135,21 @@ async function main(): Promise<void> {
       rows.push(row);
       progress(`  ${probe.page}: ${row.medianMs.toFixed(1)} ms (raw ${row.rawMs.toFixed(2)} ms)`);
     }
+    progress('browser: Chromium navigations (load event)');
+    const inBrowser = await browserLoadTimes(
+      probes(sluice, jobId).map((p) => `${base}${p.path}`),
+      { username: USER, password: PASSWORD },
+      5,
+    );
+    rows.forEach((row, i) => {
+      row.browserMs = inBrowser ? (inBrowser[i] ?? null) : null;
+    });
     process.stdout.write(
       `\nDashboard page loads on ${fmt(LIVE_JOBS)} live jobs (HTTP, authenticated; median and slowest of ${RUNS} after a warm-up)\n\n`,
     );
     process.stdout.write(
       `${table(
-        ['page', 'median ms', 'max ms', 'raw SQL ms', 'page / raw', 'KiB'],
+        ['page', 'median ms', 'max ms', 'raw SQL ms', 'page / raw', 'KiB', 'browser ms'],
         rows.map((r) => [
           r.page,
           r.medianMs.toFixed(1),
@@ -136,6 +157,7 @@ async function main(): Promise<void> {
           r.rawMs.toFixed(2),
           r.ratio.toFixed(1),
           (r.bytes / 1024).toFixed(1),
+          r.browserMs === null || r.browserMs === undefined ? 'n/a' : r.browserMs.toFixed(1),
         ]),
       )}\n\n`,
     );
