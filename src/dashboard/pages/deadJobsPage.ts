@@ -29,7 +29,7 @@ ${actionButton(ctx, { name: 'purge-dead-jobs', label: 'Purge all matching', fiel
 </section>
 ${
   list.jobs.length === 0
-    ? html`<p class="empty">No dead jobs.</p>`
+    ? html`<p class="empty">${list.next === null ? 'No dead jobs.' : 'None found among the index entries this page read; the next page reads on.'}</p>`
     : html`<table class="jobs">
 <thead><tr><th>id</th><th>queue</th><th>name</th><th>attempts</th><th>died</th><th>last error</th><th></th></tr></thead>
 <tbody>${list.jobs.map(

@@ -3,8 +3,13 @@ import { duration, time } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { PageContext } from '../PageContext.ts';
 
-/** A listing's jobs as a table; each id links to the job's page. */
-export function jobTable(ctx: PageContext, jobs: readonly JobSummary[]): SafeHtml {
+/**
+ * A listing's jobs as a table; each id links to the job's page. A page of a filter no index
+ * serves can come back empty with more to read (`next`): it says so rather than "no jobs".
+ */
+export function jobTable(ctx: PageContext, jobs: readonly JobSummary[], next: string | null = null): SafeHtml {
+  if (jobs.length === 0 && next !== null)
+    return html`<p class="empty">None found among the index entries this page read (the filter is checked row by row); the next page reads on.</p>`;
   if (jobs.length === 0) return html`<p class="empty">No jobs.</p>`;
   return html`<table class="jobs">
 <thead><tr><th>id</th><th>state</th><th>queue</th><th>name</th><th>priority</th><th>attempts</th><th>run at / finished</th><th>held by</th><th>last error</th></tr></thead>

@@ -30,7 +30,7 @@ export const jobsPage: Page = async (ctx) => {
 <label>to (UTC) <input name="to" type="datetime-local" step="1" value="${value('to')}"></label>
 <button>Filter</button>
 </form>
-${jobTable(ctx, list.jobs)}
+${jobTable(ctx, list.jobs, list.next)}
 ${nextLink(ctx, list.next)}`;
   return { title: 'Jobs', section: 'jobs', body };
 };

@@ -62,7 +62,7 @@ ${
 }
 <h2>Jobs</h2>
 <nav class="tabs">${JOB_STATES.map(tab)}</nav>
-${jobTable(ctx, list.jobs)}
+${jobTable(ctx, list.jobs, list.next)}
 ${nextLink(ctx, list.next)}`;
   return { title: `Queue ${queue}`, section: 'overview', body };
 };
