@@ -9,7 +9,7 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { queueDepth } from '../stats/queueDepth.ts';
 import type { Action } from './actions/Action.ts';
 import { readAsset } from './assets.ts';
-import { checkCsrf, csrfToken } from './csrf.ts';
+import { CsrfTokens } from './csrf.ts';
 import { type DashboardOptions, type ResolvedDashboardOptions, resolveDashboardOptions } from './dashboardOptions.ts';
 import { html } from './html.ts';
 import { layout } from './layout.ts';
@@ -35,6 +35,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
   const resolved = resolveDashboardOptions(options, runtime.logger);
   const logger = resolved.logger.child({ component: 'dashboard' });
   const { db, tables } = runtime;
+  const csrf = new CsrfTokens(resolved.csrfSecret);
   const reads: DashboardReads = {
     throughput: (bucketSeconds, buckets) => finishedPerInterval(db, tables, { bucketSeconds, buckets }),
     batches: (page) => listBatches(db, tables, page),
@@ -58,7 +59,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
         ...(challenge ? { 'WWW-Authenticate': challenge } : {}),
       });
     }
-    const { token, setCookie } = csrfToken(req, base);
+    const { token, setCookie } = csrf.issue(req, user, base);
     const cookie: Record<string, string> = setCookie ? { 'Set-Cookie': setCookie } : {};
     const ctx: PageContext = {
       sluice,
@@ -104,7 +105,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
       throw new DashboardRequestError(403, action.name, 'the dashboard is read-only: actions are refused');
     }
     const form = await readForm(req);
-    checkCsrf(req, form);
+    csrf.check(req, form, ctx.user);
     const target = action.target(form);
     if (action.destructive && form.get('confirmed') !== 'yes') {
       logger.warn({ event: 'dashboard:refused', user: ctx.user, action: action.name, target, reason: 'unconfirmed' });

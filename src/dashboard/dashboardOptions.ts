@@ -37,6 +37,11 @@ export interface DashboardOptions {
   readonly problemAgeMs?: number;
   /** Where actions are logged. @defaultValue the sluice instance's logger */
   readonly logger?: Logger;
+  /**
+   * Signs CSRF tokens (at least 32 characters). Give the same one to every instance behind a load
+   * balancer without sticky sessions. @defaultValue random per handler: a restart asks open pages to reload
+   */
+  readonly csrfSecret?: string;
 }
 
 export interface ResolvedDashboardOptions {
@@ -49,6 +54,7 @@ export interface ResolvedDashboardOptions {
   readonly countLimit: number;
   readonly problemAgeMs: number;
   readonly logger: Logger;
+  readonly csrfSecret: string | null;
 }
 
 const KEYS = [
@@ -61,6 +67,7 @@ const KEYS = [
   'countLimit',
   'problemAgeMs',
   'logger',
+  'csrfSecret',
 ];
 
 /** "/admin/jobs": segments of URL-safe characters, no trailing slash. */
@@ -87,6 +94,8 @@ export function resolveDashboardOptions(options: DashboardOptions, logger: Logge
     throw new OptionsError('maskPayload', 'must be a function (job) => what to show');
   if (o.readOnly !== undefined && typeof o.readOnly !== 'boolean')
     throw new OptionsError('readOnly', 'must be a boolean');
+  if (o.csrfSecret !== undefined && (typeof o.csrfSecret !== 'string' || o.csrfSecret.length < 32))
+    throw new OptionsError('csrfSecret', 'must be a string of at least 32 characters');
   return {
     basePath,
     auth: o.auth,
@@ -97,5 +106,6 @@ export function resolveDashboardOptions(options: DashboardOptions, logger: Logge
     countLimit: integerIn('countLimit', o.countLimit ?? 10_000, 1, 1_000_000),
     problemAgeMs: integerIn('problemAgeMs', o.problemAgeMs ?? 60_000, 1),
     logger: o.logger ?? logger,
+    csrfSecret: o.csrfSecret ?? null,
   };
 }

@@ -19,7 +19,7 @@ async function serve(handler: ReturnType<typeof db.sluice.dashboard>, mount: str
     // As Express does for app.use(mount, handler): req.url is cut, req.originalUrl kept.
     const original = req.url ?? '/';
     if (!original.startsWith(mount)) return handler(req, res, () => res.writeHead(418).end('app'));
-    Object.assign(req, { originalUrl: original, url: original.slice(mount.length) || '/' });
+    if (mount !== '') Object.assign(req, { originalUrl: original, url: original.slice(mount.length) || '/' });
     handler(req, res, () => res.writeHead(418).end('app'));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -81,6 +81,43 @@ describe('dashboard handler', () => {
         expect((await post(away)).headers.get('location')).toMatch(/^\/ops\/jobs\?notice=/);
       }
       expect(overview.headers.get('content-security-policy')).toContain("script-src 'self'");
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('accepts only a CSRF token signed for the same operator, from this site', async () => {
+    const handler = db.sluice.dashboard({ auth: (req) => (req.headers['x-user'] as string | undefined) ?? null });
+    const app = await serve(handler, '');
+    try {
+      const tokenOf = async (user: string) => {
+        const response = await fetch(`${app.url}/`, { headers: { 'x-user': user } });
+        return ((response.headers.get('set-cookie') ?? '').split(';')[0] as string).split('=')[1] as string;
+      };
+      const post = (user: string, token: string, headers: Record<string, string> = {}) =>
+        fetch(`${app.url}/actions/pause-queue`, {
+          method: 'POST',
+          headers: {
+            'x-user': user,
+            cookie: `sluice_csrf=${token}`,
+            'content-type': 'application/x-www-form-urlencoded',
+            ...headers,
+          },
+          body: new URLSearchParams({ csrf: token, queue: 'q1', return: '/' }).toString(),
+          redirect: 'manual',
+        });
+      const alice = await tokenOf('alice');
+      // Another operator's token, a well-formed token with a forged signature, a sibling subdomain.
+      expect((await post('bob', alice)).status).toBe(403);
+      const [nonce] = alice.split('.');
+      expect((await post('alice', `${nonce}.${'A'.repeat(43)}`)).status).toBe(403);
+      expect((await post('alice', alice, { 'sec-fetch-site': 'same-site' })).status).toBe(403);
+      expect((await post('alice', alice, { origin: 'http://evil.example' })).status).toBe(403);
+      expect(await db.sluice.pausedQueues()).toEqual([]);
+      // Behind a proxy that keeps the public host in X-Forwarded-Host, the page's own Origin passes.
+      const proxied = await post('alice', alice, { origin: 'https://ops.example', 'x-forwarded-host': 'ops.example' });
+      expect(proxied.status).toBe(303);
+      expect((await db.sluice.pausedQueues()).map((p) => p.queue)).toEqual(['q1']);
     } finally {
       await app.close();
     }
