@@ -114,7 +114,6 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
     const outcome = await run(action, ctx, form, target);
     const back = safeReturn(form.get('return'), resolved.basePath) ?? ctx.href('/');
     const location = new URL(back, 'http://dashboard.invalid');
-    location.searchParams.delete('failure');
     location.searchParams.set('notice', outcome.notice);
     return redirect(res, `${location.pathname}${location.search}`);
   }

@@ -18,7 +18,6 @@ const SECTIONS = [
 export function layout(ctx: PageContext, page: { title: string; section: string; body: SafeHtml }): SafeHtml {
   const asset = (file: string) => ctx.href(`/assets/${file}`);
   const notice = ctx.query.get('notice');
-  const failure = ctx.query.get('failure');
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -41,7 +40,6 @@ export function layout(ctx: PageContext, page: { title: string; section: string;
 <span class="who">${ctx.user}${ctx.options.readOnly ? html` · <b class="readonly">read-only</b>` : ''}</span>
 </header>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
-${failure ? html`<p class="notice failure" role="alert">${failure}</p>` : ''}
 <main id="content">
 <h1>${page.title}</h1>
 ${page.body}

@@ -32,7 +32,7 @@ export function jobTable(ctx: PageContext, jobs: readonly JobSummary[], next: st
 /** "Next page" for a keyset listing (the cursor is opaque; the filter is kept). */
 export function nextLink(ctx: PageContext, next: string | null, param = 'after'): SafeHtml {
   if (next === null) return html``;
-  const query = Object.fromEntries([...ctx.query].filter(([k]) => k !== 'notice' && k !== 'failure'));
+  const query = Object.fromEntries([...ctx.query].filter(([k]) => k !== 'notice'));
   return html`<p class="paging"><a href="${ctx.href(ctx.path, { ...query, [param]: next })}">Next page →</a></p>`;
 }
 
