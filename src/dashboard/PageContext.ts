@@ -8,6 +8,7 @@ import type { SafeHtml } from './html.ts';
 /** Reads the dashboard makes beyond the public API (each an indexed, bounded operation: see their files). */
 export interface DashboardReads {
   throughput(bucketSeconds: number, buckets: number): Promise<Throughput>;
+  finishedPerQueue(windowSeconds: number): Promise<{ counts: Map<string, number>; capped: boolean }>;
   batches(page: { before?: number; limit?: number }): Promise<{ batches: BatchStatus[]; next: number | null }>;
   queueNames(): Promise<string[]>;
   queueDepth(queue: string): Promise<QueueDepth>;

@@ -3,6 +3,7 @@ import { listBatches } from '../batches/listBatches.ts';
 import { DashboardRequestError, OptionsError } from '../errors.ts';
 import { errorFields } from '../errorText.ts';
 import { finishedPerInterval } from '../history/finishedPerInterval.ts';
+import { finishedPerQueue } from '../history/finishedPerQueue.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import type { Sluice } from '../Sluice.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
@@ -38,6 +39,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
   const csrf = new CsrfTokens(resolved.csrfSecret);
   const reads: DashboardReads = {
     throughput: (bucketSeconds, buckets) => finishedPerInterval(db, tables, { bucketSeconds, buckets }),
+    finishedPerQueue: (windowSeconds) => finishedPerQueue(db, tables, { windowSeconds }),
     batches: (page) => listBatches(db, tables, page),
     queueNames: () => listQueueNames(db, tables),
     queueDepth: (queue) => queueDepth(db, tables, queue, { max: resolved.countLimit }),

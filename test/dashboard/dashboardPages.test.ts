@@ -112,6 +112,21 @@ describe('dashboard pages in a browser', () => {
           .toBe(String(n));
       }
     }
+    const finishedRecently = async () =>
+      String(
+        (
+          await db.query<{ n: number }>(
+            "SELECT COUNT(*) AS n FROM sluice_job_history WHERE queue = 'mail' AND finished_at > NOW(3) - INTERVAL 300 SECOND",
+          )
+        )[0]?.n,
+      );
+    expect(Number(await finishedRecently())).toBeGreaterThan(30);
+    await expect
+      .poll(
+        async () =>
+          (await page.textContent('tr[data-queue="mail"] td[data-count="finished"]')) === (await finishedRecently()),
+      )
+      .toBe(true);
     expect(await page.getAttribute('tr[data-queue="billing"]', 'class')).toContain('problem');
     expect(await page.textContent('tr[data-queue="images"]')).toContain('no worker');
     await page.waitForSelector('.chart[data-series="throughput-minutes"] canvas');
