@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { type BatchStatus, getBatch } from './batches/getBatch.ts';
+import { createDashboard, type DashboardHandler } from './dashboard/createDashboard.ts';
+import type { DashboardOptions } from './dashboard/dashboardOptions.ts';
 import { connect, resolveUrl } from './db/connect.ts';
 import { fromKnex } from './db/executor.ts';
 import { explainFailure } from './db/explainFailure.ts';
@@ -199,6 +201,14 @@ export class Sluice {
   /** The worker registry: one row per live worker, with its load, counts and heartbeat age. */
   workers(): Promise<WorkerInfo[]> {
     return this.#guard(() => listWorkers(this.#runtime.db, this.#runtime.tables));
+  }
+
+  /**
+   * The web dashboard as a Node request handler to mount under `basePath` in an http, Express or
+   * Fastify server: `auth` is required (a hook such as basicAuth(), or false); see src/dashboard/.
+   */
+  dashboard(options: DashboardOptions): DashboardHandler {
+    return createDashboard(this, this.#runtime, options);
   }
 
   stats(): Promise<QueueStats[]> {

@@ -192,3 +192,18 @@ export class WaitTimeoutError extends SluiceError {
     super('SLUICE_WAIT_TIMEOUT', `job ${jobId} did not finish within ${timeoutMs} ms`);
   }
 }
+
+/**
+ * A dashboard request was refused: a malformed value (`where` names the field or path), a
+ * missing or wrong CSRF token, a destructive action without its confirmation, an action in
+ * read-only mode. `status` is the HTTP status the dashboard answers with.
+ */
+export class DashboardRequestError extends SluiceError {
+  constructor(
+    readonly status: number,
+    readonly where: string,
+    readonly reason: string,
+  ) {
+    super('SLUICE_DASHBOARD_REQUEST', `${where}: ${reason}`);
+  }
+}

@@ -1,4 +1,8 @@
 export type { BatchStatus } from './batches/getBatch.ts';
+export { basicAuth } from './dashboard/basicAuth.ts';
+export type { DashboardHandler } from './dashboard/createDashboard.ts';
+export type { DashboardAuth, DashboardOptions } from './dashboard/dashboardOptions.ts';
+export { maskSecrets, type PayloadMask } from './dashboard/maskSecrets.ts';
 export type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
 export type { DeadJob } from './deadJobs/listDeadJobs.ts';
 export {
@@ -16,6 +20,7 @@ export {
   BatchTooLargeError,
   ClaimLostError,
   ConnectionError,
+  DashboardRequestError,
   HandlerTimeoutError,
   JobCancelledError,
   JobDeadError,

@@ -53,6 +53,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'recurring jobs with their next and last slot',
     load: async () => (await import('./schedulesCommand.ts')).schedulesCommand,
   },
+  dashboard: {
+    summary: 'the web dashboard: queues, jobs, dead jobs, workers, batches, schedules (127.0.0.1, auth)',
+    load: async () => (await import('./dashboardCommand.ts')).dashboardCommand,
+  },
   metrics: {
     summary: 'Prometheus metrics on GET /metrics',
     load: async () => (await import('./metricsCommand.ts')).metricsCommand,

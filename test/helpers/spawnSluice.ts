@@ -67,7 +67,7 @@ const children = new Set<SluiceProcess>();
 
 /** Starts `sluice <command> <args>` with an IPC channel, JSON logs on a pipe, and stderr kept. */
 export function spawnSluice(
-  command: 'work' | 'maintenance',
+  command: 'work' | 'maintenance' | 'dashboard',
   args: readonly string[],
   options: SpawnOptions = {},
 ): SluiceProcess {

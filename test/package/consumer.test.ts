@@ -172,6 +172,33 @@ describe('the packed package, installed into an app', () => {
     expect(await exitOf(worker.child), worker.stdout()).toBe(0);
   });
 
+  it('(d) the installed `sluice dashboard` serves its pages and its own assets, uPlot included, from the package', async () => {
+    const migrate = await inApp('npx', ['sluice', 'migrate', '--prefix', 'dash_']);
+    expect(migrate.code, migrate.stderr).toBe(0);
+    const dashboard = startInApp(join(app.dir, 'node_modules', '.bin', 'sluice'), [
+      'dashboard',
+      '--no-auth',
+      '--port',
+      '0',
+      '--prefix',
+      'dash_',
+    ]);
+    const line = await waitFor(
+      () => dashboard.stdout().match(/"event":"dashboard:listening","host":"127\.0\.0\.1","port":(\d+)/),
+      { what: 'the dashboard listening' },
+    );
+    const base = `http://127.0.0.1:${line[1]}`;
+    const page = await (await fetch(`${base}/`)).text();
+    expect(page).toContain('<h1>Overview</h1>');
+    for (const asset of ['dashboard.js', 'dashboard.css', 'uPlot.iife.min.js', 'uPlot.min.css']) {
+      const response = await fetch(`${base}/assets/${asset}`);
+      expect(response.status, asset).toBe(200);
+      expect((await response.arrayBuffer()).byteLength, asset).toBeGreaterThan(1_000);
+    }
+    dashboard.child.kill('SIGINT');
+    expect(await exitOf(dashboard.child), dashboard.stdout()).toBe(0);
+  });
+
   it('(d) npx sluice demo from the app folder runs the package’s own demo job, not the app’s jobs/, and cleans up', async () => {
     const demo = await inApp('npx', ['sluice', 'demo', '--jobs-count', '300']);
     expect(demo.code, `${demo.stdout}${demo.stderr}`).toBe(0);

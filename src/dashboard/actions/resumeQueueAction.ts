@@ -1,0 +1,14 @@
+import type { Action } from './Action.ts';
+import { textField } from './Action.ts';
+
+/** Resumes a paused queue. */
+export const resumeQueueAction: Action = {
+  name: 'resume-queue',
+  destructive: false,
+  target: (form) => ({ queue: form.get('queue') }),
+  async run(ctx, form) {
+    const queue = textField(form, 'queue');
+    await ctx.sluice.resumeQueue(queue);
+    return { count: 1, notice: `Queue ${queue} resumed.` };
+  },
+};

@@ -1,0 +1,82 @@
+// sluice dashboard: the page's only script (no framework, no build step). Three jobs:
+// 1. a destructive action's form asks first and only then sets `confirmed` (the server refuses it without);
+// 2. the page's data refreshes itself: every refreshMs (jittered ±20%) the page is fetched again and
+//    <main> replaced, unless the tab is hidden or the operator is typing in a form;
+// 3. throughput charts (uPlot, shipped with the package) are drawn from the JSON the server embedded.
+
+document.addEventListener('submit', (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement)) return;
+  const question = form.dataset.confirm;
+  if (!question) return;
+  if (!window.confirm(question)) {
+    event.preventDefault();
+    return;
+  }
+  const field = form.querySelector('input[name="confirmed"]');
+  if (field) field.value = 'yes';
+});
+
+function drawCharts() {
+  if (typeof window.uPlot !== 'function') return;
+  for (const box of document.querySelectorAll('.chart[data-series]')) {
+    const source = document.getElementById(box.dataset.series);
+    if (!source) continue;
+    const data = JSON.parse(source.textContent);
+    const n = data.finished.length;
+    const x = data.finished.map((_, i) => i - (n - 1));
+    const unit = data.bucketSeconds >= 3600 ? 'h' : 'min';
+    box.replaceChildren();
+    const width = Math.max(280, box.clientWidth || 480);
+    new window.uPlot(
+      {
+        width,
+        height: 180,
+        scales: { x: { time: false } },
+        axes: [{ values: (_, ticks) => ticks.map((t) => (t === 0 ? 'now' : `${t} ${unit}`)) }, {}],
+        series: [
+          {},
+          { label: 'finished', stroke: '#2f6fdf', fill: 'rgba(47,111,223,0.12)' },
+          { label: 'dead', stroke: '#c0392b' },
+        ],
+      },
+      [x, data.finished, data.died],
+      box,
+    );
+  }
+}
+
+let refreshes = 0;
+async function refresh() {
+  const main = document.getElementById('content');
+  const focused = document.activeElement;
+  const busy = focused && main?.contains(focused) && focused.matches('input, select, textarea');
+  if (document.visibilityState === 'visible' && main && !busy) {
+    try {
+      const response = await fetch(window.location.href, {
+        credentials: 'same-origin',
+        headers: { 'X-Sluice-Refresh': '1' },
+      });
+      if (response.ok) {
+        const next = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById('content');
+        if (next) {
+          main.replaceChildren(...Array.from(next.childNodes, (node) => document.importNode(node, true)));
+          drawCharts();
+          refreshes += 1;
+          document.body.dataset.refreshes = String(refreshes);
+        }
+      }
+    } catch {
+      // The server is away for a moment: keep what is shown and try again at the next tick.
+    }
+  }
+  schedule();
+}
+
+function schedule() {
+  const every = Number(document.body.dataset.refreshMs) || 5000;
+  setTimeout(refresh, every * (0.8 + Math.random() * 0.4));
+}
+
+drawCharts();
+schedule();

@@ -1,0 +1,29 @@
+/** How the dashboard writes numbers, durations and times (times in UTC, as the DB clock gave them). */
+
+/** "1,234"; a capped count "10,000+"; a capped count that found none so far "?" (unknown past the cap). */
+export function count(n: number, exact = true): string {
+  if (!exact && n === 0) return '?';
+  return `${n.toLocaleString('en-US')}${exact ? '' : '+'}`;
+}
+
+/** A duration in ms as "850 ms", "12 s", "4 min", "3.5 h", "2.0 d"; "—" for null. */
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '—';
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${Math.round(ms / 1_000)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  if (ms < 86_400_000) return `${(ms / 3_600_000).toFixed(1)} h`;
+  return `${(ms / 86_400_000).toFixed(1)} d`;
+}
+
+/** "2026-11-24 01:02:03.456" (UTC), "—" for null. */
+export function time(date: Date | null | undefined): string {
+  if (!date) return '—';
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/** JSON for reading: pretty, with undefined shown as "—". */
+export function prettyJson(value: unknown): string {
+  if (value === undefined) return '—';
+  return JSON.stringify(value, null, 2) ?? String(value);
+}

@@ -1,0 +1,42 @@
+import type { JobSummary } from '../../jobs/listJobs.ts';
+import { duration, time } from '../format.ts';
+import { html, type SafeHtml } from '../html.ts';
+import type { PageContext } from '../PageContext.ts';
+
+/**
+ * A listing's jobs as a table; each id links to the job's page. A page of a filter no index
+ * serves can come back empty with more to read (`next`): it says so rather than "no jobs".
+ */
+export function jobTable(ctx: PageContext, jobs: readonly JobSummary[], next: string | null = null): SafeHtml {
+  if (jobs.length === 0 && next !== null)
+    return html`<p class="empty">None found among the index entries this page read (the filter is checked row by row); the next page reads on.</p>`;
+  if (jobs.length === 0) return html`<p class="empty">No jobs.</p>`;
+  return html`<table class="jobs">
+<thead><tr><th>id</th><th>state</th><th>queue</th><th>name</th><th>priority</th><th>attempts</th><th>run at / finished</th><th>held by</th><th>last error</th></tr></thead>
+<tbody>${jobs.map(
+    (j) => html`<tr data-job-id="${j.id}" class="state-${j.state}">
+<td><a href="${ctx.href(`/jobs/${j.id}`)}">${j.id}</a></td>
+<td><span class="state">${j.state}</span></td>
+<td><a href="${ctx.href(`/queues/${encodeURIComponent(j.queue)}`)}">${j.queue}</a></td>
+<td>${j.name}</td>
+<td>${j.priority}</td>
+<td>${j.retryTimes}${j.maxRetries === null ? '' : ` / ${j.maxRetries}`}</td>
+<td>${time(j.finishedAt ?? j.runAt)}</td>
+<td class="mono">${j.lockId ?? ''}</td>
+<td class="error">${j.error ?? ''}</td>
+</tr>`,
+  )}</tbody>
+</table>`;
+}
+
+/** "Next page" for a keyset listing (the cursor is opaque; the filter is kept). */
+export function nextLink(ctx: PageContext, next: string | null, param = 'after'): SafeHtml {
+  if (next === null) return html``;
+  const query = Object.fromEntries([...ctx.query].filter(([k]) => k !== 'notice'));
+  return html`<p class="paging"><a href="${ctx.href(ctx.path, { ...query, [param]: next })}">Next page →</a></p>`;
+}
+
+/** The age of a duration for a table cell, highlighted past a threshold. */
+export function ageCell(ms: number | null, problemMs: number): SafeHtml {
+  return html`<td class="${ms !== null && ms > problemMs ? 'bad' : ''}">${duration(ms)}</td>`;
+}

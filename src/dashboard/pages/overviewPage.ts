@@ -1,0 +1,47 @@
+import { count, duration } from '../format.ts';
+import { html, jsonScript } from '../html.ts';
+import type { Page } from '../PageContext.ts';
+import { queueCounts } from '../queueCounts.ts';
+
+/**
+ * Per queue: ready / delayed or retrying / running / dead, the oldest ready job's age, its
+ * workers, its jobs finished in the last 5 minutes, problems highlighted; the fleet's throughput
+ * over the last hour (per minute) and day (per hour), from the history and the dead jobs.
+ */
+export const overviewPage: Page = async (ctx) => {
+  const [names, paused, workers, minutes, hours, recent] = await Promise.all([
+    ctx.reads.queueNames(),
+    ctx.sluice.pausedQueues(),
+    ctx.sluice.workers(),
+    ctx.reads.throughput(60, 60),
+    ctx.reads.throughput(3_600, 24),
+    ctx.reads.finishedPerQueue(300),
+  ]);
+  const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
+  const queues = await Promise.all(names.map((name) => queueCounts(ctx, name, context)));
+  const cell = (c: { count: number; exact: boolean }, state: string) =>
+    html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
+  const body = html`
+<table class="queues">
+<thead><tr><th>queue</th><th>ready</th><th>delayed / retrying</th><th>running</th><th>dead</th><th>oldest ready</th><th>finished, 5 min</th><th>workers</th><th>status</th></tr></thead>
+<tbody>${queues.map(
+    (q) => html`<tr data-queue="${q.queue}" class="${q.problems.length > 0 ? 'problem' : ''}">
+<td><a href="${ctx.href(`/queues/${encodeURIComponent(q.queue)}`)}">${q.queue}</a></td>
+${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.running, 'running')}${cell(q.dead, 'dead')}
+<td class="num ${q.oldestReadyMs !== null && q.oldestReadyMs > ctx.options.problemAgeMs ? 'bad' : ''}">${duration(q.oldestReadyMs)}</td>
+<td class="num" data-count="finished">${count(recent.counts.get(q.queue) ?? 0, !recent.capped)}</td>
+<td class="num">${q.workers}</td>
+<td>${q.problems.length > 0 ? html`<span class="problems">${q.problems.join(', ')}</span>` : 'ok'}</td>
+</tr>`,
+  )}</tbody>
+</table>
+${queues.length === 0 ? html`<p class="empty">No queues yet: nothing has been enqueued.</p>` : ''}
+<p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N, "?" that none was found among them.</p>
+<section class="charts">
+<figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-minutes"></div></figure>
+<figure><figcaption>Finished and dead per hour, last day${hours.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-hours"></div></figure>
+</section>
+${jsonScript('throughput-minutes', minutes)}
+${jsonScript('throughput-hours', hours)}`;
+  return { title: 'Overview', section: 'overview', body };
+};

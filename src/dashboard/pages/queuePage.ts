@@ -1,0 +1,68 @@
+import { DashboardRequestError } from '../../errors.ts';
+import { JOB_STATES, type JobState } from '../../jobs/jobState.ts';
+import { QUEUE_NAME } from '../../queues/queueName.ts';
+import { actionButton } from '../actionButton.ts';
+import { count, duration, time } from '../format.ts';
+import { html } from '../html.ts';
+import type { Page } from '../PageContext.ts';
+import { queueCounts } from '../queueCounts.ts';
+import { jobTable, nextLink } from './jobTable.ts';
+
+/** One queue: pause / resume, its counts, the workers that listen to it, its jobs by state. */
+export const queuePage: Page = async (ctx, [name]) => {
+  let queue = '';
+  try {
+    queue = decodeURIComponent(name ?? '');
+  } catch {
+    // a malformed %-escape: not a queue name either
+  }
+  if (!QUEUE_NAME.test(queue))
+    throw new DashboardRequestError(400, 'queue', `is not a queue name (${JSON.stringify(queue)})`);
+  const stateParam = ctx.query.get('state') ?? 'waiting';
+  if (!(JOB_STATES as readonly string[]).includes(stateParam))
+    throw new DashboardRequestError(400, 'state', `must be one of ${JOB_STATES.join(', ')}`);
+  const state = stateParam as JobState;
+  const [paused, workers] = await Promise.all([ctx.sluice.pausedQueues(), ctx.sluice.workers()]);
+  const pausedRow = paused.find((p) => p.queue === queue);
+  const counts = await queueCounts(ctx, queue, {
+    paused: new Set(paused.map((p) => p.queue)),
+    workerQueues: workers.map((w) => w.queues),
+  });
+  const list = await ctx.sluice.jobs.list({ queue, state }, { limit: 50, after: ctx.query.get('after') ?? undefined });
+  const listening = workers.filter((w) => w.queues.includes(queue));
+  const badges: Partial<Record<JobState, { count: number; exact: boolean }>> = {
+    waiting: counts.ready,
+    running: counts.running,
+    dead: counts.dead,
+  };
+  const tab = (s: JobState) => {
+    const badge = badges[s];
+    return html`<a href="${ctx.href(ctx.path, { state: s })}"${s === state ? html` aria-current="page"` : ''}>${s}${
+      badge ? html` <span class="badge">${count(badge.count, badge.exact)}</span>` : ''
+    }</a>`;
+  };
+  const body = html`
+<section class="queue-status ${counts.problems.length > 0 ? 'problem' : ''}">
+<p>${pausedRow ? html`<b class="paused">Paused</b> since ${time(pausedRow.pausedAt)}.` : html`<b>Active.</b>`}
+${count(counts.ready.count, counts.ready.exact)} ready, ${count(counts.notDue.count, counts.notDue.exact)} delayed or retrying, ${count(counts.running.count, counts.running.exact)} running, ${count(counts.dead.count, counts.dead.exact)} dead. Oldest ready job waited ${duration(counts.oldestReadyMs)}. ${counts.problems.length > 0 ? html`<span class="problems">${counts.problems.join(', ')}</span>` : ''}</p>
+${
+  pausedRow
+    ? actionButton(ctx, { name: 'resume-queue', label: 'Resume queue', fields: { queue } })
+    : actionButton(ctx, { name: 'pause-queue', label: 'Pause queue', fields: { queue } })
+}
+</section>
+<h2>Workers listening (${listening.length})</h2>
+${
+  listening.length === 0
+    ? html`<p class="empty">No live worker listens to this queue.</p>`
+    : html`<ul class="workers">${listening.map(
+        (w) =>
+          html`<li>${w.host} pid ${w.pid} (${w.name}): ${w.inFlight} in flight of ${w.concurrencyLimit}, heartbeat ${duration(w.heartbeatAgeMs)} ago</li>`,
+      )}</ul>`
+}
+<h2>Jobs</h2>
+<nav class="tabs">${JOB_STATES.map(tab)}</nav>
+${jobTable(ctx, list.jobs, list.next)}
+${nextLink(ctx, list.next)}`;
+  return { title: `Queue ${queue}`, section: 'overview', body };
+};

@@ -1,0 +1,57 @@
+import type { Action } from './actions/Action.ts';
+import { cancelJobAction } from './actions/cancelJobAction.ts';
+import { enqueueScheduleAction } from './actions/enqueueScheduleAction.ts';
+import { pauseQueueAction } from './actions/pauseQueueAction.ts';
+import { purgeDeadJobAction, purgeDeadJobsAction } from './actions/purgeDeadAction.ts';
+import { redriveDeadJobAction, redriveDeadJobsAction } from './actions/redriveDeadAction.ts';
+import { resumeQueueAction } from './actions/resumeQueueAction.ts';
+import { runJobNowAction } from './actions/runJobNowAction.ts';
+import type { Page } from './PageContext.ts';
+import { batchesPage } from './pages/batchesPage.ts';
+import { deadJobsPage } from './pages/deadJobsPage.ts';
+import { jobPage } from './pages/jobPage.ts';
+import { jobsPage } from './pages/jobsPage.ts';
+import { overviewPage } from './pages/overviewPage.ts';
+import { queuePage } from './pages/queuePage.ts';
+import { schedulesPage } from './pages/schedulesPage.ts';
+import { workersPage } from './pages/workersPage.ts';
+
+/** GET pages: a path pattern (below basePath) and its page; captured groups are the page's params. */
+const PAGES: readonly [RegExp, Page][] = [
+  [/^\/?$/, overviewPage],
+  [/^\/queues\/([^/]+)$/, queuePage],
+  [/^\/jobs$/, jobsPage],
+  [/^\/jobs\/([^/]+)$/, jobPage],
+  [/^\/dead$/, deadJobsPage],
+  [/^\/workers$/, workersPage],
+  [/^\/batches$/, batchesPage],
+  [/^\/schedules$/, schedulesPage],
+];
+
+/** POST /actions/<name>. */
+const ACTIONS: ReadonlyMap<string, Action> = new Map(
+  [
+    pauseQueueAction,
+    resumeQueueAction,
+    cancelJobAction,
+    runJobNowAction,
+    redriveDeadJobAction,
+    redriveDeadJobsAction,
+    purgeDeadJobAction,
+    purgeDeadJobsAction,
+    enqueueScheduleAction,
+  ].map((a) => [a.name, a]),
+);
+
+export function matchPage(path: string): { page: Page; params: string[] } | null {
+  for (const [pattern, page] of PAGES) {
+    const match = pattern.exec(path);
+    if (match) return { page, params: match.slice(1) };
+  }
+  return null;
+}
+
+export function findAction(path: string): Action | null {
+  const match = /^\/actions\/([a-z-]+)$/.exec(path);
+  return (match && ACTIONS.get(match[1] as string)) ?? null;
+}
