@@ -21,7 +21,11 @@ export interface WorkerOptions {
   claim?: ClaimStrategy;
   /** Candidates read per head scan (random-head): more candidates, fewer collisions between workers. @defaultValue 200 */
   headSize?: number;
-  /** Most jobs taken by one claim statement. @defaultValue 50 */
+  /**
+   * Most jobs taken by one claim statement. A claim asks for as many jobs as the worker has free
+   * slots, up to this: with the default, one claim fills a worker of any concurrency up to 1,000.
+   * @defaultValue 1,000
+   */
   claimBatchSize?: number;
   /**
    * How long a claim lives without a heartbeat. The worker registers it, and the maintenance
@@ -85,7 +89,7 @@ export const WORKER_DEFAULTS = {
   jobs: 'jobs',
   claim: 'random-head',
   headSize: 200,
-  claimBatchSize: 50,
+  claimBatchSize: 1_000,
   lockTimeoutMs: 30_000,
   heartbeatIntervalMs: 2_000,
   pollIntervalMs: 1_000,
