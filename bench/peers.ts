@@ -19,6 +19,7 @@ import { median } from './median.ts';
 import { BULLMQ_SETTINGS, bullmqPeer } from './peers/bullmqPeer.ts';
 import { isMain, type Peer, type PeerSetting } from './peers/peer.ts';
 import { PG_BOSS_SETTINGS, pgBossPeer } from './peers/pgBossPeer.ts';
+import { SLUICE_SETTINGS, sluicePeer } from './peers/sluicePeer.ts';
 import { progress } from './progress.ts';
 import { fmt, table } from './report.ts';
 import { makeJobs } from './workload.ts';
@@ -86,7 +87,11 @@ export async function measurePeers(options: PeerOptions = {}): Promise<PeerRepor
   const jobCount = options.jobCount ?? PEER_JOB_COUNT;
   const rounds = options.rounds ?? PEER_ROUNDS;
   const latencySamples = options.latencySamples ?? LATENCY_SAMPLES;
-  const peers = options.peers ?? [bullmqPeer(BULLMQ_SETTINGS), pgBossPeer(PG_BOSS_SETTINGS)];
+  const peers = options.peers ?? [
+    sluicePeer(SLUICE_SETTINGS),
+    bullmqPeer(BULLMQ_SETTINGS),
+    pgBossPeer(PG_BOSS_SETTINGS),
+  ];
   const jobs = makeJobs(jobCount);
   const sizes = jobs.map((j) => JSON.stringify(j.payload).length);
   const outcomes: PeerOutcome[] = [];
