@@ -10,7 +10,9 @@
  * A peer whose server does not answer is skipped with a line saying so; a row that fails is
  * reported as failed and the run goes on. Progress goes to stderr; stdout gets the table and, as
  * its last line, the result as JSON (also written to bench/results/peers.json).
- * bench/run.ts can include these rows by calling measurePeers() and renderPeerReport().
+ * sluice is a row of the same table (peers/sluicePeer.ts), measured by the same harness; the report
+ * ends with the best sluice drain ÷ the best peer drain and each system's pickup latency
+ * (peerVerdict.ts). bench/run.ts includes all of it as its section (d).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,6 +22,7 @@ import { BULLMQ_SETTINGS, bullmqPeer } from './peers/bullmqPeer.ts';
 import { isMain, type Peer, type PeerSetting } from './peers/peer.ts';
 import { PG_BOSS_SETTINGS, pgBossPeer } from './peers/pgBossPeer.ts';
 import { SLUICE_SETTINGS, sluicePeer } from './peers/sluicePeer.ts';
+import { peerVerdict, renderPeerVerdict } from './peerVerdict.ts';
 import { progress } from './progress.ts';
 import { fmt, table } from './report.ts';
 import { makeJobs } from './workload.ts';
@@ -210,6 +213,7 @@ export function renderPeerReport(report: PeerReport): string {
     ...settings,
     '    servers:',
     ...servers,
+    renderPeerVerdict(peerVerdict(report)),
     `    peers wall time ${report.wallSeconds.toFixed(0)} s; load average ${report.loadAtStart.toFixed(2)} at start, ${report.loadAtEnd.toFixed(2)} at end`,
   ].join('\n');
 }
@@ -221,6 +225,7 @@ export function toPeerResult(report: PeerReport) {
     rounds: report.rounds,
     latencySamples: report.latencySamples,
     wallSeconds: Math.round(report.wallSeconds),
+    verdict: peerVerdict(report),
     peers: report.peers.map((p) => ({
       peer: p.peer,
       server: p.serverInfo ?? p.server,
