@@ -96,7 +96,9 @@ async function drainRaw(
 ): Promise<DrainMeasurement> {
   await truncate(bench.conn, [bench.tables.raw]);
   await rawInsertJobs(bench.conn, bench.tables.raw, jobs, rowsPerStatement);
+  // rawWorker.ts reaches benchDatabase.ts, which imports 'sluice': from the sources, as in a clean clone there is no build.
   const args = [
+    '--conditions=sluice-source',
     RAW_WORKER,
     '--url',
     bench.url,
