@@ -21,6 +21,8 @@ export const ER = {
   QUERY_INTERRUPTED: 1317,
   /** ER_NO_SUCH_THREAD: KILL named a connection that is gone (a doorbell of a dead worker). */
   NO_SUCH_THREAD: 1094,
+  /** ER_KILL_DENIED_ERROR: KILL of another user's connection without CONNECTION ADMIN (or SUPER). */
+  KILL_DENIED: 1095,
 } as const;
 
 function errnoOf(error: unknown): number | undefined {

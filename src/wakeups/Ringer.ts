@@ -56,6 +56,8 @@ export class Ringer {
   readonly #cache = new Map<string, { rows: DoorbellRow[]; readAt: number }>();
   #flushing: Promise<void> | null = null;
   #connection: { raw: unknown; server: string } | null = null;
+  /** Doorbells this user may not ring (another user's, without CONNECTION ADMIN): reported once, then left to polling. */
+  readonly #denied = new Set<number>();
 
   constructor(private readonly options: RingerOptions) {}
 
@@ -87,12 +89,16 @@ export class Ringer {
         await this.#ringRemote(batch);
       } catch (error) {
         await this.#release(true);
-        this.options.events.emit('doorbell:error', {
-          error: error instanceof Error ? error : new Error(String(error)),
-          context: 'ringing after an enqueue',
-        });
+        this.#report(error, 'ringing after an enqueue');
       }
     }
+  }
+
+  #report(error: unknown, context: string): void {
+    this.options.events.emit('doorbell:error', {
+      error: error instanceof Error ? error : new Error(String(error)),
+      context,
+    });
   }
 
   async #ringRemote(queues: ReadonlyMap<string, number>): Promise<void> {
@@ -103,14 +109,27 @@ export class Ringer {
     const rung = new Set<number>();
     for (const [queue, jobs] of queues) {
       const doorbells = (await this.#doorbells(queue, on)).filter(
-        (d) => d.server === connection.server && !isLocalWorker(d.workerId) && !rung.has(d.connectionId),
+        (d) =>
+          d.server === connection.server &&
+          !isLocalWorker(d.workerId) &&
+          !rung.has(d.connectionId) &&
+          !this.#denied.has(d.connectionId),
       );
       for (const doorbell of pickRandom(doorbells, jobs)) {
         rung.add(doorbell.connectionId);
         try {
           await on(sqlKillQuery, [doorbell.connectionId]);
         } catch (error) {
-          if ((error as { errno?: number }).errno !== ER.NO_SUCH_THREAD) throw error;
+          const errno = (error as { errno?: number }).errno;
+          if (errno === ER.KILL_DENIED) {
+            this.#denied.add(doorbell.connectionId);
+            this.#report(
+              error,
+              `ringing worker ${doorbell.workerId} (another database user: grant CONNECTION ADMIN, or leave it to polling)`,
+            );
+            continue;
+          }
+          if (errno !== ER.NO_SUCH_THREAD) throw error;
           this.#cache.delete(queue);
           await on(sqlForgetStale(this.options.tables), [doorbell.workerId, doorbell.connectionId]);
         }

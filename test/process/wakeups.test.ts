@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createSluice } from '../../src/index.ts';
+import { createSluice, type SluiceEventMap } from '../../src/index.ts';
 import { createFixtureTables } from '../fixtures/fixtureTables.ts';
 import { FIXTURE_JOBS, type SluiceProcess, spawnWorker } from '../helpers/spawnSluice.ts';
 import { testLogger, useTestDatabase } from '../helpers/testDatabase.ts';
@@ -127,6 +128,35 @@ describe('waking idle workers', () => {
     } finally {
       await app.close();
       await knex.destroy();
+    }
+  }, 60_000);
+
+  it('an enqueuer that may not KILL the worker (another user) says so once and leaves the job to polling', async () => {
+    const user = `sluice_ring_${randomBytes(3).toString('hex')}`;
+    const password = randomBytes(9).toString('hex');
+    await db.query(`CREATE USER '${user}'@'%' IDENTIFIED BY '${password}'`);
+    await db.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${db.name}\`.* TO '${user}'@'%'`);
+    const url = new URL(db.url);
+    url.username = user;
+    url.password = password;
+    const other = createSluice({ url: url.toString(), logger: testLogger });
+    const worker = spawnWorker(db.url, { queues: 'denied', pollIntervalMs: 300, maxPollIntervalMs: 300 });
+    try {
+      await worker.ready;
+      await waitFor(async () => (await doorbells('denied')).length === 1, { what: 'the worker rang its doorbell in' });
+      const errors: SluiceEventMap['doorbell:error'][] = [];
+      other.events.on('doorbell:error', (e) => errors.push(e));
+      for (let n = 0; n < 3; n++) {
+        const { id } = await other.enqueue({ name: 'record', queue: 'denied', payload: { n } });
+        await waitFor(() => ran(id), { timeoutMs: PICKUP_MS, what: `job ${id} ran (by polling)` });
+      }
+      expect(errors).toHaveLength(1);
+      expect((errors[0]?.error as { errno?: number }).errno).toBe(1095);
+      expect(errors[0]?.context).toMatch(/another database user/);
+      await stopped(worker);
+    } finally {
+      await other.close();
+      await db.query(`DROP USER IF EXISTS '${user}'@'%'`);
     }
   }, 60_000);
 });
