@@ -40,6 +40,7 @@ export async function measureConcurrentEnqueue(
   await admin.query(`TRUNCATE TABLE \`${side.prefix}job_history\``);
   await admin.end();
   let fleet: Fleet | null = null;
+  let rate: number;
   if (workers > 0) {
     const args = [...sideCli(side, 'work', url), '--queues', 'bench', '--jobs', `${side.root}/bench/jobs`];
     fleet = await startFleet(workers, args, { LOG_LEVEL: 'warn' });
@@ -56,12 +57,14 @@ export async function measureConcurrentEnqueue(
     const counts = (await Promise.all(children.map((c) => message(c)))) as { jobs: number }[];
     const elapsed = (performance.now() - started) / 1000;
     await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : null)));
-    const jobs = counts.reduce((sum, m) => sum + m.jobs, 0);
-    return jobs / elapsed;
-  } finally {
-    const codes = (await fleet?.stop()) ?? [];
-    if (codes.some((c) => c !== 0)) throw new Error(`worker exit codes ${codes.join(', ')}`);
+    rate = counts.reduce((sum, m) => sum + m.jobs, 0) / elapsed;
+  } catch (error) {
+    await fleet?.stop();
+    throw error;
   }
+  const codes = (await fleet?.stop()) ?? [];
+  if (codes.some((c) => c !== 0)) throw new Error(`worker exit codes ${codes.join(', ')}`);
+  return rate;
 }
 
 function message(child: ChildProcess): Promise<unknown> {
