@@ -35,6 +35,8 @@ KILL QUERY ?`;
 
 /** How long one sleep lasts before it is simply sent again: a statement per this many seconds per idle worker. */
 export const DOORBELL_SLEEP_SECONDS = 30;
+/** How long stop() waits for the sleep to end before it closes the connection under it. */
+const STOP_WAIT_MS = 2_000;
 /** After a failure of the doorbell's connection: wait about this long (jittered) before reconnecting. */
 const RECONNECT_DELAY_MS = 2_000;
 
@@ -94,8 +96,15 @@ export class Doorbell {
     } catch (error) {
       this.#report(error, 'forgetting the doorbell at stop');
     }
-    await this.#loop;
+    // A sleep the KILL could not reach, or a connect that hangs on a server that is down: close
+    // the connection under it, and the pool (which aborts a pending connect), rather than wait.
+    const done = await Promise.race([
+      this.#loop.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(resolve, STOP_WAIT_MS, false).unref()),
+    ]);
+    if (!done) (this.#connection as { destroy?: () => void } | undefined)?.destroy?.();
     await knex.destroy();
+    await this.#loop;
   }
 
   async #run(): Promise<void> {
