@@ -20,7 +20,7 @@ export const STRATEGIES: readonly ClaimStrategy[] = ['random-head', 'skip-locked
 export const WORKER_COUNTS: readonly number[] = [1, 2, 4];
 /** Per sluice worker process; each setting also sets the largest claim (--claim-batch-size). */
 export const CONCURRENCIES: readonly number[] = [50, 200, 500];
-/** Jobs per claim of the raw loop, matching sluice's claimBatchSize default. */
+/** Jobs per claim of the raw loop: the claims of sluice's c50 rows (--claim-batch-size 50). */
 export const RAW_BATCH = 50;
 
 const JOBS_DIR = fileURLToPath(new URL('./jobs', import.meta.url));
