@@ -100,7 +100,10 @@ export class ClaimLoop {
       lastWasFull = claimed > 0 && claimed === requested;
       pollDelayMs = nextPollDelayMs(pollDelayMs, claimed > 0, pollIntervalMs, maxPollIntervalMs);
       if (claimed > 0 || this.#rung) continue;
-      await this.idle(await this.#idleDelayMs(jittered(pollDelayMs)));
+      const delayMs = await this.#idleDelayMs(jittered(pollDelayMs));
+      // A ring during that read would find no waiter to wake: claim now instead of sleeping it through.
+      if (this.#rung) continue;
+      await this.idle(delayMs);
     }
   }
 
