@@ -115,10 +115,15 @@ export class Ringer {
           !rung.has(d.connectionId) &&
           !this.#denied.has(d.connectionId),
       );
-      for (const doorbell of pickRandom(doorbells, jobs)) {
+      // In random order, until as many workers as jobs were woken: a doorbell that turns out gone
+      // or forbidden passes the ring to the next one.
+      let woken = 0;
+      for (const doorbell of pickRandom(doorbells, doorbells.length)) {
+        if (woken >= jobs) break;
         rung.add(doorbell.connectionId);
         try {
           await on(sqlKillQuery, [doorbell.connectionId]);
+          woken++;
         } catch (error) {
           const errno = (error as { errno?: number }).errno;
           if (errno === ER.KILL_DENIED) {
