@@ -65,10 +65,22 @@ export class Ringer {
   ring(prefix: string, queues: ReadonlyMap<string, number>): void {
     ringLocal(prefix, queues.keys());
     if (!this.options.knex) return;
+    // Nobody to ring (as far as a fresh copy of the doorbells says): not even a promise per enqueue.
+    if (!this.#flushing && [...queues.keys()].every((queue) => this.#knownSilent(queue))) return;
     for (const [queue, jobs] of queues) this.#pending.set(queue, (this.#pending.get(queue) ?? 0) + jobs);
     this.#flushing ??= this.#flush().finally(() => {
       this.#flushing = null;
     });
+  }
+
+  /** True when the cached doorbells of `queue` are fresh and none of them can be rung from here. */
+  #knownSilent(queue: string): boolean {
+    const cached = this.#cache.get(queue);
+    if (!cached || performance.now() - cached.readAt >= DOORBELL_CACHE_MS) return false;
+    const server = this.#connection?.server;
+    return cached.rows.every(
+      (d) => d.server !== server || isLocalWorker(d.workerId) || this.#denied.has(d.connectionId),
+    );
   }
 
   /** Waits for the rings under way (close() calls it before the pools go). */
