@@ -78,6 +78,7 @@ export class Ringer {
     const cached = this.#cache.get(queue);
     if (!cached || performance.now() - cached.readAt >= DOORBELL_CACHE_MS) return false;
     const server = this.#connection?.server;
+    if (server === undefined) return false;
     return cached.rows.every(
       (d) => d.server !== server || isLocalWorker(d.workerId) || this.#denied.has(d.connectionId),
     );
