@@ -125,7 +125,7 @@ export class Worker {
     const { tables, doorbellKnex, events } = this.runtime;
     const ring = () => this.#claims.ring();
     this.#unsubscribe = onLocalRing(tables.prefix, this.id, this.options.queues, ring);
-    if (!doorbellKnex) return;
+    if (!doorbellKnex || !this.options.doorbell) return;
     const knex = doorbellKnex();
     this.#doorbell = new Doorbell({
       knex,

@@ -34,6 +34,12 @@ export interface WorkerOptions {
   lockTimeoutMs?: number;
   /** How often in-flight claims are extended and the registry row refreshed. At least 100, at most lockTimeoutMs / 2. @defaultValue the smaller of 2,000 and lockTimeoutMs / 3 */
   heartbeatIntervalMs?: number;
+  /**
+   * Whether enqueues in other processes wake this worker through its doorbell (a connection of its
+   * own asleep in SELECT SLEEP, ended by the enqueuer's KILL QUERY). Off: one connection fewer, no
+   * per-job wake-ups, and jobs from other processes start at the next poll. @defaultValue true
+   */
+  doorbell?: boolean;
   /** Delay between polls of an empty queue (jittered ±25 %). @defaultValue 1,000 */
   pollIntervalMs?: number;
   /** Longest delay between polls of empty queues: each empty poll doubles the delay up to this. @defaultValue 5,000 */
@@ -90,6 +96,7 @@ export const WORKER_DEFAULTS = {
   claim: 'random-head',
   headSize: 200,
   claimBatchSize: 1_000,
+  doorbell: true,
   lockTimeoutMs: 30_000,
   heartbeatIntervalMs: 2_000,
   pollIntervalMs: 1_000,
@@ -155,6 +162,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (r.claim !== 'random-head' && r.claim !== 'skip-locked') {
     throw new OptionsError('claim', `must be 'random-head' or 'skip-locked' (got ${JSON.stringify(r.claim)})`);
   }
+  if (typeof r.doorbell !== 'boolean')
+    throw new OptionsError('doorbell', `must be true or false (got ${JSON.stringify(r.doorbell)})`);
   const backoff = backoffProblem(r.backoff, true);
   if (backoff) throw new OptionsError('backoff', backoff);
   if (r.heartbeatIntervalMs * 2 > lockTimeoutMs) {

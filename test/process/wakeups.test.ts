@@ -179,4 +179,21 @@ describe('waking idle workers', () => {
       await db.query(`DROP USER IF EXISTS '${user}'@'%'`);
     }
   }, 60_000);
+
+  it('doorbell: false registers no doorbell (jobs from other processes wait for a poll); a non-boolean is refused', async () => {
+    const worker = db.sluice.worker({ queues: ['quiet'], jobs: FIXTURE_JOBS, doorbell: false });
+    await worker.start();
+    const loud = db.sluice.worker({ queues: ['loud'], jobs: FIXTURE_JOBS });
+    await loud.start();
+    try {
+      await waitFor(async () => (await doorbells('loud')).length === 1, { what: 'the default worker’s doorbell' });
+      expect(await doorbells('quiet')).toEqual([]);
+    } finally {
+      await worker.stop();
+      await loud.stop();
+    }
+    expect(() => db.sluice.worker({ doorbell: 'yes' as unknown as boolean })).toThrow(
+      /option doorbell must be true or false/,
+    );
+  });
 });
