@@ -11,8 +11,6 @@
  * The CPU column needs the server on this machine (a mariadbd or mysqld process); otherwise it
  * reads n/a. Like `npm run bench`, it works in the database sluice_bench, re-created per run.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fromKnex } from '../src/db/executor.ts';
 import { ClaimTokens } from '../src/worker/ClaimTokens.ts';
@@ -23,6 +21,7 @@ import { progress } from './progress.ts';
 import { rawInsertJobs } from './rawInsert.ts';
 import { claimAndDelete } from './rawLoop.ts';
 import { fmt, table } from './report.ts';
+import { findServerPid, processCpuUs } from './serverCpu.ts';
 import { BENCH_QUEUE, type BenchJob, makeJobs } from './workload.ts';
 
 const JOB_COUNT = 100_000;
@@ -111,12 +110,12 @@ async function refill(bench: Bench, jobs: readonly BenchJob[]): Promise<void> {
 
 async function measure(step: string, serverPid: number | null, run: () => Promise<void>): Promise<Step> {
   await sleep(SETTLE_MS);
-  const cpuBefore = serverCpuUs(serverPid);
+  const cpuBefore = processCpuUs(serverPid);
   const started = performance.now();
   await run();
   const wallUs = (performance.now() - started) * 1000;
   await sleep(SETTLE_MS);
-  const cpuAfter = serverCpuUs(serverPid);
+  const cpuAfter = processCpuUs(serverPid);
   const result = {
     step,
     wallUsPerJob: round1(wallUs / JOB_COUNT),
@@ -137,30 +136,6 @@ function render(steps: readonly Step[]): string {
     `drain path, step by step: ${fmt(JOB_COUNT)} jobs, claims of ${CLAIM_SIZE}, one connection; server CPU includes the purge after each step`,
     table(['step', 'wall µs/job', 'server CPU µs/job', 'jobs/s alone'], rows),
   ].join('\n');
-}
-
-/** The local server process, if the server runs on this machine. */
-function findServerPid(): number | null {
-  for (const name of ['mariadbd', 'mysqld']) {
-    try {
-      const pid = Number(execFileSync('pidof', ['-s', name], { encoding: 'utf8' }).trim());
-      if (pid > 0) return pid;
-    } catch {
-      // not running under this name
-    }
-  }
-  return null;
-}
-
-/** utime + stime of a process, in µs (clock ticks of 10 ms on Linux). */
-function serverCpuUs(pid: number | null): number | null {
-  if (pid === null) return null;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return null;
-  }
 }
 
 function round1(n: number): number {

@@ -20,7 +20,7 @@ export const STRATEGIES: readonly ClaimStrategy[] = ['random-head', 'skip-locked
 export const WORKER_COUNTS: readonly number[] = [1, 2, 4];
 /** Per sluice worker process; each setting also sets the largest claim (--claim-batch-size). */
 export const CONCURRENCIES: readonly number[] = [50, 200, 500];
-/** Jobs per claim of the raw loop, matching sluice's claimBatchSize default. */
+/** Jobs per claim of the raw loop: the claims of sluice's c50 rows (--claim-batch-size 50). */
 export const RAW_BATCH = 50;
 
 const JOBS_DIR = fileURLToPath(new URL('./jobs', import.meta.url));
@@ -96,7 +96,9 @@ async function drainRaw(
 ): Promise<DrainMeasurement> {
   await truncate(bench.conn, [bench.tables.raw]);
   await rawInsertJobs(bench.conn, bench.tables.raw, jobs, rowsPerStatement);
+  // rawWorker.ts reaches benchDatabase.ts, which imports 'sluice': from the sources, as in a clean clone there is no build.
   const args = [
+    '--conditions=sluice-source',
     RAW_WORKER,
     '--url',
     bench.url,

@@ -10,7 +10,9 @@
  * A peer whose server does not answer is skipped with a line saying so; a row that fails is
  * reported as failed and the run goes on. Progress goes to stderr; stdout gets the table and, as
  * its last line, the result as JSON (also written to bench/results/peers.json).
- * bench/run.ts can include these rows by calling measurePeers() and renderPeerReport().
+ * sluice is a row of the same table (peers/sluicePeer.ts), measured by the same harness; the report
+ * ends with the best sluice drain ÷ the best peer drain and each system's pickup latency
+ * (peerVerdict.ts). bench/run.ts includes all of it as its section (d).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -19,6 +21,8 @@ import { median } from './median.ts';
 import { BULLMQ_SETTINGS, bullmqPeer } from './peers/bullmqPeer.ts';
 import { isMain, type Peer, type PeerSetting } from './peers/peer.ts';
 import { PG_BOSS_SETTINGS, pgBossPeer } from './peers/pgBossPeer.ts';
+import { SLUICE_SETTINGS, sluicePeer } from './peers/sluicePeer.ts';
+import { peerVerdict, renderPeerVerdict } from './peerVerdict.ts';
 import { progress } from './progress.ts';
 import { fmt, table } from './report.ts';
 import { makeJobs } from './workload.ts';
@@ -79,17 +83,27 @@ export interface PeerOptions {
   readonly latencySamples?: number;
 }
 
-/** Every peer's rows, one measurement at a time. Never throws for a peer or a row that fails. */
+/**
+ * Every peer's rows. The drains are interleaved — round 1 of every row, then round 2, … — so that
+ * a change in the machine's load during the run (a shared 2-core host) falls on every system
+ * alike rather than on whichever ran at that moment; then each row's pickup latency. Never throws
+ * for a peer or a row that fails.
+ */
 export async function measurePeers(options: PeerOptions = {}): Promise<PeerReport> {
   const started = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
   const jobCount = options.jobCount ?? PEER_JOB_COUNT;
   const rounds = options.rounds ?? PEER_ROUNDS;
   const latencySamples = options.latencySamples ?? LATENCY_SAMPLES;
-  const peers = options.peers ?? [bullmqPeer(BULLMQ_SETTINGS), pgBossPeer(PG_BOSS_SETTINGS)];
+  const peers = options.peers ?? [
+    sluicePeer(SLUICE_SETTINGS),
+    bullmqPeer(BULLMQ_SETTINGS),
+    pgBossPeer(PG_BOSS_SETTINGS),
+  ];
   const jobs = makeJobs(jobCount);
   const sizes = jobs.map((j) => JSON.stringify(j.payload).length);
   const outcomes: PeerOutcome[] = [];
+  const ready: { peer: Peer; serverInfo: string; rows: RowState[] }[] = [];
   for (const peer of peers) {
     const base = { peer: peer.name, server: peer.server, keeps: peer.keeps };
     if (!(await peer.available())) {
@@ -97,24 +111,27 @@ export async function measurePeers(options: PeerOptions = {}): Promise<PeerRepor
       outcomes.push({ ...base, skipped: `${peer.server} did not answer`, rows: [] });
       continue;
     }
-    let serverInfo: string;
     try {
-      serverInfo = await peer.setup();
+      const serverInfo = await peer.setup();
+      progress(`peers: ${peer.name} on ${serverInfo}`);
+      ready.push({ peer, serverInfo, rows: peer.settings.map((setting) => ({ setting, runs: [], maxLeft: 0 })) });
     } catch (error) {
       progress(`peers: ${peer.name} skipped: setup failed: ${message(error)}`);
       outcomes.push({ ...base, skipped: `setup failed: ${message(error)}`, rows: [] });
       await peer.teardown().catch(() => undefined);
-      continue;
     }
-    progress(`peers: ${peer.name} on ${serverInfo}`);
-    const rows: PeerRow[] = [];
-    try {
-      for (const setting of peer.settings) rows.push(await measureRow(peer, setting, jobs, rounds, latencySamples));
-    } finally {
-      await peer.teardown().catch((error) => progress(`peers: ${peer.name} teardown failed: ${message(error)}`));
-    }
-    outcomes.push({ ...base, serverInfo, rows });
   }
+  try {
+    for (let round = 1; round <= rounds; round++)
+      for (const { peer, rows } of ready) for (const row of rows) await drainRound(peer, row, jobs, round, rounds);
+    for (const { peer, rows } of ready) for (const row of rows) await measureLatency(peer, row, latencySamples);
+  } finally {
+    for (const { peer } of ready)
+      await peer.teardown().catch((error) => progress(`peers: ${peer.name} teardown failed: ${message(error)}`));
+  }
+  for (const { peer, serverInfo, rows } of ready)
+    outcomes.push({ peer: peer.name, server: peer.server, keeps: peer.keeps, serverInfo, rows: rows.map(toRow) });
+  outcomes.sort((a, b) => peers.findIndex((p) => p.name === a.peer) - peers.findIndex((p) => p.name === b.peer));
   return {
     jobCount,
     payloadBytes: `${Math.min(...sizes)}–${Math.max(...sizes)}`,
@@ -127,42 +144,56 @@ export async function measurePeers(options: PeerOptions = {}): Promise<PeerRepor
   };
 }
 
-async function measureRow(
-  peer: Peer,
-  setting: PeerSetting,
-  jobs: ReturnType<typeof makeJobs>,
-  rounds: number,
-  latencySamples: number,
-): Promise<PeerRow> {
-  const label = `${peer.name} ${setting.setting} c${setting.concurrency}`;
-  const row = { setting: setting.setting, concurrency: setting.concurrency, describe: setting.describe };
-  const limitSeconds = Math.min(setting.limitSeconds ?? PEER_DRAIN_LIMIT_SECONDS, PEER_DRAIN_LIMIT_SECONDS);
-  const runs: number[] = [];
-  let maxLeft = 0;
+/** One row while it is measured. */
+interface RowState {
+  readonly setting: PeerSetting;
+  readonly runs: number[];
+  maxLeft: number;
+  latencyMs?: Latency;
+  error?: string;
+}
+
+const labelOf = (peer: Peer, s: PeerSetting) => `${peer.name} ${s.setting} c${s.concurrency}`;
+const limitOf = (s: PeerSetting) => Math.min(s.limitSeconds ?? PEER_DRAIN_LIMIT_SECONDS, PEER_DRAIN_LIMIT_SECONDS);
+
+async function drainRound(peer: Peer, row: RowState, jobs: ReturnType<typeof makeJobs>, round: number, rounds: number) {
+  if (row.error) return;
+  const limitSeconds = limitOf(row.setting);
   try {
-    for (let round = 1; round <= rounds; round++) {
-      await peer.clear();
-      const enqueueSeconds = await peer.enqueue(jobs);
-      const drain = await peer.drain(setting, limitSeconds * 1000);
-      runs.push(drain.jobsPerSec);
-      maxLeft = Math.max(maxLeft, drain.left);
-      progress(
-        `peers: ${label} round ${round}/${rounds}: enqueue ${enqueueSeconds.toFixed(1)} s, drain ${fmt(drain.jobsPerSec)} jobs/s${drain.left > 0 ? ` (cut off at ${limitSeconds} s, ${fmt(drain.left)} left)` : ''}`,
-      );
-    }
     await peer.clear();
-    const latencies = await peer.pickupLatency(setting, latencySamples);
-    const latencyMs = percentiles(latencies);
+    const enqueueSeconds = await peer.enqueue(jobs);
+    const drain = await peer.drain(row.setting, limitSeconds * 1000);
+    row.runs.push(drain.jobsPerSec);
+    row.maxLeft = Math.max(row.maxLeft, drain.left);
     progress(
-      `peers: ${label} pickup latency p50 ${ms(latencyMs.p50)} p90 ${ms(latencyMs.p90)} p99 ${ms(latencyMs.p99)}`,
+      `peers: ${labelOf(peer, row.setting)} round ${round}/${rounds}: enqueue ${enqueueSeconds.toFixed(1)} s, drain ${fmt(drain.jobsPerSec)} jobs/s${drain.left > 0 ? ` (cut off at ${limitSeconds} s, ${fmt(drain.left)} left)` : ''}`,
     );
-    const cutOff = maxLeft > 0 ? { cutOff: { seconds: limitSeconds, left: maxLeft } } : {};
-    return { ...row, jobsPerSec: median(runs), runs, ...cutOff, latencyMs };
   } catch (error) {
-    progress(`peers: ${label} failed: ${message(error)}`);
+    progress(`peers: ${labelOf(peer, row.setting)} failed: ${message(error)}`);
+    row.error = message(error);
     await peer.clear().catch(() => undefined);
-    return { ...row, jobsPerSec: null, runs, latencyMs: null, error: message(error) };
   }
+}
+
+async function measureLatency(peer: Peer, row: RowState, samples: number) {
+  if (row.error) return;
+  try {
+    await peer.clear();
+    row.latencyMs = percentiles(await peer.pickupLatency(row.setting, samples));
+    const l = row.latencyMs;
+    progress(`peers: ${labelOf(peer, row.setting)} pickup latency p50 ${ms(l.p50)} p90 ${ms(l.p90)} p99 ${ms(l.p99)}`);
+  } catch (error) {
+    progress(`peers: ${labelOf(peer, row.setting)} latency failed: ${message(error)}`);
+    row.error = message(error);
+    await peer.clear().catch(() => undefined);
+  }
+}
+
+function toRow(r: RowState): PeerRow {
+  const base = { setting: r.setting.setting, concurrency: r.setting.concurrency, describe: r.setting.describe };
+  if (r.error) return { ...base, jobsPerSec: null, runs: r.runs, latencyMs: null, error: r.error };
+  const cutOff = r.maxLeft > 0 ? { cutOff: { seconds: limitOf(r.setting), left: r.maxLeft } } : {};
+  return { ...base, jobsPerSec: median(r.runs), runs: r.runs, ...cutOff, latencyMs: r.latencyMs ?? null };
 }
 
 /** Nearest-rank percentiles (with 30 samples, p99 is the largest). */
@@ -191,7 +222,7 @@ export function renderPeerReport(report: PeerReport): string {
   );
   const servers = report.peers.filter((p) => p.serverInfo).map((p) => `    ${p.peer}: ${p.serverInfo}`);
   return [
-    `(d) peers: drain ${fmt(report.jobCount)} no-op jobs (payload ${report.payloadBytes} bytes of JSON, enqueued in bulk before timing) with 1 consumer process; median of ${report.rounds} rounds; pickup latency of ${report.latencySamples} jobs enqueued one by one 100–300 ms apart into an idle consumer (p50 / p90 / p99 ms, nearest rank)`,
+    `(d) peers: drain ${fmt(report.jobCount)} no-op jobs (payload ${report.payloadBytes} bytes of JSON, enqueued in bulk before timing) with 1 consumer process; median of ${report.rounds} rounds (interleaved: round 1 of every row, then round 2, …); pickup latency of ${report.latencySamples} jobs enqueued one by one 100–300 ms apart into an idle consumer (p50 / p90 / p99 ms, nearest rank)`,
     ...(rows.length > 0
       ? [
           table(
@@ -205,6 +236,7 @@ export function renderPeerReport(report: PeerReport): string {
     ...settings,
     '    servers:',
     ...servers,
+    renderPeerVerdict(peerVerdict(report)),
     `    peers wall time ${report.wallSeconds.toFixed(0)} s; load average ${report.loadAtStart.toFixed(2)} at start, ${report.loadAtEnd.toFixed(2)} at end`,
   ].join('\n');
 }
@@ -216,6 +248,7 @@ export function toPeerResult(report: PeerReport) {
     rounds: report.rounds,
     latencySamples: report.latencySamples,
     wallSeconds: Math.round(report.wallSeconds),
+    verdict: peerVerdict(report),
     peers: report.peers.map((p) => ({
       peer: p.peer,
       server: p.serverInfo ?? p.server,

@@ -3,6 +3,9 @@
  *   (a) enqueue of one 100,000-job batch (enqueue.ts)
  *   (b) drain of 100,000 no-op jobs by 1, 2, 4 worker processes per claim strategy (drainSuite.ts)
  *   (c) drain of 10,000 due jobs with and without 1,000,000 delayed ones in the table (delayedBacklog.ts)
+ *   (d) sluice next to BullMQ (Redis) and pg-boss (PostgreSQL): drains at each one's defaults and
+ *       best setting, and pickup latency from another process into an idle consumer (peers.ts);
+ *       a peer whose server does not answer is skipped, saying so
  * Progress goes to stderr; stdout gets the table and, as its last line, the result as JSON,
  * which is also written to bench/results/latest.json (kept out of git). The same report goes to
  * bench/RESULTS.md, which the README links and which is committed after a run: the figures in the
@@ -16,6 +19,7 @@ import { openBench } from './benchDatabase.ts';
 import { measureDelayedBacklog } from './delayedBacklog.ts';
 import { measureDrains } from './drainSuite.ts';
 import { measureEnqueue } from './enqueue.ts';
+import { measurePeers, renderPeerReport, toPeerResult } from './peers.ts';
 import { progress } from './progress.ts';
 import { renderReport, toResult } from './report.ts';
 import { makeJobs } from './workload.ts';
@@ -35,9 +39,14 @@ async function main(): Promise<void> {
     const enqueue = await measureEnqueue(bench, jobs, ENQUEUE_RUNS);
     const drains = await measureDrains(bench, jobs, enqueue.rowsPerStatement);
     const backlog = await measureDelayedBacklog(bench);
-    const result = toResult(enqueue, drains, backlog);
+    const peers = await measurePeers();
+    const result = { ...toResult(enqueue, drains, backlog), peers: toPeerResult(peers) };
     const wallSeconds = (performance.now() - started) / 1000;
-    const report = renderReport({ bench, jobCount: JOB_COUNT, loadAtStart, enqueue, drains, backlog, wallSeconds });
+    const report = [
+      renderReport({ bench, jobCount: JOB_COUNT, loadAtStart, enqueue, drains, backlog, wallSeconds }),
+      '',
+      renderPeerReport(peers),
+    ].join('\n');
     process.stdout.write(`${report}\n`);
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(`${RESULTS_DIR}latest.json`, `${JSON.stringify(result, null, 2)}\n`);

@@ -12,10 +12,13 @@ import { join } from 'node:path';
 export type StatementCounts = Record<string, number>;
 
 const dir = process.env.BENCH_STATEMENTS_DIR;
+/** `from,to` in epoch ms: count only statements sent inside this window (the idle-fleet bench's). */
+const window = process.env.BENCH_STATEMENTS_WINDOW?.split(',').map(Number);
 
 if (dir) {
   const counts: StatementCounts = {};
   const onStart = (message: unknown) => {
+    if (window && !(Date.now() >= (window[0] as number) && Date.now() < (window[1] as number))) return;
     const sql = String((message as { query?: unknown }).query ?? '');
     const kind = /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? '?';
     counts[kind] = (counts[kind] ?? 0) + 1;

@@ -34,6 +34,7 @@ import { pausedQueues, pauseQueue, resumeQueue } from './queues/pauseQueue.ts';
 import { listSchedules, type ScheduleInfo } from './scheduler/listSchedules.ts';
 import type { SluiceRuntime } from './sluiceRuntime.ts';
 import { type QueueStats, queueStats } from './stats/queueStats.ts';
+import { Ringer } from './wakeups/Ringer.ts';
 import { loadHandlers } from './worker/loadHandlers.ts';
 import { Worker } from './worker/Worker.ts';
 import { resolveWorkerOptions, type WorkerOptions } from './worker/workerOptions.ts';
@@ -71,24 +72,31 @@ export class Sluice {
       });
     subscribeLogger(this.events, this.logger);
     const db = fromKnex(this.knex, { readCommitted: this.#ownsKnex, foreign: !this.#ownsKnex });
-    const controlPool = (poolMax: number) => {
-      if (!this.#url) return db;
+    const ownPool = (poolMax: number, keep: boolean): Knex => {
       const knex = connect({
-        url: this.#url,
+        url: this.#url as string,
         poolMax,
         logger: this.logger,
         idleTransactionTimeoutMs: resolved.idleTransactionTimeoutMs,
       });
       // One place to watch every statement sluice sends: sluice.knex's 'query' event.
       knex.on('query', (query: unknown) => this.knex.emit('query', query));
-      this.#controlKnex.push(knex);
-      return fromKnex(knex, { readCommitted: true });
+      if (keep) this.#controlKnex.push(knex);
+      return knex;
     };
+    const controlPool = (poolMax: number) =>
+      this.#url ? fromKnex(ownPool(poolMax, true), { readCommitted: true }) : db;
     this.#runtime = {
       knex: this.knex,
       db,
       workerDb: controlPool(WORKER_POOL_MAX),
       heartbeatDb: controlPool(1),
+      ringer: new Ringer({
+        knex: this.#url ? ownPool(1, true) : null,
+        tables,
+        events: this.events,
+      }),
+      doorbellKnex: this.#url ? () => ownPool(2, false) : null,
       tables,
       events: this.events,
       logger: this.logger,
@@ -221,10 +229,15 @@ export class Sluice {
 
   /** Closes the pool sluice opened (an app's own knex is left open). Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= Promise.all([
-      ...(this.#ownsKnex ? [this.knex.destroy()] : []),
-      ...this.#controlKnex.map((knex) => knex.destroy()),
-    ]).then(() => undefined);
+    this.#closing ??= this.#runtime.ringer
+      .close()
+      .then(() =>
+        Promise.all([
+          ...(this.#ownsKnex ? [this.knex.destroy()] : []),
+          ...this.#controlKnex.map((knex) => knex.destroy()),
+        ]),
+      )
+      .then(() => undefined);
     return this.#closing;
   }
 

@@ -35,6 +35,11 @@ export interface SluiceEventMap {
   'worker:stopping': { workerId: string; inFlight: number };
   'worker:stopped': { workerId: string; released: number; processed: number };
   'worker:error': { workerId: string; error: Error; context: string };
+  /**
+   * The wake-up path failed (a worker's doorbell connection, or an enqueuer's ring): jobs still
+   * start, at the next poll. `context` says which side and step.
+   */
+  'doorbell:error': { error: Error; context: string };
   'worker:concurrency': { workerId: string; from: number; to: number; cpu: number; freeMem: number };
   'batch:finished': { holder: string; batchId: number; completionJob: boolean };
   'schedule:enqueued': { name: string; slot: string; jobId: number; duplicate: boolean };

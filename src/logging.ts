@@ -125,6 +125,15 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
   events.on('worker:error', ({ error, ...e }) =>
     logged(logger, 'error', fields('worker:error', e), error, (message) => message),
   );
+  events.on('doorbell:error', ({ error, ...e }) =>
+    logged(
+      logger,
+      'warn',
+      fields('doorbell:error', e),
+      error,
+      (message) => `wake-up failed (${e.context}): ${message}`,
+    ),
+  );
   events.on('batch:finished', (e) => logger.info(fields('batch:finished', e), `batch ${e.batchId} finished`));
   events.on('schedule:enqueued', (e) =>
     (e.duplicate ? logger.debug : logger.info).call(

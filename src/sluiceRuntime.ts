@@ -5,6 +5,7 @@ import type { ServerInfo } from './db/serverInfo.ts';
 import type { Tables } from './db/tables.ts';
 import type { SluiceEvents } from './events.ts';
 import type { ResolvedSluiceOptions } from './options.ts';
+import type { Ringer } from './wakeups/Ringer.ts';
 
 /** What every operation of one sluice install shares: the pool, table names, events, logger, options. */
 export interface SluiceRuntime {
@@ -23,6 +24,14 @@ export interface SluiceRuntime {
   readonly events: SluiceEvents;
   readonly logger: Logger;
   readonly options: ResolvedSluiceOptions;
+  /** Wakes workers after an enqueue commits: in this process at once, in others through their doorbells. */
+  readonly ringer: Ringer;
+  /**
+   * A small pool of its own for one worker's doorbell (the connection it sleeps on), or null when
+   * the application passed its own knex (sluice has no URL to open one): such workers are woken by
+   * the in-process ring and by polling only.
+   */
+  readonly doorbellKnex: (() => Knex) | null;
   /** Read once per instance, on first use. */
   serverInfo(): Promise<ServerInfo>;
 }

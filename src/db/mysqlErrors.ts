@@ -17,6 +17,12 @@ export const ER = {
   ERROR_DURING_COMMIT: 1180,
   /** ER_UNKNOWN_ERROR: on Galera also "Maximum writeset size exceeded". */
   UNKNOWN_ERROR: 1105,
+  /** ER_QUERY_INTERRUPTED: a statement ended by KILL QUERY (a doorbell's sleep, rung). */
+  QUERY_INTERRUPTED: 1317,
+  /** ER_NO_SUCH_THREAD: KILL named a connection that is gone (a doorbell of a dead worker). */
+  NO_SUCH_THREAD: 1094,
+  /** ER_KILL_DENIED_ERROR: KILL of another user's connection without CONNECTION ADMIN (or SUPER). */
+  KILL_DENIED: 1095,
 } as const;
 
 function errnoOf(error: unknown): number | undefined {

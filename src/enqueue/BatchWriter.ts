@@ -35,6 +35,8 @@ export interface BatchWriteResult {
   readonly count: number;
   readonly skipped: number;
   readonly chunks: number;
+  /** Jobs written per queue: whom to wake once the batch commits. */
+  readonly queues: ReadonlyMap<string, number>;
 }
 
 /** What one job of a chunk needs beyond its normalized form: its index in the whole batch. */
@@ -65,6 +67,8 @@ export class BatchWriter {
   #pendingBytes = 0;
   /** Every (queue, key) of this batch so far: a key repeated inside one batch is an error. */
   readonly #keys = new Set<string>();
+  /** Jobs sent per queue (all of them land, or the batch rolls back). */
+  readonly #queues = new Map<string, number>();
   /** The INSERT in flight and the rows it must report. */
   #inFlight: { result: Promise<number>; expected: number } | null = null;
 
@@ -133,6 +137,7 @@ export class BatchWriter {
       : pending;
     this.#skipped += pending.length - wanted.length;
     if (wanted.length > 0) {
+      for (const { job } of wanted) this.#queues.set(job.queue, (this.#queues.get(job.queue) ?? 0) + 1);
       const columns = columnsFor(
         wanted.map((p) => p.job),
         this.batchId,
@@ -184,10 +189,16 @@ export class BatchWriter {
     await this.#settle();
     if (this.#count === 0) {
       await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
-      return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks };
+      return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks, queues: new Map() };
     }
     await this.tx.write(sqlCloseBatch(this.tables), [this.#count, this.batchId]);
-    return { batchId: this.batchId, count: this.#count, skipped: this.#skipped, chunks: this.#chunks };
+    return {
+      batchId: this.batchId,
+      count: this.#count,
+      skipped: this.#skipped,
+      chunks: this.#chunks,
+      queues: this.#queues,
+    };
   }
 }
 

@@ -6,6 +6,7 @@ import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { BatchWriter } from './BatchWriter.ts';
 import { chunkLimitsFor } from './planChunks.ts';
 import { type NormalizedJob, validateJob } from './validateJob.ts';
@@ -65,6 +66,7 @@ export async function enqueueBatch(
   }).catch((error: unknown) => {
     throw writeSetRefusal(error) ?? error;
   });
+  ringAfterCommit(runtime, options.trx, result.queues);
   runtime.events.emit('batch:enqueued', {
     batchId: result.batchId,
     count: result.count,

@@ -4,6 +4,7 @@ import { JobValidationError } from '../errors.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
 import type { JobSpec } from '../job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { chunkLimitsFor } from './planChunks.ts';
@@ -39,14 +40,21 @@ export async function enqueueJob(
       `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${limits.maxStatementBytes} usable)`,
     );
   }
-  if (job.idempotencyKey === null) return { id: (await db.write(sql)).insertId, duplicate: false };
+  const wrote = new Map([[job.queue, 1]]);
+  if (job.idempotencyKey === null) {
+    const { insertId } = await db.write(sql);
+    ringAfterCommit(runtime, options.trx, wrote);
+    return { id: insertId, duplicate: false };
+  }
 
   const keyed = { queue: job.queue, idempotencyKey: job.idempotencyKey };
-  return withTransaction(db, async (tx) => {
+  const result = await withTransaction(db, async (tx) => {
     const { owner, won } = await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits);
     if (won.size === 0) return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
     const { insertId } = await tx.write(sql);
     await linkIdempotencyKeys(tx, runtime.tables, owner);
     return { id: insertId, duplicate: false };
   });
+  if (!result.duplicate) ringAfterCommit(runtime, options.trx, wrote);
+  return result;
 }

@@ -3,6 +3,7 @@ import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { BatchWriter } from './BatchWriter.ts';
 import { enqueueBatch } from './enqueueBatch.ts';
 import { chunkLimitsFor } from './planChunks.ts';
@@ -53,6 +54,7 @@ export async function enqueueStream(
     ).catch((error: unknown) => {
       throw writeSetRefusal(error) ?? error;
     });
+    ringAfterCommit(runtime, undefined, result.queues);
     if (result.batchId !== null) batchIds.push(result.batchId);
     return { received, count: result.count, skipped: result.skipped, batchIds };
   }

@@ -83,6 +83,11 @@ WHERE id = ?
   AND heartbeat_at = ?
   AND beats = ?`;
 
+/** Params: id. A dead worker's doorbells (an enqueuer on the same server would drop them too, at its next ring). */
+const sqlForgetDoorbells = (t: Tables) => `
+DELETE FROM ${t.doorbells}
+WHERE worker_id = ?`;
+
 export interface ReleaseDeadWorkersOptions {
   /** A worker whose beat stood still for this many of its own heartbeat intervals is dead. */
   readonly missedHeartbeats: number;
@@ -231,6 +236,7 @@ export function releaseDeadWorkers(
         if (affectedRows > 0) {
           counts.workers++;
           seen.forget(beat.id);
+          await db.write(sqlForgetDoorbells(tables), [beat.id]);
         }
       }
       return counts;

@@ -1,21 +1,20 @@
 import { resolve } from 'node:path';
 import { assertSchemaCurrent } from '../db/migrate.ts';
-import { isTransientConflict } from '../db/mysqlErrors.ts';
 import type { JobDefinition } from '../defineJob.ts';
 import { OptionsError, PermanentJobError } from '../errors.ts';
 import { type JobRow, jobFromRow } from '../job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { Doorbell } from '../wakeups/Doorbell.ts';
+import { onLocalRing } from '../wakeups/localRing.ts';
 import { type AttemptDeps, attemptJob } from './attemptJob.ts';
+import { ClaimLoop } from './ClaimLoop.ts';
 import { ClaimTokens } from './ClaimTokens.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
 import { ConcurrencyLimit } from './ConcurrencyLimit.ts';
-import { claimRandomHead } from './claims/claimRandomHead.ts';
-import { claimSkipLocked } from './claims/claimSkipLocked.ts';
 import { releaseClaims } from './claims/releaseClaims.ts';
 import { type FinishDeps, finishJob } from './finishJob.ts';
 import { Heartbeat } from './Heartbeat.ts';
 import { loadHandlers } from './loadHandlers.ts';
-import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
 import { groupByClaim, RunningJob } from './RunningJob.ts';
 import { WorkerEvents } from './WorkerEvents.ts';
 import type { ResolvedWorkerOptions } from './workerOptions.ts';
@@ -37,16 +36,16 @@ export class Worker {
   readonly id: string;
   readonly #tokens = new ClaimTokens();
   readonly #running = new Set<RunningJob>();
-  readonly #waiters = new Set<() => void>();
   readonly #report: WorkerEvents;
   readonly #limit: ConcurrencyLimit;
   readonly #completions: CompletionBuffer;
-  readonly #priorities: QueuePriorities;
+  readonly #claims: ClaimLoop;
   readonly #heartbeat: Heartbeat;
+  #doorbell: Doorbell | null = null;
+  #unsubscribe: () => void = () => undefined;
   #deps: (AttemptDeps & FinishDeps) | undefined;
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   #loop: Promise<void> = Promise.resolve();
-  #claimLatencyMs: number | null = null;
   #stopping: Promise<void> | undefined;
   #forced = false;
   #processed = 0;
@@ -59,11 +58,15 @@ export class Worker {
     this.#report = new WorkerEvents(runtime.events, this.id);
     this.#limit = new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => this.#wake());
     this.#completions = new CompletionBuffer(runtime, this.#report, options.lockTimeoutMs, () => this.#wake());
-    this.#priorities = new QueuePriorities(runtime.workerDb, runtime.tables, options.pollIntervalMs);
+    this.#claims = new ClaimLoop(runtime, options, this.#tokens, this.#limit, this.#completions, this.#report, {
+      claiming: () => this.#state === 'running',
+      inFlight: () => this.#running.size,
+      run: (row) => this.#run(row),
+    });
     this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
       running: () => this.#running,
       processed: () => this.#processed,
-      claimLatencyMs: () => this.#claimLatencyMs,
+      claimLatencyMs: () => this.#claims.claimLatencyMs,
     });
   }
 
@@ -113,7 +116,26 @@ export class Worker {
     this.#report.started(this.options.queues, this.options.concurrency, this.options.claim, jobsFolder, [
       ...handlers.keys(),
     ]);
-    this.#loop = this.#claimLoop();
+    this.#listen();
+    this.#loop = this.#claims.run();
+  }
+
+  /** Rings that wake the claimer: enqueues in this process, and this worker's doorbell (other processes). */
+  #listen(): void {
+    const { tables, doorbellKnex, events } = this.runtime;
+    const ring = () => this.#claims.ring();
+    this.#unsubscribe = onLocalRing(tables.prefix, this.id, this.options.queues, ring);
+    if (!doorbellKnex || !this.options.doorbell) return;
+    const knex = doorbellKnex();
+    this.#doorbell = new Doorbell({
+      knex,
+      tables,
+      events,
+      workerId: this.id,
+      queues: this.options.queues,
+      onRing: ring,
+    });
+    this.#doorbell.start();
   }
 
   /** Graceful: stop claiming, let running jobs finish (up to shutdownTimeoutMs), release the rest. */
@@ -127,79 +149,6 @@ export class Worker {
     this.#forced = true;
     this.#wake();
     return this.stop();
-  }
-
-  /**
-   * The one claimer: fills free slots across the queues (in turn); after a full claim it waits
-   * for half a batch of free slots; after an empty poll it sleeps, longer after each (up to
-   * maxPollIntervalMs), so an idle fleet costs the database little.
-   */
-  async #claimLoop(): Promise<void> {
-    const { claimBatchSize, queues, pollIntervalMs, maxPollIntervalMs } = this.options;
-    let nextQueue = 0;
-    let lastWasFull = false;
-    let pollDelayMs = pollIntervalMs;
-    while (this.#state === 'running') {
-      const limit = this.#limit.current;
-      const free = limit - this.#running.size;
-      const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, limit) / 2)) : 1;
-      if (free < threshold || this.#completions.backlog > 2 * limit) {
-        await this.#idle(pollIntervalMs);
-        continue;
-      }
-      let requested = 0;
-      let claimed = 0;
-      try {
-        for (let i = 0; i < queues.length && claimed < free; i++) {
-          const queue = queues[(nextQueue + i) % queues.length] as string;
-          const want = Math.min(free - claimed, claimBatchSize);
-          requested += want;
-          const rows = await this.#claim(queue, want);
-          claimed += rows.length;
-          for (const row of rows) this.#run(row);
-        }
-        nextQueue = (nextQueue + 1) % queues.length;
-      } catch (error) {
-        // A claim that still conflicted after the Executor's re-runs (on Galera: other nodes took
-        // the same rows first) claimed nothing, and no job is affected: the next round is its retry.
-        if (!isTransientConflict(error)) this.#report.error(error, 'claiming');
-        await this.#idle(jittered(pollIntervalMs));
-        continue;
-      }
-      lastWasFull = claimed > 0 && claimed === requested;
-      pollDelayMs = nextPollDelayMs(pollDelayMs, claimed > 0, pollIntervalMs, maxPollIntervalMs);
-      if (claimed === 0) await this.#idle(jittered(pollDelayMs));
-    }
-  }
-
-  /**
-   * Claims up to `want` jobs of one queue. A claim that found nothing refreshes the priority set
-   * and tries once more (a partial claim does not: under contention that would re-read the set on
-   * almost every claim; the set is re-read every pollIntervalMs anyway).
-   */
-  async #claim(queue: string, want: number): Promise<JobRow[]> {
-    const cached = await this.#priorities.get(queue);
-    const rows = await this.#claimWith(queue, want, cached);
-    if (rows.length === 0) {
-      const fresh = await this.#priorities.refresh(queue);
-      if (!samePriorities(fresh, cached)) rows.push(...(await this.#claimWith(queue, want - rows.length, fresh)));
-    }
-    return rows;
-  }
-
-  async #claimWith(queue: string, want: number, priorities: readonly number[]): Promise<JobRow[]> {
-    if (priorities.length === 0) return [];
-    const { workerDb: db, tables } = this.runtime;
-    const lockId = this.#tokens.next();
-    const started = performance.now();
-    const rows =
-      this.options.claim === 'skip-locked'
-        ? await claimSkipLocked(db, tables, { queue, priorities, want, lockId })
-        : await claimRandomHead(db, tables, { queue, priorities, want, lockId, headSize: this.options.headSize });
-    const latencyMs = performance.now() - started;
-    this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
-    if (rows.length > 0) this.#report.claimed(lockId, queue, rows.length, this.options.claim);
-    return rows;
   }
 
   /**
@@ -235,12 +184,15 @@ export class Worker {
     this.#report.stopping(this.#running.size);
     this.#wake();
     await this.#loop;
+    this.#unsubscribe();
+    const doorbell = this.#doorbell?.stop();
     const deadline = Date.now() + this.options.shutdownTimeoutMs;
     while (this.#running.size > 0 && !this.#forced && Date.now() < deadline) {
-      await this.#idle(Math.min(250, deadline - Date.now()));
+      await this.#claims.idle(Math.min(250, deadline - Date.now()));
     }
     const released = await this.#releaseHeld();
     await this.#completions.drain();
+    await doorbell;
     await this.#heartbeat.stop();
     this.#state = 'stopped';
     this.#report.stopped(released, this.#processed);
@@ -269,21 +221,8 @@ export class Worker {
     return released;
   }
 
-  /** Waits up to `ms`, or until a slot frees or stop is called. */
-  #idle(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(0, ms));
-      this.#waiters.add(done);
-    });
-  }
-
   #wake(): void {
-    for (const waiter of [...this.#waiters]) waiter();
+    this.#claims.wake();
   }
 }
 
@@ -312,20 +251,4 @@ function assertPoolFits(definitions: readonly JobDefinition<any>[], concurrency:
     `${concurrency} jobs at once, and exactly-once jobs (${exactlyOnce.slice(0, 3).join(', ')}) each hold a connection ` +
       `for their whole run, but the pool has ${poolMax}: raise poolMax (createSluice) to at least ${concurrency}, or lower concurrency`,
   );
-}
-
-/** ±25 % so that a fleet started together does not poll in step. */
-function jittered(ms: number): number {
-  return Math.round(ms * (0.75 + Math.random() * 0.5));
-}
-
-/** Pure: the next idle poll delay — doubled after each empty poll, up to the maximum; reset after a claim. */
-export function nextPollDelayMs(
-  current: number,
-  claimed: boolean,
-  pollIntervalMs: number,
-  maxPollIntervalMs: number,
-): number {
-  if (claimed) return pollIntervalMs;
-  return Math.min(maxPollIntervalMs, Math.max(pollIntervalMs, current * 2));
 }

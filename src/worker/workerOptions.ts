@@ -21,7 +21,11 @@ export interface WorkerOptions {
   claim?: ClaimStrategy;
   /** Candidates read per head scan (random-head): more candidates, fewer collisions between workers. @defaultValue 200 */
   headSize?: number;
-  /** Most jobs taken by one claim statement. @defaultValue 50 */
+  /**
+   * Most jobs taken by one claim statement. A claim asks for as many jobs as the worker has free
+   * slots, up to this: with the default, one claim fills a worker of any concurrency up to 1,000.
+   * @defaultValue 1,000
+   */
   claimBatchSize?: number;
   /**
    * How long a claim lives without a heartbeat. The worker registers it, and the maintenance
@@ -30,6 +34,12 @@ export interface WorkerOptions {
   lockTimeoutMs?: number;
   /** How often in-flight claims are extended and the registry row refreshed. At least 100, at most lockTimeoutMs / 2. @defaultValue the smaller of 2,000 and lockTimeoutMs / 3 */
   heartbeatIntervalMs?: number;
+  /**
+   * Whether enqueues in other processes wake this worker through its doorbell (a connection of its
+   * own asleep in SELECT SLEEP, ended by the enqueuer's KILL QUERY). Off: one connection fewer, no
+   * per-job wake-ups, and jobs from other processes start at the next poll. @defaultValue true
+   */
+  doorbell?: boolean;
   /** Delay between polls of an empty queue (jittered ±25 %). @defaultValue 1,000 */
   pollIntervalMs?: number;
   /** Longest delay between polls of empty queues: each empty poll doubles the delay up to this. @defaultValue 5,000 */
@@ -85,7 +95,8 @@ export const WORKER_DEFAULTS = {
   jobs: 'jobs',
   claim: 'random-head',
   headSize: 200,
-  claimBatchSize: 50,
+  claimBatchSize: 1_000,
+  doorbell: true,
   lockTimeoutMs: 30_000,
   heartbeatIntervalMs: 2_000,
   pollIntervalMs: 1_000,
@@ -151,6 +162,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (r.claim !== 'random-head' && r.claim !== 'skip-locked') {
     throw new OptionsError('claim', `must be 'random-head' or 'skip-locked' (got ${JSON.stringify(r.claim)})`);
   }
+  if (typeof r.doorbell !== 'boolean')
+    throw new OptionsError('doorbell', `must be true or false (got ${JSON.stringify(r.doorbell)})`);
   const backoff = backoffProblem(r.backoff, true);
   if (backoff) throw new OptionsError('backoff', backoff);
   if (r.heartbeatIntervalMs * 2 > lockTimeoutMs) {

@@ -224,6 +224,7 @@ export interface WorkerFlags {
   readonly lockTimeoutMs?: number;
   readonly heartbeatIntervalMs?: number;
   readonly pollIntervalMs?: number;
+  readonly maxPollIntervalMs?: number;
   readonly shutdownTimeoutMs?: number;
 }
 
@@ -243,6 +244,7 @@ export function spawnWorker(url: string, flags: WorkerFlags, options?: SpawnOpti
       ...flag('--lock-timeout-ms', flags.lockTimeoutMs),
       ...flag('--heartbeat-interval-ms', flags.heartbeatIntervalMs),
       ...flag('--poll-interval-ms', flags.pollIntervalMs),
+      ...flag('--max-poll-interval-ms', flags.maxPollIntervalMs),
       ...flag('--shutdown-timeout-ms', flags.shutdownTimeoutMs),
     ],
     options,

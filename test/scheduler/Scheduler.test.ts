@@ -5,6 +5,7 @@ import { defineJob, JobDefinitionError, type Maintenance, type Sluice, type Slui
 import { resolveSluiceOptions } from '../../src/options.ts';
 import { Scheduler } from '../../src/scheduler/Scheduler.ts';
 import type { SluiceRuntime } from '../../src/sluiceRuntime.ts';
+import { Ringer } from '../../src/wakeups/Ringer.ts';
 import { OPS_JOBS } from '../helpers/runCli.ts';
 import { spawnSluice } from '../helpers/spawnSluice.ts';
 import { testLogger, useTestDatabase } from '../helpers/testDatabase.ts';
@@ -60,6 +61,8 @@ function contextOf(sluice: Sluice): SluiceRuntime {
     logger: testLogger,
     options: resolveSluiceOptions({}),
     serverInfo: () => (info ??= readServerInfo(exec)),
+    ringer: new Ringer({ knex: null, tables: sluice.tables, events: sluice.events }),
+    doorbellKnex: null,
   };
 }
 

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { defineJob, type LoadReading, type SluiceEventMap } from '../../src/index.ts';
+import { nextPollDelayMs } from '../../src/worker/ClaimLoop.ts';
 import { nextConcurrencyLimit } from '../../src/worker/ConcurrencyLimit.ts';
-import { nextPollDelayMs } from '../../src/worker/Worker.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 

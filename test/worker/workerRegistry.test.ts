@@ -230,6 +230,11 @@ describe('worker registry', () => {
       },
     );
 
+    await waitFor(
+      async () => (await db.query('SELECT 1 FROM sluice_doorbells WHERE worker_id = ?', [workerId])).length === 1,
+      { what: 'the worker’s doorbell registered' },
+    );
+
     doomed.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await doomed.exited, doomed.describe()).toEqual({ code: null, signal: 'SIGKILL' });
@@ -265,6 +270,11 @@ describe('worker registry', () => {
       what: 'the dead worker’s registry row removed',
       timeoutMs: 8_000,
     });
+    // …and its doorbell: no enqueuer sends a KILL to its connection id any more.
+    await waitFor(
+      async () => (await db.query('SELECT 1 FROM sluice_doorbells WHERE worker_id = ?', [workerId])).length === 0,
+      { what: 'the dead worker’s doorbell removed', timeoutMs: 8_000 },
+    );
     const sweep = await sweeper.waitForLine(
       (l) => l.event === 'maintenance:completed' && taskCount(l, 'releaseDeadWorkers', 'claims') > 0,
       8_000,

@@ -33,6 +33,17 @@ CREATE TABLE `<prefix>dead_jobs` (
   KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>doorbells
+CREATE TABLE `<prefix>doorbells` (
+  `queue` varchar(64) NOT NULL,
+  `worker_id` varchar(128) NOT NULL,
+  `server` varchar(255) NOT NULL,
+  `connection_id` bigint(20) unsigned NOT NULL,
+  `created_at` datetime(3) NOT NULL,
+  PRIMARY KEY (`queue`,`worker_id`),
+  KEY `ix_worker` (`worker_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>idempotency_keys
 CREATE TABLE `<prefix>idempotency_keys` (
   `queue` varchar(64) NOT NULL,

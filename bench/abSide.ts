@@ -1,0 +1,47 @@
+/**
+ * One side of a before/after bench: a checkout of sluice (this one, or another one made with
+ * `git archive <commit> | tar -x -C DIR` plus a node_modules link) and its own table prefix,
+ * migrated by that checkout's own `sluice migrate` (a newer schema would be refused by older code).
+ */
+import { execFileSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+
+export interface Side {
+  readonly label: string;
+  readonly root: string;
+  readonly prefix: string;
+}
+
+export const HERE = resolve(import.meta.dirname, '..');
+
+/** node arguments that run `sluice <command>` from a checkout's sources (after `--import tsx`). */
+export function sideCli(side: Side, command: string, url: string): string[] {
+  return [
+    '--import',
+    'tsx',
+    '--conditions=sluice-source',
+    join(side.root, 'src/cli/sluice.ts'),
+    command,
+    '--url',
+    url,
+    '--prefix',
+    side.prefix,
+  ];
+}
+
+/** The sides to compare: `base` (when given) first, then this checkout. */
+export function sidesOf(base: string | undefined, tag: string): Side[] {
+  const here = { label: 'after (this checkout)', root: HERE, prefix: `${tag}_b_` };
+  return base ? [{ label: `before (${base})`, root: resolve(base), prefix: `${tag}_a_` }, here] : [here];
+}
+
+export function migrateSide(side: Side, url: string): void {
+  execFileSync(process.execPath, sideCli(side, 'migrate', url), { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** A throwaway database URL on MYSQL_URL's server (or the local default). */
+export function databaseUrl(database: string): string {
+  const url = new URL(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test');
+  url.pathname = `/${database}`;
+  return url.toString();
+}

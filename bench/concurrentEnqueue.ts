@@ -1,0 +1,129 @@
+/**
+ * `node --import tsx bench/concurrentEnqueue.ts [--base DIR] [--enqueuers 8] [--seconds 10]
+ * [--rounds 3] [--workers 0,2]`: enqueue throughput of N processes, each enqueuing single jobs one
+ * after another into one queue (bench/enqueueChild.ts), started together: do they serialise on a
+ * row? For each count of idle `sluice work` processes on that queue (0: nothing to wake; 2: every
+ * enqueue rings a worker, which claims and runs the job), the sides alternate round by round
+ * (--base: another checkout first, each side on its own prefix migrated by its own code).
+ * Prints each round, the medians, and one JSON line.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+import { createConnection } from 'mysql2/promise';
+import { databaseUrl, migrateSide, type Side, sideCli, sidesOf } from './abSide.ts';
+import { median } from './median.ts';
+import { type Fleet, startFleet } from './processFleet.ts';
+import { progress } from './progress.ts';
+import { fmt, table } from './report.ts';
+
+const CHILD = new URL('./enqueueChild.ts', import.meta.url).pathname;
+
+export interface EnqueueRow {
+  readonly side: string;
+  readonly workers: number;
+  readonly runs: number[];
+  readonly jobsPerSec: number;
+}
+
+/** One measurement: `enqueuers` processes for `seconds`, with `workers` worker processes idle on the queue. */
+export async function measureConcurrentEnqueue(
+  side: Side,
+  url: string,
+  enqueuers: number,
+  seconds: number,
+  workers: number,
+): Promise<number> {
+  const admin = await createConnection({ uri: url });
+  await admin.query(`TRUNCATE TABLE \`${side.prefix}jobs\``);
+  await admin.query(`TRUNCATE TABLE \`${side.prefix}job_history\``);
+  await admin.end();
+  let fleet: Fleet | null = null;
+  let rate: number;
+  if (workers > 0) {
+    const args = [...sideCli(side, 'work', url), '--queues', 'bench', '--jobs', `${side.root}/bench/jobs`];
+    fleet = await startFleet(workers, args, { LOG_LEVEL: 'warn' });
+  }
+  try {
+    const children = Array.from({ length: enqueuers }, () =>
+      spawn(process.execPath, ['--import', 'tsx', CHILD, side.root, url, side.prefix, String(seconds)], {
+        stdio: ['ignore', 2, 2, 'ipc'],
+      }),
+    );
+    await Promise.all(children.map((c) => message(c)));
+    const started = performance.now();
+    for (const child of children) child.send('go');
+    const counts = (await Promise.all(children.map((c) => message(c)))) as { jobs: number }[];
+    const elapsed = (performance.now() - started) / 1000;
+    await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : null)));
+    rate = counts.reduce((sum, m) => sum + m.jobs, 0) / elapsed;
+  } catch (error) {
+    await fleet?.stop();
+    throw error;
+  }
+  const codes = (await fleet?.stop()) ?? [];
+  if (codes.some((c) => c !== 0)) throw new Error(`worker exit codes ${codes.join(', ')}`);
+  return rate;
+}
+
+function message(child: ChildProcess): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`enqueuer exited with ${code}`)));
+  });
+}
+
+async function main(): Promise<void> {
+  const { values: v } = parseArgs({
+    options: {
+      base: { type: 'string' },
+      enqueuers: { type: 'string', default: '8' },
+      seconds: { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '3' },
+      workers: { type: 'string', default: '0,2' },
+    },
+  });
+  const url = databaseUrl(`sluice_enq_${randomBytes(3).toString('hex')}`);
+  const database = new URL(url).pathname.slice(1);
+  const admin = await createConnection({ uri: databaseUrl('') });
+  await admin.query(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  try {
+    const sides = sidesOf(v.base, 'enq');
+    for (const side of sides) migrateSide(side, url);
+    const rows: EnqueueRow[] = [];
+    for (const workers of v.workers.split(',').map(Number)) {
+      const runs = new Map<Side, number[]>(sides.map((s) => [s, []]));
+      for (let round = 1; round <= Number(v.rounds); round++) {
+        for (const side of sides) {
+          const rate = await measureConcurrentEnqueue(side, url, Number(v.enqueuers), Number(v.seconds), workers);
+          runs.get(side)?.push(rate);
+          progress(`enqueue ×${v.enqueuers}, ${workers} workers, round ${round}: ${side.label} ${fmt(rate)} jobs/s`);
+        }
+      }
+      for (const side of sides) {
+        const r = runs.get(side) ?? [];
+        rows.push({ side: side.label, workers, runs: r, jobsPerSec: median(r) });
+      }
+    }
+    process.stdout.write(`${renderConcurrentEnqueue(Number(v.enqueuers), rows)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ concurrentEnqueue: rows.map((r) => ({ ...r, runs: r.runs.map(Math.round), jobsPerSec: Math.round(r.jobsPerSec) })) })}\n`,
+    );
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await admin.end();
+  }
+}
+
+export function renderConcurrentEnqueue(enqueuers: number, rows: readonly EnqueueRow[]): string {
+  return [
+    `concurrent enqueue: ${enqueuers} processes, each enqueuing single jobs one after another into one queue (median of rounds)`,
+    table(
+      ['side', 'idle workers', 'jobs/s', 'runs'],
+      rows.map((r) => [r.side, String(r.workers), fmt(r.jobsPerSec), r.runs.map(fmt).join(' / ')]),
+    ),
+  ].join('\n');
+}
+
+if (process.argv[1] === new URL(import.meta.url).pathname) await main();

@@ -1,0 +1,25 @@
+import type { Knex } from 'knex';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+
+/**
+ * Wakes the workers of the queues an enqueue wrote to, once its jobs are visible: at once after
+ * sluice's own transaction, or, inside the caller's transaction, when the outermost transaction
+ * commits (never on a rollback, never before the commit: a worker woken early would find nothing
+ * and sleep on). A transaction the caller commits by hand outside knex's promise (`trx.commit()`
+ * called on a transaction made with `knex.transaction()` without a handler) still resolves it.
+ */
+export function ringAfterCommit(
+  runtime: SluiceRuntime,
+  trx: Knex.Transaction | undefined,
+  queues: ReadonlyMap<string, number>,
+): void {
+  if (queues.size === 0) return;
+  const ring = () => runtime.ringer.ring(runtime.tables.prefix, queues);
+  if (!trx) {
+    ring();
+    return;
+  }
+  let outermost = trx;
+  while (outermost.parentTransaction) outermost = outermost.parentTransaction;
+  outermost.executionPromise.then(ring, () => undefined);
+}

@@ -1,0 +1,188 @@
+import { isTransientConflict } from '../db/mysqlErrors.ts';
+import type { JobRow } from '../job.ts';
+import { nextDueInMs } from '../queues/nextDueInMs.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import type { ClaimTokens } from './ClaimTokens.ts';
+import type { CompletionBuffer } from './CompletionBuffer.ts';
+import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
+import { claimRandomHead } from './claims/claimRandomHead.ts';
+import { claimSkipLocked } from './claims/claimSkipLocked.ts';
+import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
+import type { WorkerEvents } from './WorkerEvents.ts';
+import type { ResolvedWorkerOptions } from './workerOptions.ts';
+
+/** What the claim loop reads from and hands to its worker. */
+export interface ClaimLoopHost {
+  /** True while the worker may claim. */
+  claiming(): boolean;
+  /** Jobs in the worker's slots. */
+  inFlight(): number;
+  /** Runs one claimed row in a slot. */
+  run(row: JobRow): void;
+}
+
+/**
+ * The worker's one claimer: fills the free slots across the queues (in turn), a claim asking for
+ * as many jobs as there are free slots (up to claimBatchSize). Between claims it waits:
+ *   - after a full claim, for half a claim of free slots;
+ *   - after an empty round, until the earliest known run_at of a delayed job, the next poll
+ *     (pollIntervalMs, doubled after each empty poll up to maxPollIntervalMs, jittered), or a
+ *     ring, whichever comes first. A ring (an enqueue in this process, or this worker's doorbell)
+ *     that comes while a claim is under way is kept: the round that found nothing runs again.
+ */
+export class ClaimLoop {
+  readonly #waiters = new Set<() => void>();
+  readonly #priorities: QueuePriorities;
+  #rung = false;
+  #claimLatencyMs: number | null = null;
+
+  constructor(
+    private readonly runtime: SluiceRuntime,
+    private readonly options: ResolvedWorkerOptions,
+    private readonly tokens: ClaimTokens,
+    private readonly limit: ConcurrencyLimit,
+    private readonly completions: CompletionBuffer,
+    private readonly report: WorkerEvents,
+    private readonly host: ClaimLoopHost,
+  ) {
+    this.#priorities = new QueuePriorities(runtime.workerDb, runtime.tables, options.pollIntervalMs);
+  }
+
+  /** Moving average of the claim round trip, or null before the first claim. */
+  get claimLatencyMs(): number | null {
+    return this.#claimLatencyMs;
+  }
+
+  /** A job may be waiting: claim now (or right after the claim under way). */
+  ring(): void {
+    this.#rung = true;
+    this.wake();
+  }
+
+  /** Ends the current wait (a slot freed, or the worker is stopping). */
+  wake(): void {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+
+  async run(): Promise<void> {
+    const { claimBatchSize, queues, pollIntervalMs, maxPollIntervalMs } = this.options;
+    let nextQueue = 0;
+    let lastWasFull = false;
+    let pollDelayMs = pollIntervalMs;
+    while (this.host.claiming()) {
+      const limit = this.limit.current;
+      const free = limit - this.host.inFlight();
+      const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, limit) / 2)) : 1;
+      if (free < threshold || this.completions.backlog > 2 * limit) {
+        await this.idle(pollIntervalMs);
+        continue;
+      }
+      this.#rung = false;
+      let requested = 0;
+      let claimed = 0;
+      try {
+        for (let i = 0; i < queues.length && claimed < free; i++) {
+          const queue = queues[(nextQueue + i) % queues.length] as string;
+          const want = Math.min(free - claimed, claimBatchSize);
+          requested += want;
+          const rows = await this.#claim(queue, want);
+          claimed += rows.length;
+          for (const row of rows) this.host.run(row);
+        }
+        nextQueue = (nextQueue + 1) % queues.length;
+      } catch (error) {
+        // A claim that still conflicted after the Executor's re-runs (on Galera: other nodes took
+        // the same rows first) claimed nothing, and no job is affected: the next round is its retry.
+        if (!isTransientConflict(error)) this.report.error(error, 'claiming');
+        await this.idle(jittered(pollIntervalMs));
+        continue;
+      }
+      lastWasFull = claimed > 0 && claimed === requested;
+      pollDelayMs = nextPollDelayMs(pollDelayMs, claimed > 0, pollIntervalMs, maxPollIntervalMs);
+      if (claimed > 0 || this.#rung) continue;
+      const delayMs = await this.#idleDelayMs(jittered(pollDelayMs));
+      // A ring during that read would find no waiter to wake: claim now instead of sleeping it through.
+      if (this.#rung) continue;
+      await this.idle(delayMs);
+    }
+  }
+
+  /**
+   * The wait after an empty round: the poll delay, or less if a free job of one of the queues
+   * falls due sooner (its run_at on the DB clock, one index seek per priority of the queue).
+   */
+  async #idleDelayMs(pollDelayMs: number): Promise<number> {
+    let delay = pollDelayMs;
+    try {
+      for (const queue of this.options.queues) {
+        const priorities = await this.#priorities.get(queue);
+        if (priorities.length === 0) continue;
+        const dueInMs = await nextDueInMs(this.runtime.workerDb, this.runtime.tables, queue, priorities);
+        // Due already, yet not claimed (a paused queue, or another worker's): the poll delay.
+        if (dueInMs !== null && dueInMs > 0) delay = Math.min(delay, dueInMs + 1);
+      }
+    } catch (error) {
+      this.report.error(error, 'reading the next due time');
+    }
+    return delay;
+  }
+
+  /**
+   * Claims up to `want` jobs of one queue. A claim that found nothing refreshes the priority set
+   * and tries once more (a partial claim does not: under contention that would re-read the set on
+   * almost every claim; the set is re-read every pollIntervalMs anyway).
+   */
+  async #claim(queue: string, want: number): Promise<JobRow[]> {
+    const cached = await this.#priorities.get(queue);
+    const rows = await this.#claimWith(queue, want, cached);
+    if (rows.length === 0) {
+      const fresh = await this.#priorities.refresh(queue);
+      if (!samePriorities(fresh, cached)) rows.push(...(await this.#claimWith(queue, want - rows.length, fresh)));
+    }
+    return rows;
+  }
+
+  async #claimWith(queue: string, want: number, priorities: readonly number[]): Promise<JobRow[]> {
+    if (priorities.length === 0) return [];
+    const { workerDb: db, tables } = this.runtime;
+    const lockId = this.tokens.next();
+    const started = performance.now();
+    const rows =
+      this.options.claim === 'skip-locked'
+        ? await claimSkipLocked(db, tables, { queue, priorities, want, lockId })
+        : await claimRandomHead(db, tables, { queue, priorities, want, lockId, headSize: this.options.headSize });
+    const latencyMs = performance.now() - started;
+    this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
+    if (rows.length > 0) this.report.claimed(lockId, queue, rows.length, this.options.claim);
+    return rows;
+  }
+
+  /** Waits up to `ms`, or until wake() or ring(). */
+  idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.#waiters.add(done);
+    });
+  }
+}
+
+/** ±25 % so that a fleet started together does not poll in step. */
+function jittered(ms: number): number {
+  return Math.round(ms * (0.75 + Math.random() * 0.5));
+}
+
+/** Pure: the next idle poll delay — doubled after each empty poll, up to the maximum; reset after a claim. */
+export function nextPollDelayMs(
+  current: number,
+  claimed: boolean,
+  pollIntervalMs: number,
+  maxPollIntervalMs: number,
+): number {
+  if (claimed) return pollIntervalMs;
+  return Math.min(maxPollIntervalMs, Math.max(pollIntervalMs, current * 2));
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { type Executor, fromKnex } from '../../src/db/executor.ts';
+import { SluiceEvents } from '../../src/events.ts';
+import type { JobRow } from '../../src/job.ts';
+import type { SluiceRuntime } from '../../src/sluiceRuntime.ts';
+import { ClaimLoop } from '../../src/worker/ClaimLoop.ts';
+import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';
+import type { CompletionBuffer } from '../../src/worker/CompletionBuffer.ts';
+import { ConcurrencyLimit } from '../../src/worker/ConcurrencyLimit.ts';
+import { WorkerEvents } from '../../src/worker/WorkerEvents.ts';
+import { resolveWorkerOptions } from '../../src/worker/workerOptions.ts';
+import { fromNow, insertJob, MINUTE } from '../helpers/factory.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+import { waitFor } from '../helpers/waitFor.ts';
+
+/**
+ * The claim loop's waits (src/worker/ClaimLoop.ts), with a real executor: a ring is never slept
+ * through. The loop polls once a minute here, so a job claimed within seconds was claimed because
+ * of the ring.
+ */
+const db = useTestDatabase('claim_loop');
+
+/** The executor, calling `during(sql)` while a SELECT is on the server (before its rows return). */
+function watched(inner: Executor, during: (sql: string) => Promise<void>): Executor {
+  return {
+    ...inner,
+    async select<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+      const rows = await inner.select<T>(sql, params);
+      await during(sql);
+      return rows;
+    },
+    write: (sql, params) => inner.write(sql, params),
+  };
+}
+
+describe('ClaimLoop', () => {
+  it('a ring that comes while the idle worker reads the next due time is not slept through', async () => {
+    // A delayed job, so that each empty round reads the queue's next run_at before it sleeps.
+    await insertJob(db, { queue: 'q', runAt: fromNow(10 * MINUTE) });
+    const claimed: JobRow[] = [];
+    let loop: ClaimLoop | undefined;
+    let armed = true;
+    const exec = watched(fromKnex(db.sluice.knex), async (sql) => {
+      if (!armed || !sql.includes('due_in_ms')) return;
+      armed = false;
+      // A job commits and its ring arrives just as the worker is deciding how long to sleep.
+      await insertJob(db, { queue: 'q', name: 'now' });
+      loop?.ring();
+    });
+    const options = resolveWorkerOptions({ queues: ['q'], pollIntervalMs: MINUTE, maxPollIntervalMs: MINUTE });
+    const events = new SluiceEvents();
+    const runtime = { workerDb: exec, tables: db.sluice.tables } as unknown as SluiceRuntime;
+    let running = true;
+    loop = new ClaimLoop(
+      runtime,
+      options,
+      new ClaimTokens(),
+      new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => undefined),
+      { backlog: 0 } as unknown as CompletionBuffer,
+      new WorkerEvents(events, 'w-test'),
+      { claiming: () => running, inFlight: () => 0, run: (row) => claimed.push(row) },
+    );
+    const done = loop.run();
+    try {
+      await waitFor(() => claimed.length === 1, { timeoutMs: 10_000, what: 'the rung job claimed' });
+      expect(claimed[0]?.name).toBe('now');
+      expect(armed).toBe(false);
+    } finally {
+      running = false;
+      loop.wake();
+      await done;
+    }
+  });
+});
