@@ -26,6 +26,12 @@ WHERE worker_id = ?
 
 /** How long an enqueuing process trusts its copy of a queue's doorbells (they change when workers start and stop). */
 export const DOORBELL_CACHE_MS = 1_000;
+/**
+ * …and a copy that holds none: a worker that starts on an idle queue is rung within this long
+ * (with the longer wait the first jobs after it started waited for its poll). One indexed read
+ * per this period per queue while a queue has no worker.
+ */
+export const NO_DOORBELL_CACHE_MS = 100;
 
 interface DoorbellRow {
   readonly workerId: string;
@@ -76,7 +82,7 @@ export class Ringer {
   /** True when the cached doorbells of `queue` are fresh and none of them can be rung from here. */
   #knownSilent(queue: string): boolean {
     const cached = this.#cache.get(queue);
-    if (!cached || performance.now() - cached.readAt >= DOORBELL_CACHE_MS) return false;
+    if (!cached || !fresh(cached)) return false;
     const server = this.#connection?.server;
     if (server === undefined) return false;
     return cached.rows.every(
@@ -160,7 +166,7 @@ export class Ringer {
     on: (sql: string, params?: readonly unknown[]) => Promise<unknown>,
   ): Promise<DoorbellRow[]> {
     const cached = this.#cache.get(queue);
-    if (cached && performance.now() - cached.readAt < DOORBELL_CACHE_MS) return cached.rows;
+    if (cached && fresh(cached)) return cached.rows;
     const [rows] = (await on(sqlDoorbells(this.options.tables), [[queue]])) as [Record<string, unknown>[]];
     const doorbells = rows.map((r) => ({
       workerId: String(r.worker_id),
@@ -193,6 +199,11 @@ export class Ringer {
     if (broken) (connection.raw as { __knex__disposed?: unknown }).__knex__disposed = true;
     await this.options.knex.client.releaseConnection(connection.raw).catch(() => undefined);
   }
+}
+
+function fresh(cached: { rows: readonly DoorbellRow[]; readAt: number }): boolean {
+  const ttl = cached.rows.length === 0 ? NO_DOORBELL_CACHE_MS : DOORBELL_CACHE_MS;
+  return performance.now() - cached.readAt < ttl;
 }
 
 /** Pure: up to `count` distinct doorbells, at random (so that single jobs spread over the fleet). */

@@ -123,7 +123,6 @@ describe('waking idle workers', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const { id } = await db.sluice.enqueue({ name: 'record', queue: 'gone' });
     await waitFor(() => ran(id), { timeoutMs: PICKUP_MS, what: `job ${id} ran` });
-    expect((await doorbells('gone')).length).toBeLessThan(10);
     await stopped(worker);
   }, 60_000);
 
