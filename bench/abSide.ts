@@ -14,16 +14,17 @@ export interface Side {
 
 export const HERE = resolve(import.meta.dirname, '..');
 
-/** node arguments that run `sluice <command>` from a checkout's sources (after `--import tsx`). */
-export function sideCli(side: Side, command: string, url: string): string[] {
+/**
+ * node arguments that run `sluice <command>` from a checkout's sources. The URL goes to the child
+ * as MYSQL_URL (sideEnv), never in argv: `ps` shows argv, and the URL may hold a password.
+ */
+export function sideCli(side: Side, command: string): string[] {
   return [
     '--import',
     'tsx',
     '--conditions=sluice-source',
     join(side.root, 'src/cli/sluice.ts'),
     command,
-    '--url',
-    url,
     '--prefix',
     side.prefix,
   ];
@@ -36,7 +37,10 @@ export function sidesOf(base: string | undefined, tag: string): Side[] {
 }
 
 export function migrateSide(side: Side, url: string): void {
-  execFileSync(process.execPath, sideCli(side, 'migrate', url), { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, sideCli(side, 'migrate'), {
+    env: { ...process.env, MYSQL_URL: url },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 /** A throwaway database URL on MYSQL_URL's server (or the local default). */

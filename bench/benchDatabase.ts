@@ -15,7 +15,7 @@ const BENCH_DATABASE = process.env.BENCH_DATABASE ?? 'sluice_bench';
 const PREFIX = 'bench_';
 
 export interface Bench {
-  /** URL of the benchmark database (children get it with --url). */
+  /** URL of the benchmark database (children get it as MYSQL_URL, never in argv). */
   readonly url: string;
   readonly prefix: string;
   readonly sluice: Sluice;

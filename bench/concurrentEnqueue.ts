@@ -42,12 +42,13 @@ export async function measureConcurrentEnqueue(
   let fleet: Fleet | null = null;
   let rate: number;
   if (workers > 0) {
-    const args = [...sideCli(side, 'work', url), '--queues', 'bench', '--jobs', `${side.root}/bench/jobs`];
-    fleet = await startFleet(workers, args, { LOG_LEVEL: 'warn' });
+    const args = [...sideCli(side, 'work'), '--queues', 'bench', '--jobs', `${side.root}/bench/jobs`];
+    fleet = await startFleet(workers, args, { LOG_LEVEL: 'warn', MYSQL_URL: url });
   }
   try {
     const children = Array.from({ length: enqueuers }, () =>
-      spawn(process.execPath, ['--import', 'tsx', CHILD, side.root, url, side.prefix, String(seconds)], {
+      spawn(process.execPath, ['--import', 'tsx', CHILD, side.root, side.prefix, String(seconds)], {
+        env: { ...process.env, MYSQL_URL: url },
         stdio: ['ignore', 2, 2, 'ipc'],
       }),
     );

@@ -108,10 +108,8 @@ async function drainDue(bench: Bench): Promise<number> {
     JOBS_DIR,
     '--prefix',
     bench.prefix,
-    '--url',
-    bench.url,
   ];
-  const fleet = await startFleet(1, ['--import', 'tsx', ...args], { LOG_LEVEL: 'warn' });
+  const fleet = await startFleet(1, ['--import', 'tsx', ...args], { LOG_LEVEL: 'warn', MYSQL_URL: bench.url });
   return measureWithFleet(fleet, 'delayed backlog', async () => {
     const initial = await dueLeft(bench);
     let left = initial;

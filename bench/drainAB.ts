@@ -64,14 +64,14 @@ async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): 
   await side.sluice.enqueueBatch(makeJobs(jobCount));
   const args = [join(side.root, 'bin/sluice.js'), 'work', '--queues', BENCH_QUEUE];
   args.push('--concurrency', String(concurrency), '--claim-batch-size', String(concurrency));
-  args.push('--jobs', side.jobsDir, '--prefix', side.prefix, '--url', url.toString());
+  args.push('--jobs', side.jobsDir, '--prefix', side.prefix);
   const target = {
     label: `${side.label} ×${workers} c${concurrency}`,
     table: `${side.prefix}jobs`,
     queue: BENCH_QUEUE,
     workers,
     args,
-    env: { LOG_LEVEL: 'warn' },
+    env: { LOG_LEVEL: 'warn', MYSQL_URL: url.toString() },
   };
   return measureDrain(conn, target, jobCount);
 }

@@ -76,14 +76,14 @@ async function drainSluice(
     '--jobs',
     JOBS_DIR,
   ];
-  args.push('--claim', strategy, '--prefix', bench.prefix, '--url', bench.url);
+  args.push('--claim', strategy, '--prefix', bench.prefix);
   const target = {
     label: `${strategy} ×${workers} c${concurrency} sluice`,
     table: bench.tables.jobs,
     queue: BENCH_QUEUE,
     workers,
     args,
-    env: { LOG_LEVEL: 'warn' },
+    env: { LOG_LEVEL: 'warn', MYSQL_URL: bench.url },
   };
   return measureDrain(bench.conn, target, jobs.length);
 }
@@ -96,19 +96,14 @@ async function drainRaw(
 ): Promise<DrainMeasurement> {
   await truncate(bench.conn, [bench.tables.raw]);
   await rawInsertJobs(bench.conn, bench.tables.raw, jobs, rowsPerStatement);
-  // rawWorker.ts reaches benchDatabase.ts, which imports 'sluice': from the sources, as in a clean clone there is no build.
-  const args = [
-    '--conditions=sluice-source',
-    RAW_WORKER,
-    '--url',
-    bench.url,
-    '--table',
-    bench.tables.raw,
-    '--queue',
-    BENCH_QUEUE,
-    '--batch',
-    String(RAW_BATCH),
-  ];
-  const target = { label: `raw ×${workers}`, table: bench.tables.raw, queue: BENCH_QUEUE, workers, args };
+  const args = [RAW_WORKER, '--table', bench.tables.raw, '--queue', BENCH_QUEUE, '--batch', String(RAW_BATCH)];
+  const target = {
+    label: `raw ×${workers}`,
+    table: bench.tables.raw,
+    queue: BENCH_QUEUE,
+    workers,
+    args,
+    env: { MYSQL_URL: bench.url },
+  };
   return measureDrain(bench.conn, target, jobs.length);
 }

@@ -1,5 +1,5 @@
 /**
- * One single-job enqueuer of bench/concurrentEnqueue.ts: argv `ROOT URL PREFIX SECONDS`. Opens the
+ * One single-job enqueuer of bench/concurrentEnqueue.ts: argv `ROOT PREFIX SECONDS`, the URL as MYSQL_URL. Opens the
  * sluice of checkout ROOT, says 'ready', and on 'go' enqueues one job at a time (each awaited, the
  * way an application handling requests does) for SECONDS, then sends { jobs } and exits.
  */
@@ -8,7 +8,8 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { BENCH_QUEUE, JOB_NAME } from './workload.ts';
 
-const [root = '.', url = '', prefix = '', seconds = '10'] = process.argv.slice(2);
+const [root = '.', prefix = '', seconds = '10'] = process.argv.slice(2);
+const url = process.env.MYSQL_URL ?? '';
 const mod = (await import(pathToFileURL(join(root, 'src/index.ts')).href)) as typeof import('sluice');
 const sluice = mod.createSluice({ url, tablePrefix: prefix, logger: pino({ level: 'warn' }, pino.destination(2)) });
 await sluice.knex.raw('SELECT 1');

@@ -42,13 +42,14 @@ export async function measureIdleFleet(
   seconds: number,
   settleSeconds: number,
 ): Promise<IdleCost> {
-  const args = [...sideCli(side, 'work', url), '--queues', 'idle', '--jobs', `${side.root}/bench/jobs`];
+  const args = [...sideCli(side, 'work'), '--queues', 'idle', '--jobs', `${side.root}/bench/jobs`];
   const counter = new URL('./statementCounter.ts', import.meta.url).pathname;
   args.splice(2, 0, '--import', counter);
   const statementsDir = mkdtempSync(join(tmpdir(), 'sluice-idle-'));
   const from = Date.now() + settleSeconds * 1000;
   const env = {
     LOG_LEVEL: 'warn',
+    MYSQL_URL: url,
     BENCH_STATEMENTS_DIR: statementsDir,
     BENCH_STATEMENTS_WINDOW: `${from},${from + seconds * 1000}`,
   };

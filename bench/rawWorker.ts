@@ -3,7 +3,8 @@
  * no sluice code) over one connection, 50 jobs per claim, until SIGINT. Sends 'ready' once
  * connected, then starts at once (as `sluice work` does).
  *
- * usage: node --import tsx bench/rawWorker.ts --url URL --table T --queue Q [--batch 50]
+ * usage: MYSQL_URL=URL node --import tsx bench/rawWorker.ts --table T --queue Q [--batch 50]
+ * (the URL by environment: argv shows in `ps`, and the URL may hold a password)
  */
 import { parseArgs } from 'node:util';
 import { connectRaw } from './rawConnection.ts';
@@ -11,7 +12,6 @@ import { claimAndDelete, retryingConflicts } from './rawLoop.ts';
 
 const { values: args } = parseArgs({
   options: {
-    url: { type: 'string' },
     table: { type: 'string' },
     queue: { type: 'string' },
     batch: { type: 'string', default: '50' },
@@ -21,7 +21,9 @@ const batch = Number(args.batch);
 const IDLE_MS = 20;
 
 async function main(): Promise<void> {
-  const conn = await connectRaw(args.url as string);
+  const url = process.env.MYSQL_URL;
+  if (!url) throw new Error('rawWorker: set MYSQL_URL');
+  const conn = await connectRaw(url);
   let stopping = false;
   process.on('SIGINT', () => (stopping = true));
   process.send?.('ready');
