@@ -46,7 +46,8 @@ export interface SluiceEventMap {
   /** `scheduled`: the recurring job definitions this process enqueues, from `jobsFolder` (null: a list, or none). */
   'maintenance:started': { holder: string; schedule: string; jobsFolder: string | null; scheduled: readonly string[] };
   'leader:acquired': { holder: string; lease: string };
-  'leader:lost': { holder: string; lease: string };
+  /** `released`: this process gave the lease up as it stopped (not lost to an error or another holder). */
+  'leader:lost': { holder: string; lease: string; released: boolean };
   'maintenance:completed': { holder: string } & MaintenancePass;
   'maintenance:error': { holder: string; error: Error; context: string };
   /** Claims a release left alone because another transaction holds their rows; tried again next pass. */

@@ -149,7 +149,11 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
     ),
   );
   events.on('leader:acquired', (e) => logger.info(fields('leader:acquired', e), 'maintenance leadership acquired'));
-  events.on('leader:lost', (e) => logger.warn(fields('leader:lost', e), 'maintenance leadership lost'));
+  events.on('leader:lost', (e) =>
+    e.released
+      ? logger.info(fields('leader:lost', e), 'maintenance leadership released at stop')
+      : logger.warn(fields('leader:lost', e), 'maintenance leadership lost'),
+  );
   events.on('maintenance:completed', (e) =>
     (e.changed > 0 ? logger.info : logger.debug).call(
       logger,

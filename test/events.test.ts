@@ -123,7 +123,7 @@ describe('events', () => {
       },
     ]);
     await maintainer.stop();
-    expect(events['leader:lost']).toEqual([{ holder: maintainer.holder, lease: 'maintenance' }]);
+    expect(events['leader:lost']).toEqual([{ holder: maintainer.holder, lease: 'maintenance', released: true }]);
     expect(events['worker:error']).toEqual([]);
     expect(events['maintenance:error']).toEqual([]);
     expect(events['claim:lost']).toEqual([]);

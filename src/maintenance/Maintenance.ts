@@ -136,7 +136,7 @@ export class Maintenance {
     await this.#pass?.catch(() => undefined);
     if (this.#leading) {
       await this.#lease.release().catch(() => undefined);
-      this.#setLeading(false);
+      this.#setLeading(false, true);
     }
   }
 
@@ -176,9 +176,10 @@ export class Maintenance {
     return pass;
   }
 
-  #setLeading(leading: boolean): void {
+  #setLeading(leading: boolean, released = false): void {
     if (leading === this.#leading) return;
     this.#leading = leading;
-    this.runtime.events.emit(leading ? 'leader:acquired' : 'leader:lost', { holder: this.holder, lease: LEASE_NAME });
+    if (leading) this.runtime.events.emit('leader:acquired', { holder: this.holder, lease: LEASE_NAME });
+    else this.runtime.events.emit('leader:lost', { holder: this.holder, lease: LEASE_NAME, released });
   }
 }
