@@ -94,15 +94,17 @@ export class ClaimLoop {
         // A claim that still conflicted after the Executor's re-runs (on Galera: other nodes took
         // the same rows first) claimed nothing, and no job is affected: the next round is its retry.
         if (!isTransientConflict(error)) this.report.error(error, 'claiming');
-        await this.idle(jittered(pollIntervalMs));
+        // A stop that came during the claim found no waiter to wake: do not sleep it through.
+        if (this.host.claiming()) await this.idle(jittered(pollIntervalMs));
         continue;
       }
       lastWasFull = claimed > 0 && claimed === requested;
       pollDelayMs = nextPollDelayMs(pollDelayMs, claimed > 0, pollIntervalMs, maxPollIntervalMs);
       if (claimed > 0 || this.#rung) continue;
       const delayMs = await this.#idleDelayMs(jittered(pollDelayMs));
-      // A ring during that read would find no waiter to wake: claim now instead of sleeping it through.
-      if (this.#rung) continue;
+      // A ring or a stop during that read found no waiter to wake: act on it now instead of
+      // sleeping it through (a stop used to wait out the whole poll delay, up to maxPollIntervalMs).
+      if (this.#rung || !this.host.claiming()) continue;
       await this.idle(delayMs);
     }
   }

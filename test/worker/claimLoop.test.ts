@@ -71,4 +71,41 @@ describe('ClaimLoop', () => {
       await done;
     }
   });
+
+  it('a stop that comes while the idle worker reads the next due time ends the loop at once, not a poll later', async () => {
+    await insertJob(db, { queue: 'q', runAt: fromNow(10 * MINUTE) });
+    let loop: ClaimLoop | undefined;
+    let running = true;
+    let armed = true;
+    const exec = watched(fromKnex(db.sluice.knex), async (sql) => {
+      if (!armed || !sql.includes('due_in_ms')) return;
+      armed = false;
+      // Worker.stop(): claiming ends and the loop is woken, just as it decides how long to sleep.
+      running = false;
+      loop?.wake();
+    });
+    const options = resolveWorkerOptions({ queues: ['q'], pollIntervalMs: MINUTE, maxPollIntervalMs: MINUTE });
+    const runtime = { workerDb: exec, tables: db.sluice.tables } as unknown as SluiceRuntime;
+    loop = new ClaimLoop(
+      runtime,
+      options,
+      new ClaimTokens(),
+      new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => undefined),
+      { backlog: 0 } as unknown as CompletionBuffer,
+      new WorkerEvents(new SluiceEvents(), 'w-test'),
+      { claiming: () => running, inFlight: () => 0, run: () => undefined },
+    );
+    let ended = false;
+    const done = loop.run().then(() => {
+      ended = true;
+    });
+    try {
+      await waitFor(() => !armed, { timeoutMs: 10_000, what: 'the next-due read' });
+      await waitFor(() => ended, { timeoutMs: 5_000, what: 'the loop ended by the stop (not after the minute poll)' });
+    } finally {
+      running = false;
+      loop.wake();
+      await done;
+    }
+  });
 });
