@@ -8,19 +8,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../test/helpers/chromium.ts';
 import { median } from './median.ts';
-
-const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** Median load time (ms) of each URL over `runs` navigations after one warm-up, or null without a Chromium. */
 export async function browserLoadTimes(
@@ -33,7 +22,7 @@ export async function browserLoadTimes(
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ARGS,
+    args: [...CHROMIUM_ARGS],
     httpCredentials: credentials,
   });
   try {

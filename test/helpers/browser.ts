@@ -3,10 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll } from 'vitest';
+import { CHROMIUM, CHROMIUM_ARGS } from './chromium.ts';
 import { ROOT } from './sourceCli.ts';
-
-/** Debian's Chromium (apt-get install chromium; .ci/run installs it when missing). */
-export const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Where the browser tests save a screenshot of each page they visit (a test artifact, not committed). */
 export const ARTIFACTS = join(ROOT, 'test-artifacts', 'dashboard');
@@ -33,16 +31,7 @@ export function useBrowser(credentials?: { username: string; password: string })
         headless: true,
         viewport: { width: 1280, height: 860 },
         ...(credentials ? { httpCredentials: credentials } : {}),
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
+        args: [...CHROMIUM_ARGS],
       })
       .then(async (ctx) => {
         await ctx.route('**/*', (route) => {

@@ -3,7 +3,7 @@ import { type Executor, fromKnex } from '../../src/db/executor.ts';
 import { SluiceEvents } from '../../src/events.ts';
 import type { JobRow } from '../../src/job.ts';
 import type { SluiceRuntime } from '../../src/sluiceRuntime.ts';
-import { ClaimLoop } from '../../src/worker/ClaimLoop.ts';
+import { ClaimLoop, type ClaimLoopHost } from '../../src/worker/ClaimLoop.ts';
 import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';
 import type { CompletionBuffer } from '../../src/worker/CompletionBuffer.ts';
 import { ConcurrencyLimit } from '../../src/worker/ConcurrencyLimit.ts';
@@ -33,6 +33,21 @@ function watched(inner: Executor, during: (sql: string) => Promise<void>): Execu
   };
 }
 
+/** A ClaimLoop over `exec`, polling once a minute, with `host` as its worker. */
+function loopOver(exec: Executor, host: ClaimLoopHost): ClaimLoop {
+  const options = resolveWorkerOptions({ queues: ['q'], pollIntervalMs: MINUTE, maxPollIntervalMs: MINUTE });
+  const runtime = { workerDb: exec, tables: db.sluice.tables } as unknown as SluiceRuntime;
+  return new ClaimLoop(
+    runtime,
+    options,
+    new ClaimTokens(),
+    new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => undefined),
+    { backlog: 0 } as unknown as CompletionBuffer,
+    new WorkerEvents(new SluiceEvents(), 'w-test'),
+    host,
+  );
+}
+
 describe('ClaimLoop', () => {
   it('a ring that comes while the idle worker reads the next due time is not slept through', async () => {
     // A delayed job, so that each empty round reads the queue's next run_at before it sleeps.
@@ -47,19 +62,8 @@ describe('ClaimLoop', () => {
       await insertJob(db, { queue: 'q', name: 'now' });
       loop?.ring();
     });
-    const options = resolveWorkerOptions({ queues: ['q'], pollIntervalMs: MINUTE, maxPollIntervalMs: MINUTE });
-    const events = new SluiceEvents();
-    const runtime = { workerDb: exec, tables: db.sluice.tables } as unknown as SluiceRuntime;
     let running = true;
-    loop = new ClaimLoop(
-      runtime,
-      options,
-      new ClaimTokens(),
-      new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => undefined),
-      { backlog: 0 } as unknown as CompletionBuffer,
-      new WorkerEvents(events, 'w-test'),
-      { claiming: () => running, inFlight: () => 0, run: (row) => claimed.push(row) },
-    );
+    loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, run: (row) => claimed.push(row) });
     const done = loop.run();
     try {
       await waitFor(() => claimed.length === 1, { timeoutMs: 10_000, what: 'the rung job claimed' });
@@ -84,17 +88,7 @@ describe('ClaimLoop', () => {
       running = false;
       loop?.wake();
     });
-    const options = resolveWorkerOptions({ queues: ['q'], pollIntervalMs: MINUTE, maxPollIntervalMs: MINUTE });
-    const runtime = { workerDb: exec, tables: db.sluice.tables } as unknown as SluiceRuntime;
-    loop = new ClaimLoop(
-      runtime,
-      options,
-      new ClaimTokens(),
-      new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => undefined),
-      { backlog: 0 } as unknown as CompletionBuffer,
-      new WorkerEvents(new SluiceEvents(), 'w-test'),
-      { claiming: () => running, inFlight: () => 0, run: () => undefined },
-    );
+    loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, run: () => undefined });
     let ended = false;
     const done = loop.run().then(() => {
       ended = true;
