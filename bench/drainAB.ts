@@ -62,7 +62,9 @@ async function openSide(label: string, root: string, prefix: string, jobsDir: st
 async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): Promise<DrainMeasurement> {
   await truncate(conn, [`${side.prefix}jobs`, `${side.prefix}batches`, `${side.prefix}job_history`]);
   await side.sluice.enqueueBatch(makeJobs(jobCount));
-  const args = [join(side.root, 'bin/sluice.js'), 'work', '--queues', BENCH_QUEUE];
+  // From the side's sources, as abSide.ts runs them: a checkout has no dist/ until it is built.
+  const args = ['--import', 'tsx', '--conditions=sluice-source', join(side.root, 'src/cli/sluice.ts'), 'work'];
+  args.push('--queues', BENCH_QUEUE);
   args.push('--concurrency', String(concurrency), '--claim-batch-size', String(concurrency));
   args.push('--jobs', side.jobsDir, '--prefix', side.prefix);
   const target = {

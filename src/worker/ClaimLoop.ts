@@ -17,8 +17,8 @@ export interface ClaimLoopHost {
   claiming(): boolean;
   /** Jobs in the worker's slots. */
   inFlight(): number;
-  /** Runs one claimed row in a slot. */
-  run(row: JobRow): void;
+  /** Runs one claimed row in a slot; `claimSize`: the rows its claim took in all. */
+  run(row: JobRow, claimSize: number): void;
 }
 
 /**
@@ -87,7 +87,7 @@ export class ClaimLoop {
           requested += want;
           const rows = await this.#claim(queue, want);
           claimed += rows.length;
-          for (const row of rows) this.host.run(row);
+          for (const row of rows) this.host.run(row, rows.length);
         }
         nextQueue = (nextQueue + 1) % queues.length;
       } catch (error) {

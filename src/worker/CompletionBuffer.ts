@@ -11,14 +11,19 @@ import type { WorkerEvents } from './WorkerEvents.ts';
 /**
  * Batches successful completions: jobs that finish close together are deleted with one fenced
  * statement per claim, instead of one commit per job (which caps a 2-core host near 1,000
- * jobs/s). A flush starts on the next turn of the event loop after the first finish; finishes
- * that arrive while it runs go into the next one. Every job added is ended here. Handler results
+ * jobs/s). A flush starts on the next turn of the event loop after the first finish, with every
+ * finish pending then; finishes that arrive while it runs go into another flush, which starts at
+ * once unless MAX_FLUSHES are already running (so that one claim's completion overlaps the next:
+ * each statement runs on one server thread, and a serial pipeline leaves the host's other core
+ * idle). Every job added is ended here. Handler results
  * ride along, keyed by job id, into the same statement that copies the jobs to the history.
  * A completion whose statement still met transient conflicts after the Executor's re-runs goes
  * back into the buffer for another flush (up to MAX_CONFLICT_ROUNDS): a conflict must not leave
  * the claim to expire, which would count an attempt for a job that succeeded.
  */
 const MAX_CONFLICT_ROUNDS = 3;
+/** Flushes running at once (each holds a pool connection per claim it completes). */
+const MAX_FLUSHES = 2;
 
 export class CompletionBuffer {
   #pending: RunningJob[] = [];
@@ -27,7 +32,9 @@ export class CompletionBuffer {
   /** Flushes of a job that ended in a transient conflict so far. */
   readonly #conflicts = new Map<RunningJob, number>();
   #size = 0;
-  #flushing: Promise<void> | null = null;
+  readonly #flushes = new Set<Promise<void>>();
+  /** A flush is due on the next turn of the event loop. */
+  #scheduled = false;
 
   constructor(
     private readonly runtime: SluiceRuntime,
@@ -47,34 +54,50 @@ export class CompletionBuffer {
     this.#pending.push(job);
     if (result !== null) this.#results.set(job.job.id, result);
     this.#size++;
-    this.#flushing ??= this.#flushLoop();
+    this.#schedule();
   }
 
   /** Resolves once every completion added so far is written (or reported as failed). */
   async drain(): Promise<void> {
-    while (this.#flushing) await this.#flushing;
+    while (this.#size > 0) {
+      if (this.#flushes.size > 0) await Promise.all(this.#flushes);
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
-  async #flushLoop(): Promise<void> {
-    try {
-      await new Promise((resolve) => setImmediate(resolve));
-      while (this.#pending.length > 0) {
-        const batch = this.#pending;
-        const results = this.#results;
-        this.#pending = [];
-        this.#results = new Map();
-        await Promise.all([...groupByClaim(batch)].map(([lockId, jobs]) => this.#flushClaim(lockId, jobs, results)));
-      }
-    } finally {
-      this.#flushing = null;
-    }
+  #schedule(): void {
+    if (this.#scheduled || this.#pending.length === 0 || this.#flushes.size >= MAX_FLUSHES) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flush();
+    });
+  }
+
+  /** Writes every pending completion, one statement group per claim; then schedules the next flush. */
+  #flush(): void {
+    if (this.#pending.length === 0) return;
+    const batch = this.#pending;
+    const results = this.#results;
+    this.#pending = [];
+    this.#results = new Map();
+    const flush = Promise.all(
+      [...groupByClaim(batch)].map(([lockId, jobs]) => this.#flushClaim(lockId, jobs, results)),
+    ).then(() => {
+      this.#flushes.delete(flush);
+      this.#schedule();
+    });
+    this.#flushes.add(flush);
   }
 
   async #flushClaim(lockId: string, jobs: RunningJob[], results: ReadonlyMap<number, string>): Promise<void> {
     const ids = jobs.map((r) => r.job.id);
     let again = false;
     try {
-      const lostIds = await this.#completeOnceReachable(lockId, ids, results);
+      // Every job the claim took, finished together: its rows are found by lock_id alone.
+      const first = jobs[0] as RunningJob;
+      const wholeClaimOf = jobs.length === first.claimSize ? first.job.queue : undefined;
+      const lostIds = await this.#completeOnceReachable(lockId, ids, results, wholeClaimOf);
       if (lostIds.length > 0) this.report.claimLost('complete', lockId, lostIds, lostIds.length);
       const completed = lostIds.length === 0 ? jobs : jobs.filter((r) => !lostIds.includes(r.job.id));
       const keyed = completed.filter((r) => r.job.idempotencyKey !== null).map((r) => r.job.id);
@@ -117,11 +140,16 @@ export class CompletionBuffer {
    * ours meanwhile, the writes stay fenced, and the jobs need not wait out their lock timeout to
    * be run a second time once the server is back.
    */
-  async #completeOnceReachable(lockId: string, ids: number[], results: ReadonlyMap<number, string>): Promise<number[]> {
+  async #completeOnceReachable(
+    lockId: string,
+    ids: number[],
+    results: ReadonlyMap<number, string>,
+    wholeClaimOf: string | undefined,
+  ): Promise<number[]> {
     const deadline = Date.now() + this.retryForMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#complete(lockId, ids, results);
+        return await this.#complete(lockId, ids, results, wholeClaimOf);
       } catch (error) {
         if (!isServerUnavailable(error) || Date.now() >= deadline) throw error;
         if (attempt === 1)
@@ -137,11 +165,16 @@ export class CompletionBuffer {
    * history the held ones are already deleted and the lost ones are not known apart: ClaimLostError
    * is thrown on, and all are reported.
    */
-  async #complete(lockId: string, ids: number[], results: ReadonlyMap<number, string>): Promise<number[]> {
+  async #complete(
+    lockId: string,
+    ids: number[],
+    results: ReadonlyMap<number, string>,
+    wholeClaimOf: string | undefined,
+  ): Promise<number[]> {
     const { workerDb: db, tables, options } = this.runtime;
     const history = options.historyRetentionMs > 0;
     try {
-      await completeJobs(db, tables, lockId, ids, { history, results, redact: options.redactPayload });
+      await completeJobs(db, tables, lockId, ids, { history, results, redact: options.redactPayload, wholeClaimOf });
       return [];
     } catch (error) {
       if (!(error instanceof ClaimLostError) || !history) throw error;

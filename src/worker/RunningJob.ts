@@ -46,6 +46,8 @@ export class RunningJob {
 
   constructor(
     readonly job: Job,
+    /** How many jobs the claim statement that took this one took in all (its lock_id's rows). */
+    readonly claimSize = 1,
     /** Set when the stored payload could not be parsed: the job fails permanently without running. */
     readonly payloadError?: Error,
   ) {}

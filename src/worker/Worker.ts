@@ -36,6 +36,8 @@ export class Worker {
   readonly id: string;
   readonly #tokens = new ClaimTokens();
   readonly #running = new Set<RunningJob>();
+  /** How many of #running carry each job id (more than one only after a claim taken back during a stall). */
+  readonly #runningIds = new Map<number, number>();
   readonly #report: WorkerEvents;
   readonly #limit: ConcurrencyLimit;
   readonly #completions: CompletionBuffer;
@@ -61,7 +63,7 @@ export class Worker {
     this.#claims = new ClaimLoop(runtime, options, this.#tokens, this.#limit, this.#completions, this.#report, {
       claiming: () => this.#state === 'running',
       inFlight: () => this.#running.size,
-      run: (row) => this.#run(row),
+      run: (row, claimSize) => this.#run(row, claimSize),
     });
     this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
       running: () => this.#running,
@@ -155,14 +157,17 @@ export class Worker {
    * Runs one claimed job in its slot: attempt, then record the outcome. The slot frees when that
    * is done and the handler itself settled (a timed-out handler that ignores its signal keeps it).
    */
-  #run(row: JobRow): void {
-    const running = runningJobOf(row);
+  #run(row: JobRow, claimSize: number): void {
+    const running = runningJobOf(row, claimSize);
     const deps = this.#deps as AttemptDeps & FinishDeps;
     // This process may claim a job again while an earlier attempt of it still runs here (its claim
     // was taken back during a stall, and the handler ignores its aborted signal): the new attempt
     // waits for that one to settle, so one process never runs a job twice at once.
-    const earlier = [...this.#running].filter((r) => r.job.id === running.job.id);
+    const earlier = this.#runningIds.has(running.job.id)
+      ? [...this.#running].filter((r) => r.job.id === running.job.id)
+      : [];
     this.#running.add(running);
+    this.#runningIds.set(running.job.id, (this.#runningIds.get(running.job.id) ?? 0) + 1);
     void Promise.all(earlier.map((r) => r.settled()))
       .then(() => attemptJob(deps, running))
       .then((outcome) => finishJob(deps, running, outcome))
@@ -170,6 +175,9 @@ export class Worker {
       .then(() => running.settled())
       .finally(() => {
         this.#running.delete(running);
+        const sameId = (this.#runningIds.get(running.job.id) ?? 1) - 1;
+        if (sameId > 0) this.#runningIds.set(running.job.id, sameId);
+        else this.#runningIds.delete(running.job.id);
         this.#processed++;
         this.#wake();
       });
@@ -227,14 +235,14 @@ export class Worker {
 }
 
 /** A claimed row as a RunningJob; a payload that is not JSON (written around sluice) fails the job permanently. */
-function runningJobOf(row: JobRow): RunningJob {
+function runningJobOf(row: JobRow, claimSize: number): RunningJob {
   try {
-    return new RunningJob(jobFromRow(row));
+    return new RunningJob(jobFromRow(row), claimSize);
   } catch (error) {
     const payloadError = new PermanentJobError(
       `payload of job ${row.id} is not valid JSON: ${(error as Error).message}`,
     );
-    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), payloadError);
+    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError);
   }
 }
 

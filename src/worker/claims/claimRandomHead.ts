@@ -60,7 +60,7 @@ export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRe
   const picked = pickFromHead(head, req.want);
   const { affectedRows } = await db.write(sqlClaim(tables), [req.lockId, picked, req.queue]);
   if (affectedRows === 0) return [];
-  return loadClaimedJobs(db, tables, picked, req.lockId);
+  return loadClaimedJobs(db, tables, req.queue, req.lockId);
 }
 
 /**

@@ -7,16 +7,28 @@ import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../../history/history
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
 
 /**
- * Params: ?1 lockId, ?2 ids (list). Deletes the finished jobs this claim still holds. Returns
- * affectedRows = ids.length, or fewer if some claims were lost (those rows are untouched).
+ * Which rows of a claim a completion touches, with its params: the listed ids this claim still
+ * holds (?1 lockId, ?2 ids), or — when the ids are every job the claim took — all rows that still
+ * carry the claim's lock_id (?1 queue, ?2 lockId): one ix_head range instead of a list of ids,
+ * which the server parses and turns into ranges in every statement (about 3 µs of server CPU per
+ * job each, at 500 ids). The same rows either way: a lock_id is unique to one claim statement.
  */
-const sqlComplete = (t: Tables) => `
-DELETE FROM ${t.jobs}
-WHERE lock_id = ?
-  AND id IN (?)`;
+function heldRows(alias: string, lockId: string, ids: readonly number[], wholeClaimOf: string | undefined) {
+  return wholeClaimOf === undefined
+    ? { where: `${alias}lock_id = ?\n  AND ${alias}id IN (?)`, params: [lockId, ids] }
+    : { where: `${alias}queue = ?\n  AND ${alias}lock_id = ?`, params: [wholeClaimOf, lockId] };
+}
 
 /**
- * Params: (job id, result JSON) for each of `results` rows, then lockId, ids (list). Copies the
+ * Params: heldRows. Deletes the finished jobs this claim still holds. Returns affectedRows =
+ * ids.length, or fewer if some claims were lost (those rows are untouched).
+ */
+const sqlComplete = (t: Tables, held: string) => `
+DELETE FROM ${t.jobs}
+WHERE ${held}`;
+
+/**
+ * Params: (job id, result JSON) for each of `results` rows, then heldRows. Copies the
  * finished jobs this claim still holds into job_history as completed, each with its handler's
  * result when it returned one (the results ride in the same statement, as a derived table: no
  * statement more per batch, and none at all when no job returned anything). A job that completes
@@ -24,12 +36,11 @@ WHERE lock_id = ?
  * SELECT's own columns (j.retry_times) rather than VALUES(retry_times), which MySQL 8.0.20+
  * deprecates; both servers accept it.
  */
-const sqlCopyToHistory = (t: Tables, results: number) => `
+const sqlCopyToHistory = (t: Tables, results: number, held: string) => `
 INSERT INTO ${t.jobHistory} (${HISTORY_INSERT_COLUMNS})
 SELECT ${HISTORY_FROM_LIVE}, 'completed', ${results > 0 ? 'r.result' : 'NULL'}
 FROM ${t.jobs} j${results > 0 ? `\nLEFT JOIN (${valuesTable(['id', 'result'], results)}) r ON r.id = j.id` : ''}
-WHERE j.lock_id = ?
-  AND j.id IN (?)
+WHERE ${held}
 ON DUPLICATE KEY UPDATE retry_times = j.retry_times, last_error = j.last_error, finished_at = NOW(3),
   outcome = 'completed', result = ${results > 0 ? 'r.result' : 'NULL'}`;
 
@@ -40,6 +51,8 @@ export interface CompleteOptions {
   readonly results?: ReadonlyMap<number, string>;
   /** The install's redactPayload hook: what the history rows keep of each payload. */
   readonly redact?: PayloadRedactor | null;
+  /** The claim's queue, when `ids` are every job the claim took (heldRows: the cheaper statements). */
+  readonly wholeClaimOf?: string;
 }
 
 /**
@@ -57,17 +70,25 @@ export async function completeJobs(
   ids: readonly number[],
   options: CompleteOptions = { history: false },
 ): Promise<void> {
-  if (!options.history) return deleteFenced(db, tables, lockId, ids);
-  const held = new Set(ids);
-  const results = [...(options.results ?? [])].filter(([id]) => held.has(id));
+  if (!options.history) return deleteFenced(db, tables, lockId, ids, options.wholeClaimOf);
+  const listed = new Set(ids);
+  const results = [...(options.results ?? [])].filter(([id]) => listed.has(id));
+  const held = heldRows('j.', lockId, ids, options.wholeClaimOf);
   await withTransaction(db, async (tx) => {
-    await tx.write(sqlCopyToHistory(tables, results.length), [...results.flat(), lockId, ids]);
+    await tx.write(sqlCopyToHistory(tables, results.length, held.where), [...results.flat(), ...held.params]);
     await redactCopied(tx, tables, 'history', ids, options.redact ?? null);
-    await deleteFenced(tx, tables, lockId, ids);
+    await deleteFenced(tx, tables, lockId, ids, options.wholeClaimOf);
   });
 }
 
-async function deleteFenced(db: Executor, tables: Tables, lockId: string, ids: readonly number[]): Promise<void> {
-  const { affectedRows } = await db.write(sqlComplete(tables), [lockId, ids]);
+async function deleteFenced(
+  db: Executor,
+  tables: Tables,
+  lockId: string,
+  ids: readonly number[],
+  wholeClaimOf: string | undefined,
+): Promise<void> {
+  const held = heldRows('', lockId, ids, wholeClaimOf);
+  const { affectedRows } = await db.write(sqlComplete(tables, held.where), held.params);
   if (affectedRows !== ids.length) throw new ClaimLostError('complete', lockId, ids, ids.length - affectedRows);
 }
