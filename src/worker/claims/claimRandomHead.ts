@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/executor.ts';
+import { idSet } from '../../db/idSet.ts';
 import type { Tables } from '../../db/tables.ts';
 import type { JobRow } from '../../job.ts';
 import { loadClaimedJobs } from './loadClaimedJobs.ts';
@@ -20,16 +21,16 @@ ORDER BY priority, run_at, id
 LIMIT ?`;
 
 /**
- * Params: ?1 lockId, ?2 ids (list, all of queue ?3), ?3 queue. Claims whichever of those rows
+ * Params: ?1 lockId, then the idSet of the picked ids (all of queue ?3), then ?3 queue. Claims whichever of those rows
  * are still free and due, by primary key, unless the queue is paused. affectedRows = rows
  * claimed. Two workers that picked the same id: one gets it. The pause check names the queue
  * rather than each row's, so the server runs it once per statement, not once per row.
  */
-const sqlClaim = (t: Tables) => `
+const sqlClaim = (t: Tables, ids: string) => `
 UPDATE ${t.jobs}
 SET lock_id = ?,
     locked_at = NOW(3)
-WHERE id IN (?)
+WHERE ${ids}
   AND lock_id = ''
   AND run_at <= NOW(3)
   AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ? AND q.paused_at IS NOT NULL)`;
@@ -58,7 +59,8 @@ export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRe
   ]);
   if (head.length === 0) return [];
   const picked = pickFromHead(head, req.want);
-  const { affectedRows } = await db.write(sqlClaim(tables), [req.lockId, picked, req.queue]);
+  const ids = idSet('id', picked);
+  const { affectedRows } = await db.write(sqlClaim(tables, ids.sql), [req.lockId, ...ids.params, req.queue]);
   if (affectedRows === 0) return [];
   return loadClaimedJobs(db, tables, req.queue, req.lockId);
 }

@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/executor.ts';
+import { idSet } from '../../db/idSet.ts';
 import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { JOB_ROW_COLUMNS, type JobRow } from '../../job.ts';
@@ -21,15 +22,15 @@ LIMIT ?
 FOR UPDATE SKIP LOCKED`;
 
 /**
- * Params: ?1 lockId, ?2 ids (list, all of queue ?3 and locked by this transaction), ?3 queue.
+ * Params: ?1 lockId, then the idSet of the locked ids (all of queue ?3, locked by this transaction), then ?3 queue.
  * Claims them unless the queue is paused (checked once per statement). affectedRows =
  * ids.length, or 0 when paused.
  */
-const sqlClaimLocked = (t: Tables) => `
+const sqlClaimLocked = (t: Tables, ids: string) => `
 UPDATE ${t.jobs}
 SET lock_id = ?,
     locked_at = NOW(3)
-WHERE id IN (?)
+WHERE ${ids}
   AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ? AND q.paused_at IS NOT NULL)`;
 
 /** A claim request as for claimRandomHead, without the head size (the lock read takes exactly `want`). */
@@ -45,7 +46,11 @@ export async function claimSkipLocked(db: Executor, tables: Tables, req: SkipLoc
   return withTransaction(db, async (tx) => {
     const rows = await tx.select<JobRow>(sqlLockHead(tables), [req.queue, req.priorities, req.want]);
     if (rows.length === 0) return [];
-    const { affectedRows } = await tx.write(sqlClaimLocked(tables), [req.lockId, rows.map((r) => r.id), req.queue]);
+    const ids = idSet(
+      'id',
+      rows.map((r) => Number(r.id)),
+    );
+    const { affectedRows } = await tx.write(sqlClaimLocked(tables, ids.sql), [req.lockId, ...ids.params, req.queue]);
     if (affectedRows === 0) return [];
     for (const row of rows) row.lock_id = req.lockId;
     return rows;
