@@ -11,7 +11,15 @@ export interface PeerVerdict {
   /** Best sluice drain ÷ best peer drain; null when either is missing. */
   readonly drainRatio: number | null;
   /** Per system: the best (lowest) p50 and p99 pickup latency among its rows, ms. */
-  readonly latency: readonly { readonly peer: string; readonly p50: number; readonly p99: number }[];
+  readonly latency: readonly LatencyVerdict[];
+  /** Per system: the same for the start of delayed jobs, from their due time. */
+  readonly delayed: readonly LatencyVerdict[];
+}
+
+export interface LatencyVerdict {
+  readonly peer: string;
+  readonly p50: number;
+  readonly p99: number;
 }
 
 const isSluice = (peer: string) => peer.startsWith('sluice');
@@ -27,16 +35,6 @@ export function peerVerdict(report: PeerReport): PeerVerdict {
     );
   const sluice = best(rows.filter((r) => isSluice(r.peer)));
   const peer = best(rows.filter((r) => !isSluice(r.peer)));
-  const latency = report.peers
-    .filter((p) => p.rows.some((r) => r.latencyMs))
-    .map((p) => {
-      const measured = p.rows.flatMap((r) => (r.latencyMs ? [r.latencyMs] : []));
-      return {
-        peer: p.peer,
-        p50: Math.min(...measured.map((l) => l.p50)),
-        p99: Math.min(...measured.map((l) => l.p99)),
-      };
-    });
   return {
     bestSluice: sluice && {
       setting: `${sluice.row.setting} c${sluice.row.concurrency}`,
@@ -49,8 +47,25 @@ export function peerVerdict(report: PeerReport): PeerVerdict {
     },
     drainRatio:
       sluice && peer ? Math.round(((sluice.row.jobsPerSec ?? 0) / (peer.row.jobsPerSec ?? 1)) * 100) / 100 : null,
-    latency: latency.map((l) => ({ ...l, p50: Math.round(l.p50 * 10) / 10, p99: Math.round(l.p99 * 10) / 10 })),
+    latency: bestLatencies(report, 'latencyMs'),
+    delayed: bestLatencies(report, 'delayedMs'),
   };
+}
+
+/** Per system, the lowest p50 and the lowest p99 among its rows (0.1 ms). */
+function bestLatencies(report: PeerReport, key: 'latencyMs' | 'delayedMs'): LatencyVerdict[] {
+  const round1 = (n: number) => Math.round(n * 10) / 10;
+  return report.peers.flatMap((p) => {
+    const measured = p.rows.flatMap((r) => (r[key] ? [r[key]] : []));
+    if (measured.length === 0) return [];
+    return [
+      {
+        peer: p.peer,
+        p50: round1(Math.min(...measured.map((l) => l.p50))),
+        p99: round1(Math.min(...measured.map((l) => l.p99))),
+      },
+    ];
+  });
 }
 
 export function renderPeerVerdict(v: PeerVerdict): string {
@@ -58,6 +73,11 @@ export function renderPeerVerdict(v: PeerVerdict): string {
     v.bestSluice && v.bestPeer
       ? `    best sluice drain ${fmt(v.bestSluice.jobsPerSec)} jobs/s (${v.bestSluice.setting}) ÷ best peer drain ${fmt(v.bestPeer.jobsPerSec)} jobs/s (${v.bestPeer.peer} ${v.bestPeer.setting}) = ${v.drainRatio?.toFixed(2)}`
       : '    best sluice drain ÷ best peer drain: not measured (a side is missing)';
-  const latency = v.latency.map((l) => `${l.peer} p50 ${l.p50} ms, p99 ${l.p99} ms`).join('; ');
-  return [drain, `    pickup latency (best row of each): ${latency || 'not measured'}`].join('\n');
+  const list = (ls: readonly LatencyVerdict[]) =>
+    ls.map((l) => `${l.peer} p50 ${l.p50} ms, p99 ${l.p99} ms`).join('; ') || 'not measured';
+  return [
+    drain,
+    `    pickup latency (best row of each): ${list(v.latency)}`,
+    `    delayed start, from the due time (best row of each): ${list(v.delayed)}`,
+  ].join('\n');
 }

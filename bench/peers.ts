@@ -5,8 +5,10 @@
  *   - BullMQ on Redis (peers/bullmqPeer.ts), pg-boss on PostgreSQL (peers/pgBossPeer.ts);
  *   - each at its documented defaults with only the concurrency chosen (50 and 500), and at the
  *     best setting found for it (what that sets is printed with the table);
- *   - per row: ROUNDS drains (the median is reported), then one pickup-latency probe of
- *     LATENCY_SAMPLES jobs on the idle consumer (p50/p90/p99, nearest rank).
+ *   - per row: ROUNDS drains (the median is reported), then two latency probes of
+ *     LATENCY_SAMPLES jobs each on an idle consumer (p50/p90/p99, nearest rank): pickup (from
+ *     enqueue to handler start) and delayed start (jobs due 300–700 ms after their enqueue, from
+ *     that due time to handler start).
  * A peer whose server does not answer is skipped with a line saying so; a row that fails is
  * reported as failed and the run goes on. Progress goes to stderr; stdout gets the table and, as
  * its last line, the result as JSON (also written to bench/results/peers.json).
@@ -51,6 +53,8 @@ export interface PeerRow {
   /** Set when the drains were cut off: the window in seconds and the most jobs left in a round. */
   readonly cutOff?: { readonly seconds: number; readonly left: number };
   readonly latencyMs: Latency | null;
+  /** From a delayed job's due time to its handler's start. */
+  readonly delayedMs: Latency | null;
   readonly error?: string;
 }
 
@@ -150,6 +154,7 @@ interface RowState {
   readonly runs: number[];
   maxLeft: number;
   latencyMs?: Latency;
+  delayedMs?: Latency;
   error?: string;
 }
 
@@ -178,10 +183,14 @@ async function drainRound(peer: Peer, row: RowState, jobs: ReturnType<typeof mak
 async function measureLatency(peer: Peer, row: RowState, samples: number) {
   if (row.error) return;
   try {
-    await peer.clear();
-    row.latencyMs = percentiles(await peer.pickupLatency(row.setting, samples));
-    const l = row.latencyMs;
-    progress(`peers: ${labelOf(peer, row.setting)} pickup latency p50 ${ms(l.p50)} p90 ${ms(l.p90)} p99 ${ms(l.p99)}`);
+    for (const delayed of [false, true]) {
+      await peer.clear();
+      const l = percentiles(await peer.pickupLatency(row.setting, samples, delayed));
+      if (delayed) row.delayedMs = l;
+      else row.latencyMs = l;
+      const what = delayed ? 'delayed start' : 'pickup latency';
+      progress(`peers: ${labelOf(peer, row.setting)} ${what} p50 ${ms(l.p50)} p90 ${ms(l.p90)} p99 ${ms(l.p99)}`);
+    }
   } catch (error) {
     progress(`peers: ${labelOf(peer, row.setting)} latency failed: ${message(error)}`);
     row.error = message(error);
@@ -191,9 +200,10 @@ async function measureLatency(peer: Peer, row: RowState, samples: number) {
 
 function toRow(r: RowState): PeerRow {
   const base = { setting: r.setting.setting, concurrency: r.setting.concurrency, describe: r.setting.describe };
-  if (r.error) return { ...base, jobsPerSec: null, runs: r.runs, latencyMs: null, error: r.error };
+  if (r.error) return { ...base, jobsPerSec: null, runs: r.runs, latencyMs: null, delayedMs: null, error: r.error };
   const cutOff = r.maxLeft > 0 ? { cutOff: { seconds: limitOf(r.setting), left: r.maxLeft } } : {};
-  return { ...base, jobsPerSec: median(r.runs), runs: r.runs, ...cutOff, latencyMs: r.latencyMs ?? null };
+  const latencies = { latencyMs: r.latencyMs ?? null, delayedMs: r.delayedMs ?? null };
+  return { ...base, jobsPerSec: median(r.runs), runs: r.runs, ...cutOff, ...latencies };
 }
 
 /** Nearest-rank percentiles (with 30 samples, p99 is the largest). */
@@ -211,7 +221,8 @@ export function renderPeerReport(report: PeerReport): string {
       String(r.concurrency),
       r.jobsPerSec === null ? 'failed' : fmt(r.jobsPerSec),
       r.runs.map(fmt).join(' / '),
-      r.latencyMs ? `${ms(r.latencyMs.p50)} / ${ms(r.latencyMs.p90)} / ${ms(r.latencyMs.p99)}` : '',
+      spread(r.latencyMs),
+      spread(r.delayedMs),
       p.keeps,
       r.error ?? (r.cutOff ? `cut off at ${r.cutOff.seconds} s (≤ ${fmt(r.cutOff.left)} left)` : ''),
     ]),
@@ -222,11 +233,21 @@ export function renderPeerReport(report: PeerReport): string {
   );
   const servers = report.peers.filter((p) => p.serverInfo).map((p) => `    ${p.peer}: ${p.serverInfo}`);
   return [
-    `(d) peers: drain ${fmt(report.jobCount)} no-op jobs (payload ${report.payloadBytes} bytes of JSON, enqueued in bulk before timing) with 1 consumer process; median of ${report.rounds} rounds (interleaved: round 1 of every row, then round 2, …); pickup latency of ${report.latencySamples} jobs enqueued one by one 100–300 ms apart into an idle consumer (p50 / p90 / p99 ms, nearest rank)`,
+    `(d) peers: drain ${fmt(report.jobCount)} no-op jobs (payload ${report.payloadBytes} bytes of JSON, enqueued in bulk before timing) with 1 consumer process; median of ${report.rounds} rounds (interleaved: round 1 of every row, then round 2, …); pickup latency of ${report.latencySamples} jobs enqueued one by one 100–300 ms apart into an idle consumer, from the enqueue call to the handler's start; delayed start of ${report.latencySamples} jobs enqueued the same way, each due 300–700 ms later, from its due time to the handler's start (p50 / p90 / p99 ms, nearest rank)`,
     ...(rows.length > 0
       ? [
           table(
-            ['peer', 'setting', 'concurrency', 'jobs/s', 'runs', 'latency ms p50 / p90 / p99', 'keeps', 'note'],
+            [
+              'peer',
+              'setting',
+              'concurrency',
+              'jobs/s',
+              'runs',
+              'pickup ms p50 / p90 / p99',
+              'delayed start ms',
+              'keeps',
+              'note',
+            ],
             rows,
           ),
         ]
@@ -261,11 +282,8 @@ export function toPeerResult(report: PeerReport) {
         jobsPerSec: r.jobsPerSec === null ? null : Math.round(r.jobsPerSec),
         runs: r.runs.map(Math.round),
         ...(r.cutOff ? { cutOff: r.cutOff } : {}),
-        latencyMs: r.latencyMs && {
-          p50: round1(r.latencyMs.p50),
-          p90: round1(r.latencyMs.p90),
-          p99: round1(r.latencyMs.p99),
-        },
+        latencyMs: rounded(r.latencyMs),
+        delayedMs: rounded(r.delayedMs),
         ...(r.error ? { error: r.error } : {}),
       })),
     })),
@@ -274,6 +292,14 @@ export function toPeerResult(report: PeerReport) {
 
 function ms(n: number): string {
   return n.toFixed(1);
+}
+
+function spread(l: Latency | null): string {
+  return l ? `${ms(l.p50)} / ${ms(l.p90)} / ${ms(l.p99)}` : '';
+}
+
+function rounded(l: Latency | null) {
+  return l && { p50: round1(l.p50), p90: round1(l.p90), p99: round1(l.p99) };
 }
 
 function round1(n: number): number {

@@ -17,6 +17,7 @@ import {
   type PeerSetting,
   runConsumerChild,
   timedDrain,
+  wallNow,
 } from './peer.ts';
 
 const QUEUE = 'bench';
@@ -114,9 +115,11 @@ export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS): 
       const probes = { anyLeft: async () => (await waitingOrActive()) > 0, countLeft: waitingOrActive };
       return timedDrain(`BullMQ ${setting.setting} c${setting.concurrency}`, SCRIPT, setting, {}, probes, limitMs);
     },
-    pickupLatency(setting, samples) {
+    pickupLatency(setting, samples, delayed) {
       const { queue: q } = open();
-      return measurePickup(SCRIPT, setting, {}, (probe) => q.add('probe', { probe }), samples);
+      const enqueue = (probe: number, dueAt: number | null) =>
+        q.add('probe', { probe }, dueAt === null ? {} : { delay: Math.max(0, dueAt - wallNow()) });
+      return measurePickup(SCRIPT, setting, {}, enqueue, samples, delayed);
     },
     async teardown() {
       await queue?.close();

@@ -8,7 +8,8 @@
  *   - pickup latency: the same child, consuming an empty queue; after WARM_UP jobs, the parent
  *     enqueues one job at a time 100–300 ms apart (at random) and the child reports, over IPC,
  *     when each handler started. Latency = handler start − the moment the parent called enqueue,
- *     both read from the shared wall clock (wallNow).
+ *     both read from the shared wall clock (wallNow). Delayed: each job is enqueued due
+ *     DELAY_MIN_MS–DELAY_MAX_MS later (at random), and latency = handler start − that due time.
  * The child side of the protocol is runConsumerChild; each peer's file is also its child's script.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -61,8 +62,11 @@ export interface Peer {
   /** Bulk enqueue, outside any timed window; returns the seconds it took. */
   enqueue(jobs: readonly BenchJob[]): Promise<number>;
   drain(setting: PeerSetting, limitMs: number): Promise<DrainResult>;
-  /** Milliseconds from enqueue call to handler start, one per sample. */
-  pickupLatency(setting: PeerSetting, samples: number): Promise<number[]>;
+  /**
+   * Milliseconds from enqueue call (or, delayed, from the job's due time) to handler start, one
+   * per sample.
+   */
+  pickupLatency(setting: PeerSetting, samples: number, delayed: boolean): Promise<number[]>;
   teardown(): Promise<void>;
 }
 
@@ -91,6 +95,9 @@ const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 const WARM_UP = 3;
 const PICKUP_TIMEOUT_MS = 15_000;
+/** A delayed probe is due this long after it is enqueued, at random. */
+const DELAY_MIN_MS = 300;
+const DELAY_MAX_MS = 700;
 
 /** True when `moduleUrl` is the script node was started with (a peer file run as the child). */
 export function isMain(moduleUrl: string): boolean {
@@ -217,16 +224,24 @@ export async function timedDrain(
 }
 
 /**
- * Pickup latency on an empty queue: `enqueueOne(probe)` must enqueue one job whose payload
- * carries `probe`. WARM_UP jobs first (each awaited, not counted), then `samples` jobs spaced
- * 100–300 ms apart at random, without waiting for one to start before sending the next.
+ * Enqueues one job whose payload carries `probe`, due at `dueAt` (wall-clock ms, wallNow) or, when
+ * that is null, at once.
+ */
+export type EnqueueProbe = (probe: number, dueAt: number | null) => Promise<unknown>;
+
+/**
+ * Pickup latency on an empty queue. WARM_UP jobs first (due at once, each awaited, not counted),
+ * then `samples` jobs spaced 100–300 ms apart at random, without waiting for one to start before
+ * sending the next; `delayed`: each due DELAY_MIN_MS–DELAY_MAX_MS after it is sent, and measured
+ * from then.
  */
 export async function measurePickup(
   script: string,
   setting: PeerSetting,
   env: NodeJS.ProcessEnv,
-  enqueueOne: (probe: number) => Promise<unknown>,
+  enqueueOne: EnqueueProbe,
   samples: number,
+  delayed: boolean,
 ): Promise<number[]> {
   const child = await startChild(script, setting, env);
   const startedAt = new Map<number, number>();
@@ -249,18 +264,20 @@ export async function measurePickup(
   try {
     child.go();
     for (let w = 1; w <= WARM_UP; w++) {
-      await enqueueOne(-w);
+      await enqueueOne(-w, null);
       await started(-w);
     }
-    const sentAt = new Map<number, number>();
+    const dueAt = new Map<number, number>();
     for (let probe = 0; probe < samples; probe++) {
       await sleep(100 + Math.random() * 200);
-      sentAt.set(probe, wallNow());
-      await enqueueOne(probe);
+      const now = wallNow();
+      const due = delayed ? Math.round(now + DELAY_MIN_MS + Math.random() * (DELAY_MAX_MS - DELAY_MIN_MS)) : null;
+      dueAt.set(probe, due ?? now);
+      await enqueueOne(probe, due);
     }
-    await Promise.all([...sentAt.keys()].map(started));
+    await Promise.all([...dueAt.keys()].map(started));
     await child.stop();
-    return [...sentAt].map(([probe, at]) => (startedAt.get(probe) as number) - at);
+    return [...dueAt].map(([probe, at]) => (startedAt.get(probe) as number) - at);
   } catch (error) {
     child.proc.kill('SIGKILL');
     throw error;

@@ -132,8 +132,10 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
       const probes = { anyLeft: async () => (await anyWaiting()) || (await anyActive()), countLeft };
       return timedDrain(`pg-boss ${s.setting} c${s.concurrency}`, SCRIPT, s, {}, probes, limitMs);
     },
-    pickupLatency(s, samples) {
-      return measurePickup(SCRIPT, s, {}, async (probe) => boss?.send(QUEUE, { probe }), samples);
+    pickupLatency(s, samples, delayed) {
+      const enqueue = async (probe: number, dueAt: number | null) =>
+        boss?.send(QUEUE, { probe }, dueAt === null ? {} : { startAfter: new Date(dueAt) });
+      return measurePickup(SCRIPT, s, {}, enqueue, samples, delayed);
     },
     async teardown() {
       if (boss) await this.clear();

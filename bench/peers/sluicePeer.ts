@@ -102,13 +102,20 @@ export function sluicePeer(settings: readonly PeerSetting[] = SLUICE_SETTINGS): 
     drain(setting, limitMs) {
       return timedDrain(`sluice c${setting.concurrency}`, SCRIPT, setting, {}, { anyLeft, countLeft }, limitMs);
     },
-    pickupLatency(setting, samples) {
+    pickupLatency(setting, samples, delayed) {
       return measurePickup(
         SCRIPT,
         setting,
         {},
-        (probe) => open().enqueue({ name: JOB_NAME, queue: BENCH_QUEUE, payload: { probe } }),
+        (probe, dueAt) =>
+          open().enqueue({
+            name: JOB_NAME,
+            queue: BENCH_QUEUE,
+            payload: { probe },
+            ...(dueAt === null ? {} : { runAt: new Date(dueAt) }),
+          }),
         samples,
+        delayed,
       );
     },
     async teardown() {
