@@ -35,6 +35,7 @@ import { listSchedules, type ScheduleInfo } from './scheduler/listSchedules.ts';
 import type { SluiceRuntime } from './sluiceRuntime.ts';
 import { type QueueStats, queueStats } from './stats/queueStats.ts';
 import { Ringer } from './wakeups/Ringer.ts';
+import { ringAfterCommit } from './wakeups/ringAfterCommit.ts';
 import { loadHandlers } from './worker/loadHandlers.ts';
 import { Worker } from './worker/Worker.ts';
 import { resolveWorkerOptions, type WorkerOptions } from './worker/workerOptions.ts';
@@ -181,7 +182,12 @@ export class Sluice {
       filter?: DeadJobFilter,
       options?: { batchSize?: number; onProgress?: (n: number) => void },
     ): Promise<{ redriven: number }> =>
-      this.#guard(() => redriveDeadJobs(this.#runtime.db, this.#runtime.tables, filter, options)),
+      this.#guard(() =>
+        redriveDeadJobs(this.#runtime.db, this.#runtime.tables, filter, {
+          ...options,
+          onMoved: (queues) => ringAfterCommit(this.#runtime, undefined, queues),
+        }),
+      ),
     purge: (filter?: DeadJobFilter, options?: { batchSize?: number }): Promise<{ purged: number }> =>
       this.#guard(() => purgeDeadJobs(this.#runtime.db, this.#runtime.tables, filter, options)),
   };

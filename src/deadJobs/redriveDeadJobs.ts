@@ -6,7 +6,7 @@ import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
 /** Params: filter values…, ?limit. Locks the next batch of matching dead jobs not yet re-driven. */
 const sqlLockBatch = (t: Tables, where: string) => `
-SELECT id
+SELECT id, queue
 FROM ${t.deadJobs}
 WHERE ${where}
 ORDER BY id
@@ -35,27 +35,37 @@ WHERE id = ?
 /**
  * Moves matching dead jobs back into the live queue in bounded batches, one short transaction
  * each (a failure loses nothing: the batch rolls back whole). Each dead row stays as history.
+ * After each batch commits, `onMoved` gets the queues it wrote to, with how many jobs each (the
+ * workers to ring).
  */
 export async function redriveDeadJobs(
   db: Executor,
   tables: Tables,
   filter: DeadJobFilter = {},
-  options: { batchSize?: number; onProgress?: (redriven: number) => void } = {},
+  options: {
+    batchSize?: number;
+    onProgress?: (redriven: number) => void;
+    onMoved?: (queues: ReadonlyMap<string, number>) => void;
+  } = {},
 ): Promise<{ redriven: number }> {
   const batchSize = options.batchSize ?? 200;
   const { sql, params } = deadJobConditions({ ...filter, includeRedriven: false });
   let redriven = 0;
   for (;;) {
-    const moved = await withTransaction(db, async (tx) => {
-      const ids = (await tx.select<{ id: number }>(sqlLockBatch(tables, sql), [...params, batchSize])).map((r) =>
-        Number(r.id),
-      );
-      for (const id of ids) {
-        const { insertId } = await tx.write(sqlReinsert(tables), [id]);
-        await tx.write(sqlMarkRedriven(tables), [insertId, id]);
+    const rows = await withTransaction(db, async (tx) => {
+      const batch = await tx.select<{ id: number; queue: string }>(sqlLockBatch(tables, sql), [...params, batchSize]);
+      for (const { id } of batch) {
+        const { insertId } = await tx.write(sqlReinsert(tables), [Number(id)]);
+        await tx.write(sqlMarkRedriven(tables), [insertId, Number(id)]);
       }
-      return ids.length;
+      return batch;
     });
+    const moved = rows.length;
+    if (moved > 0) {
+      const queues = new Map<string, number>();
+      for (const { queue } of rows) queues.set(queue, (queues.get(queue) ?? 0) + 1);
+      options.onMoved?.(queues);
+    }
     redriven += moved;
     options.onProgress?.(redriven);
     if (moved < batchSize) return { redriven };

@@ -1,4 +1,5 @@
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { cancelJobs, cancelMatching } from './cancelJobs.ts';
 import { countJobs, type JobCount } from './countJobs.ts';
 import { getJob, type JobInfo } from './getJob.ts';
@@ -22,6 +23,12 @@ type Guard = <T>(fn: () => Promise<T>) => Promise<T>;
 export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
   const { db, tables } = runtime;
   const idList = (ids: number | readonly number[]): readonly number[] => (typeof ids === 'number' ? [ids] : ids);
+  /** runJobsNow, then a ring for the workers of the jobs' queues (they may sleep until the old run_at). */
+  const moveInTime = async (ids: readonly number[], options?: Parameters<typeof runJobsNow>[3]) => {
+    const { changed, queues } = await runJobsNow(db, tables, ids, options);
+    ringAfterCommit(runtime, undefined, queues);
+    return changed;
+  };
   return {
     /** The job with this id in any state, with its payload, claim holder, progress, result, last error; or null. */
     get: (id: number): Promise<JobInfo | null> => guard(() => getJob(db, tables, id)),
@@ -58,13 +65,13 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
         return { cancelled: await cancelMatching(db, tables, target as JobFilter, { ...how, ...options }) };
       }),
     /** Makes delayed or retrying jobs due now; returns how many changed. */
-    runNow: (ids: number | readonly number[]): Promise<number> => guard(() => runJobsNow(db, tables, idList(ids))),
+    runNow: (ids: number | readonly number[]): Promise<number> => guard(() => moveInTime(idList(ids))),
     /** Ends the backoff of failed jobs waiting to be retried: due now. Returns how many changed. */
     retryNow: (ids: number | readonly number[]): Promise<number> =>
-      guard(() => runJobsNow(db, tables, idList(ids), { retryingOnly: true })),
+      guard(() => moveInTime(idList(ids), { retryingOnly: true })),
     /** Moves free (not running) jobs to a new time: `{ delayMs }` from now on the DB clock, or `{ runAt }`. */
     reschedule: (ids: number | readonly number[], when: { delayMs?: number; runAt?: Date }): Promise<number> =>
-      guard(() => runJobsNow(db, tables, idList(ids), when)),
+      guard(() => moveInTime(idList(ids), when)),
     /** Resolves with the job's result once it completes; rejects if it dies, is cancelled, or the wait times out. */
     waitFor: (id: number, options?: WaitOptions): Promise<unknown> => guard(() => waitForJob(db, tables, id, options)),
     /** What completed, was cancelled or died since a cursor (oldest first), and the cursor to poll on from. */

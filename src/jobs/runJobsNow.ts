@@ -32,18 +32,42 @@ SET run_at = ?
 WHERE id IN (?)
   AND lock_id = ''`;
 
+/** Params: ?1 ids (list). The queues of those of the jobs that are free, with how many each: the workers to wake. */
+const sqlFreeQueues = (t: Tables) => `
+SELECT queue, COUNT(*) AS jobs
+FROM ${t.jobs}
+WHERE id IN (?)
+  AND lock_id = ''
+GROUP BY queue`;
+
 /**
  * Run now (delayed or retrying jobs), retry now (`retryingOnly`: a job waiting out its backoff),
  * or reschedule (`delayMs` on the DB clock, or `runAt`: any free job, earlier or later). By primary key, one statement;
  * returns how many jobs changed (a job that is running, finished, or not in the state asked for is
- * left as it is). A job made due runs after the due jobs ahead of it: those of a better priority,
- * and those of its own with an earlier run_at.
+ * left as it is) and, when some did, the queues of the free jobs among `ids` (one more read), so
+ * that their idle workers can be rung: a worker asleep until the old run_at learns the new one. A
+ * job made due runs after the due jobs ahead of it: those of a better priority, and those of its
+ * own with an earlier run_at.
  */
 export async function runJobsNow(
   db: Executor,
   tables: Tables,
   ids: readonly number[],
   options: { retryingOnly?: boolean; delayMs?: number; runAt?: Date } = {},
+): Promise<{ changed: number; queues: Map<string, number> }> {
+  const changed = await update(db, tables, ids, options);
+  const queues = new Map<string, number>();
+  if (changed === 0) return { changed, queues };
+  for (const row of await db.select<{ queue: string; jobs: number | string }>(sqlFreeQueues(tables), [ids]))
+    queues.set(row.queue, Number(row.jobs));
+  return { changed, queues };
+}
+
+async function update(
+  db: Executor,
+  tables: Tables,
+  ids: readonly number[],
+  options: { retryingOnly?: boolean; delayMs?: number; runAt?: Date },
 ): Promise<number> {
   if (ids.length === 0) return 0;
   for (const id of ids) {

@@ -101,6 +101,42 @@ describe('waking idle workers', () => {
     expect(await db.query('SELECT id FROM sluice_jobs')).toEqual([]);
   }, 60_000);
 
+  it('jobs made due by runNow, retryNow, reschedule or a re-drive ring the idle worker in another process', async () => {
+    const worker = await idleWorker('moved');
+    // Each job is enqueued an hour ahead. That enqueue rings the worker (its KILL goes out after
+    // the enqueue returns); a second later the worker has long since found nothing due and gone
+    // back to sleep for a whole poll, so only a ring of the call under test can start the job.
+    const later = async () => {
+      const { id } = await db.sluice.enqueue({ name: 'record', queue: 'moved', delayMs: 3_600_000 });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return id as number;
+    };
+    const delayed = await later();
+    expect(await db.sluice.jobs.runNow(delayed)).toBe(1);
+    await waitFor(() => ran(delayed), { timeoutMs: PICKUP_MS, what: `job ${delayed} ran after runNow` });
+
+    const retrying = await later();
+    await db.query('UPDATE sluice_jobs SET retry_times = 1 WHERE id = ?', [retrying]);
+    expect(await db.sluice.jobs.retryNow(retrying)).toBe(1);
+    await waitFor(() => ran(retrying), { timeoutMs: PICKUP_MS, what: `job ${retrying} ran after retryNow` });
+
+    const moved = await later();
+    expect(await db.sluice.jobs.reschedule(moved, { delayMs: 300 })).toBe(1);
+    await waitFor(() => ran(moved), { timeoutMs: PICKUP_MS, what: `job ${moved} ran after reschedule` });
+
+    // Written around sluice: nothing rings for it.
+    await db.query(
+      `INSERT INTO sluice_dead_jobs (id, queue, name, payload, priority, retry_times, last_error, created_at, failed_at)
+       VALUES (900001, 'moved', 'record', '{}', 0, 3, 'Error: gave up', NOW(3), NOW(3))`,
+    );
+    expect(await db.sluice.deadJobs.redrive({ ids: [900001] })).toEqual({ redriven: 1 });
+    const [again] = await db.query<{ redriven_as: number }>(
+      'SELECT redriven_as FROM sluice_dead_jobs WHERE id = 900001',
+    );
+    await waitFor(() => ran(Number(again?.redriven_as)), { timeoutMs: PICKUP_MS, what: 'the re-driven job ran' });
+    await stopped(worker);
+  }, 90_000);
+
   it('a doorbell whose connection is gone (its worker was killed) is dropped, and the ring goes on to a live one', async () => {
     const [server] = await db.query<{ server: string }>("SELECT CONCAT(@@hostname, ':', @@port) AS server");
     await db.query(
@@ -179,17 +215,24 @@ describe('waking idle workers', () => {
     }
   }, 60_000);
 
-  it('doorbell: false registers no doorbell (jobs from other processes wait for a poll); a non-boolean is refused', async () => {
+  it('doorbell: false (or `sluice work --no-doorbell`) registers no doorbell; a non-boolean is refused', async () => {
     const worker = db.sluice.worker({ queues: ['quiet'], jobs: FIXTURE_JOBS, doorbell: false });
     await worker.start();
+    const quietProcess = spawnWorker(db.url, { queues: 'quiet-cli', doorbell: false });
     const loud = db.sluice.worker({ queues: ['loud'], jobs: FIXTURE_JOBS });
     await loud.start();
+    const loudProcess = spawnWorker(db.url, { queues: 'loud-cli' });
     try {
+      await quietProcess.ready;
       await waitFor(async () => (await doorbells('loud')).length === 1, { what: 'the default worker’s doorbell' });
+      await waitFor(async () => (await doorbells('loud-cli')).length === 1, { what: 'the default process’s doorbell' });
       expect(await doorbells('quiet')).toEqual([]);
+      expect(await doorbells('quiet-cli')).toEqual([]);
     } finally {
       await worker.stop();
       await loud.stop();
+      await stopped(quietProcess);
+      await stopped(loudProcess);
     }
     expect(() => db.sluice.worker({ doorbell: 'yes' as unknown as boolean })).toThrow(
       /option doorbell must be true or false/,
