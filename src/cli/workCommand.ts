@@ -24,6 +24,8 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
   --max-cpu F              halve concurrency while host CPU is above F (0–1; default: ${D.loadPolicy.maxCpu} = never)
   --min-free-mem F         halve concurrency while free memory is below F (0–1; default: ${D.loadPolicy.minFreeMem})
   --history-retention-ms N keep completed jobs in job_history this long; 0 keeps none (default: ${SLUICE_DEFAULTS.historyRetentionMs})
+  --no-doorbell            no wake-up connection: jobs enqueued by other processes wait for a poll
+                           (default: a doorbell, one more connection per worker)
 ${COMMON_HELP}`;
 
 export async function workCommand(argv: string[]): Promise<number> {
@@ -43,6 +45,7 @@ export async function workCommand(argv: string[]): Promise<number> {
     'max-poll-interval-ms': { type: 'string' },
     'history-retention-ms': { type: 'string' },
     'job-timeout-ms': { type: 'string' },
+    'no-doorbell': { type: 'boolean' },
   });
   if (v.help) return help(WORK_HELP);
   const concurrency = intFlag('concurrency', v.concurrency, 1) ?? D.concurrency;
@@ -59,6 +62,7 @@ export async function workCommand(argv: string[]): Promise<number> {
     claimBatchSize: intFlag('claim-batch-size', v['claim-batch-size']),
     headSize: intFlag('head-size', v['head-size']),
     maxPollIntervalMs: intFlag('max-poll-interval-ms', v['max-poll-interval-ms']),
+    ...(v['no-doorbell'] ? { doorbell: false } : {}),
     loadPolicy: {
       maxCpu: fractionFlag('max-cpu', v['max-cpu']),
       minFreeMem: fractionFlag('min-free-mem', v['min-free-mem']),

@@ -226,6 +226,8 @@ export interface WorkerFlags {
   readonly pollIntervalMs?: number;
   readonly maxPollIntervalMs?: number;
   readonly shutdownTimeoutMs?: number;
+  /** false: `--no-doorbell`. */
+  readonly doorbell?: false;
 }
 
 /** `sluice work --url URL --jobs test/fixtures/jobs …`: a worker process running the fixture jobs. */
@@ -246,6 +248,7 @@ export function spawnWorker(url: string, flags: WorkerFlags, options?: SpawnOpti
       ...flag('--poll-interval-ms', flags.pollIntervalMs),
       ...flag('--max-poll-interval-ms', flags.maxPollIntervalMs),
       ...flag('--shutdown-timeout-ms', flags.shutdownTimeoutMs),
+      ...(flags.doorbell === false ? ['--no-doorbell'] : []),
     ],
     options,
   );
