@@ -3,8 +3,9 @@
  * drain path runs alone, over 100,000 no-op jobs, on one connection, in claims of 500 (what
  * `sluice work --concurrency 500` sends):
  *   claim            the random-head claim: head read, claim UPDATE, load of the claimed rows
- *   complete+history the fenced completion, history on (copy to job_history, delete; one commit)
- *   complete         the fenced completion, history off (one DELETE)
+ *   complete+history the fenced completion of whole claims, history on (copy to job_history,
+ *                    delete, by the claim's lock_id; one commit)
+ *   complete         the same, history off (one DELETE)
  * and, beside them, the raw ceiling's claim-and-delete (rawLoop.ts, 50 per claim) on the same
  * rows. For each step: wall time and the server process's CPU per job, read from /proc after a
  * settle pause so that InnoDB's background purge of what the step delete-marked is counted.
@@ -68,13 +69,15 @@ async function main(): Promise<void> {
       }
     };
     const steps: Step[] = [];
+    // Each claim completes whole, as the worker's no-op drain does: by (queue, lock_id).
+    const wholeClaimOf = BENCH_QUEUE;
 
     await refill(bench, jobs);
     const claims: Claim[] = [];
     steps.push(await measure('claim (head, UPDATE, load)', serverPid, () => claimAll(claims)));
     steps.push(
       await measure('complete, history on', serverPid, async () => {
-        for (const c of claims) await completeJobs(db, tables, c.lockId, c.ids, { history: true });
+        for (const c of claims) await completeJobs(db, tables, c.lockId, c.ids, { history: true, wholeClaimOf });
       }),
     );
 
@@ -83,7 +86,7 @@ async function main(): Promise<void> {
     await claimAll(again);
     steps.push(
       await measure('complete, history off', serverPid, async () => {
-        for (const c of again) await completeJobs(db, tables, c.lockId, c.ids, { history: false });
+        for (const c of again) await completeJobs(db, tables, c.lockId, c.ids, { history: false, wholeClaimOf });
       }),
     );
 
