@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { measureWithFleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
+import { quietHost } from './quietHost.ts';
 import { type StatementCounts, sumStatementCounts } from './statementCounter.ts';
 
 export interface DrainTarget {
@@ -51,6 +52,8 @@ export async function measureDrain(conn: Connection, target: DrainTarget, filled
   const statementsDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   try {
     const env = { ...target.env, BENCH_STATEMENTS_DIR: statementsDir };
+    // The previous drain's background work (InnoDB purging what it deleted) stays out of this one.
+    await quietHost(target.label);
     const fleet = await startFleet(target.workers, [...PRELOADS, ...target.args], env);
     const timed = await measureWithFleet(fleet, target.label, () => timeDrain(conn, target, fleet.readyAt, filled));
     const files = readdirSync(statementsDir).map((f) => join(statementsDir, f));

@@ -2,7 +2,9 @@
  * What every peer of the benchmark (another job queue on another store) exposes, and the harness
  * they share so that every peer is measured the same way:
  *   - the drain: one consumer child process is started and set up (connections, workers built but
- *     not consuming), says 'ready'; the parent sends 'go' and starts its clock; the clock stops at
+ *     not consuming), says 'ready'; the parent waits for a quiet host (quietHost.ts: what the
+ *     previous row left running in the background stays out of this one's window), sends 'go'
+ *     and starts its clock; the clock stops at
  *     the first probe (polled every POLL_INTERVAL_MS, a cheap existence check the peer supplies)
  *     that finds no waiting or active job. Jobs are enqueued before the child starts.
  *   - pickup latency: the same child, consuming an empty queue; after WARM_UP jobs, the parent
@@ -17,6 +19,7 @@ import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { progress } from '../progress.ts';
+import { quietHost } from '../quietHost.ts';
 import type { BenchJob } from '../workload.ts';
 
 /** One measured configuration of a peer: a table row. */
@@ -194,6 +197,7 @@ export async function timedDrain(
   const child = await startChild(script, setting, env);
   let result: DrainResult;
   try {
+    await quietHost(label);
     const startedAt = performance.now();
     child.go();
     let sentAt = startedAt;
