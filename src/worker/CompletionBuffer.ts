@@ -59,8 +59,9 @@ export class CompletionBuffer {
 
   /** Resolves once every completion added so far is written (or reported as failed). */
   async drain(): Promise<void> {
-    while (this.#size > 0) {
-      if (this.#flushes.size > 0) await Promise.all(this.#flushes);
+    // Pending completions always have a flush scheduled or running (add and each flush's end schedule one).
+    while (this.#flushes.size > 0 || this.#scheduled) {
+      if (this.#flushes.size > 0) await Promise.allSettled([...this.#flushes]);
       else await new Promise((resolve) => setImmediate(resolve));
     }
   }
@@ -81,12 +82,18 @@ export class CompletionBuffer {
     const results = this.#results;
     this.#pending = [];
     this.#results = new Map();
-    const flush = Promise.all(
+    const flush: Promise<void> = Promise.all(
       [...groupByClaim(batch)].map(([lockId, jobs]) => this.#flushClaim(lockId, jobs, results)),
-    ).then(() => {
-      this.#flushes.delete(flush);
-      this.#schedule();
-    });
+    )
+      // #flushClaim reports its own failures; this only keeps a bug from stalling every later flush.
+      .then(
+        () => undefined,
+        (error: unknown) => this.report.error(error, 'completing jobs'),
+      )
+      .finally(() => {
+        this.#flushes.delete(flush);
+        this.#schedule();
+      });
     this.#flushes.add(flush);
   }
 
