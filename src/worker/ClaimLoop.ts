@@ -69,6 +69,7 @@ export class ClaimLoop {
     let nextQueue = 0;
     let lastWasFull = false;
     let pollDelayMs = pollIntervalMs;
+    let dueRecheck = false;
     while (this.host.claiming()) {
       const limit = this.limit.current;
       const free = limit - this.host.inFlight();
@@ -100,33 +101,42 @@ export class ClaimLoop {
       }
       lastWasFull = claimed > 0 && claimed === requested;
       pollDelayMs = nextPollDelayMs(pollDelayMs, claimed > 0, pollIntervalMs, maxPollIntervalMs);
-      if (claimed > 0 || this.#rung) continue;
-      const delayMs = await this.#idleDelayMs(jittered(pollDelayMs));
+      if (claimed > 0 || this.#rung) {
+        dueRecheck = false;
+        continue;
+      }
+      const { delayMs, dueAlready } = await this.#idleDelay(jittered(pollDelayMs));
       // A ring or a stop during that read found no waiter to wake: act on it now instead of
       // sleeping it through (a stop used to wait out the whole poll delay, up to maxPollIntervalMs).
       if (this.#rung || !this.host.claiming()) continue;
-      await this.idle(delayMs);
+      // A free job due already: it fell due between the claim and that read (its run_at in the
+      // same millisecond), so claim again at once — once: due jobs the next round cannot claim
+      // either (a paused queue, or other workers take them first) wait for the poll.
+      dueRecheck = dueAlready && !dueRecheck;
+      await this.idle(dueRecheck ? 0 : delayMs);
     }
   }
 
   /**
    * The wait after an empty round: the poll delay, or less if a free job of one of the queues
-   * falls due sooner (its run_at on the DB clock, one index seek per priority of the queue).
+   * falls due sooner (its run_at on the DB clock, one index seek per priority of the queue);
+   * `dueAlready` when a free job is due now, though the round did not claim it.
    */
-  async #idleDelayMs(pollDelayMs: number): Promise<number> {
-    let delay = pollDelayMs;
+  async #idleDelay(pollDelayMs: number): Promise<{ delayMs: number; dueAlready: boolean }> {
+    let delayMs = pollDelayMs;
+    let dueAlready = false;
     try {
       for (const queue of this.options.queues) {
         const priorities = await this.#priorities.get(queue);
         if (priorities.length === 0) continue;
         const dueInMs = await nextDueInMs(this.runtime.workerDb, this.runtime.tables, queue, priorities);
-        // Due already, yet not claimed (a paused queue, or another worker's): the poll delay.
-        if (dueInMs !== null && dueInMs > 0) delay = Math.min(delay, dueInMs + 1);
+        if (dueInMs !== null && dueInMs > 0) delayMs = Math.min(delayMs, dueInMs + 1);
+        else if (dueInMs !== null) dueAlready = true;
       }
     } catch (error) {
       this.report.error(error, 'reading the next due time');
     }
-    return delay;
+    return { delayMs, dueAlready };
   }
 
   /**

@@ -76,6 +76,55 @@ describe('ClaimLoop', () => {
     }
   });
 
+  it('a job that falls due between the empty claim and the next-due read is claimed at once, not a poll later', async () => {
+    const id = await insertJob(db, { queue: 'q', runAt: fromNow(10 * MINUTE) });
+    const claimed: JobRow[] = [];
+    let armed = true;
+    const exec = watched(fromKnex(db.sluice.knex), async (sql) => {
+      if (!armed || !sql.includes('ORDER BY priority, run_at, id')) return;
+      armed = false;
+      // The head read found nothing due; the job's run_at comes before the worker reads the next one
+      // (what a run_at in the same millisecond as the claim does). It was read as "due already, not
+      // ours" and slept through a whole poll: 3.5 s late in a bench run.
+      await db.query('UPDATE sluice_jobs SET run_at = NOW(3) WHERE id = ?', [id]);
+    });
+    let running = true;
+    const loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, run: (row) => claimed.push(row) });
+    const done = loop.run();
+    try {
+      await waitFor(() => claimed.length === 1, { timeoutMs: 10_000, what: 'the job that fell due claimed' });
+      expect(Number(claimed[0]?.id)).toBe(id);
+    } finally {
+      running = false;
+      loop.wake();
+      await done;
+    }
+  });
+
+  it('due jobs it cannot claim (a paused queue) cost one extra round per poll, not a busy loop', async () => {
+    await insertJob(db, { queue: 'q' });
+    await db.sluice.pauseQueue('q');
+    let heads = 0;
+    const exec = watched(fromKnex(db.sluice.knex), async (sql) => {
+      if (sql.includes('ORDER BY priority, run_at, id')) heads++;
+    });
+    let running = true;
+    const loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, run: () => undefined });
+    const done = loop.run();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // The first round, its re-check, and then the minute's poll: at most two rounds (each
+      // reading the head once, and once more after refreshing the queue's priorities).
+      expect(heads).toBeGreaterThan(0);
+      expect(heads).toBeLessThanOrEqual(4);
+    } finally {
+      running = false;
+      loop.wake();
+      await done;
+      await db.sluice.resumeQueue('q');
+    }
+  });
+
   it('a stop that comes while the idle worker reads the next due time ends the loop at once, not a poll later', async () => {
     await insertJob(db, { queue: 'q', runAt: fromNow(10 * MINUTE) });
     let loop: ClaimLoop | undefined;
