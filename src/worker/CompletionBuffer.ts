@@ -25,6 +25,16 @@ const MAX_CONFLICT_ROUNDS = 3;
 /** Flushes running at once (each holds a pool connection per claim it completes). */
 const MAX_FLUSHES = 2;
 
+/** One claim's finished jobs, as one flush writes them. */
+interface ClaimCompletion {
+  readonly lockId: string;
+  readonly ids: number[];
+  /** Handler results (JSON text) by job id. */
+  readonly results: ReadonlyMap<number, string>;
+  /** The claim's queue when these are every job it took (completeJobs: found by lock_id). */
+  readonly wholeClaimOf: string | undefined;
+}
+
 export class CompletionBuffer {
   #pending: RunningJob[] = [];
   /** Results (JSON text) of pending jobs that returned one, by job id. */
@@ -104,7 +114,7 @@ export class CompletionBuffer {
       // Every job the claim took, finished together: its rows are found by lock_id alone.
       const first = jobs[0] as RunningJob;
       const wholeClaimOf = jobs.length === first.claimSize ? first.job.queue : undefined;
-      const lostIds = await this.#completeOnceReachable(lockId, ids, results, wholeClaimOf);
+      const lostIds = await this.#completeOnceReachable({ lockId, ids, results, wholeClaimOf });
       if (lostIds.length > 0) this.report.claimLost('complete', lockId, lostIds, lostIds.length);
       const completed = lostIds.length === 0 ? jobs : jobs.filter((r) => !lostIds.includes(r.job.id));
       const keyed = completed.filter((r) => r.job.idempotencyKey !== null).map((r) => r.job.id);
@@ -147,20 +157,15 @@ export class CompletionBuffer {
    * ours meanwhile, the writes stay fenced, and the jobs need not wait out their lock timeout to
    * be run a second time once the server is back.
    */
-  async #completeOnceReachable(
-    lockId: string,
-    ids: number[],
-    results: ReadonlyMap<number, string>,
-    wholeClaimOf: string | undefined,
-  ): Promise<number[]> {
+  async #completeOnceReachable(claim: ClaimCompletion): Promise<number[]> {
     const deadline = Date.now() + this.retryForMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#complete(lockId, ids, results, wholeClaimOf);
+        return await this.#complete(claim);
       } catch (error) {
         if (!isServerUnavailable(error) || Date.now() >= deadline) throw error;
-        if (attempt === 1)
-          this.report.error(error, `completing ${ids.length} job(s) of ${lockId}: retrying until the server answers`);
+        const what = `completing ${claim.ids.length} job(s) of ${claim.lockId}`;
+        if (attempt === 1) this.report.error(error, `${what}: retrying until the server answers`);
         await sleep(Math.min(2_000, 50 * 2 ** attempt) * (0.5 + Math.random()));
       }
     }
@@ -172,12 +177,7 @@ export class CompletionBuffer {
    * history the held ones are already deleted and the lost ones are not known apart: ClaimLostError
    * is thrown on, and all are reported.
    */
-  async #complete(
-    lockId: string,
-    ids: number[],
-    results: ReadonlyMap<number, string>,
-    wholeClaimOf: string | undefined,
-  ): Promise<number[]> {
+  async #complete({ lockId, ids, results, wholeClaimOf }: ClaimCompletion): Promise<number[]> {
     const { workerDb: db, tables, options } = this.runtime;
     const history = options.historyRetentionMs > 0;
     try {
