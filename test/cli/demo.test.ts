@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freeLoopbackPort } from '../../src/cli/server/freeLoopbackPort.ts';
+import { isRunning } from '../helpers/processState.ts';
 import { SOURCE_CLI } from '../helpers/sourceCli.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
@@ -65,15 +66,6 @@ function startDemo(args: readonly string[], env: Record<string, string>, cwd = a
 /** Pids of `3. started N worker processes (pids a, b) and 1 maintenance process (pid c)`. */
 function pidsOf(line: string): number[] {
   return [...line.matchAll(/\d{2,}/g)].map((m) => Number(m[0]));
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 async function demoTables(): Promise<string[]> {

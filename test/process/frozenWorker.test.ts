@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables } from '../fixtures/fixtureTables.ts';
 import { jobRow } from '../helpers/factory.ts';
+import { processState } from '../helpers/processState.ts';
 import { spawnMaintenance, spawnWorker } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
@@ -17,11 +17,6 @@ import { waitFor } from '../helpers/waitFor.ts';
 const db = useTestDatabase('process_frozen');
 
 beforeAll(() => createFixtureTables(db));
-
-/** The process state letter from /proc (T = stopped). */
-function processState(pid: number): string {
-  return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] ?? '?';
-}
 
 describe('a worker frozen mid-commit', () => {
   it('does not stop the recovery of another worker’s claims after a SIGKILL, and the maintenance log names what it skipped', async () => {

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
 import { jobRow } from '../helpers/factory.ts';
+import { processState } from '../helpers/processState.ts';
 import {
   claimsReleased,
   type LogLine,
@@ -60,12 +60,6 @@ async function runningOn(w: SluiceProcess, id: number): Promise<JobState> {
     },
     { what: `job ${id} running on worker ${w.pid}` },
   );
-}
-
-/** The process state letter from /proc (T = stopped). */
-function processState(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] as string;
 }
 
 const finishOf = (id: number) => (l: LogLine) =>

@@ -5,6 +5,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startThrowawayServer, type ThrowawayServer } from '../../../src/cli/server/throwawayServer.ts';
 import { ServerStartError } from '../../../src/errors.ts';
+import { isRunning } from '../../helpers/processState.ts';
 import { makeTlsCertificates, type TlsCertificates } from '../../helpers/tlsCertificates.ts';
 import { waitFor } from '../../helpers/waitFor.ts';
 
@@ -20,16 +21,6 @@ async function start(extraArgs: string[] = []): Promise<ThrowawayServer> {
   const server = await startThrowawayServer({ extraArgs });
   started.push(server);
   return server;
-}
-
-/** Alive and not a zombie: a server whose parent died is reparented, and may linger as a zombie. */
-function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /** Pids of live processes whose command line mentions `text` (the server names its folder in its arguments). */
