@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { tableIndexes } from '../src/db/tableIndexes.ts';
 import type { Tables } from '../src/db/tables.ts';
 
 /**
@@ -19,7 +20,7 @@ import type { Tables } from '../src/db/tables.ts';
  * order isolation (writes to the table wait for it on every node; an in-place index build).
  */
 export async function up(knex: Knex, t: Tables): Promise<void> {
-  const present = await indexes(knex, t);
+  const present = await tableIndexes(knex, `${t.prefix}jobs`);
   const changes = [
     ...(present.has('ux_idempotency') ? ['DROP INDEX ux_idempotency'] : []),
     ...(present.has('ix_idempotency') ? [] : ['ADD INDEX ix_idempotency (idempotency_key, queue)']),
@@ -31,13 +32,4 @@ export async function down(knex: Knex, t: Tables): Promise<void> {
   await knex.raw(
     `ALTER TABLE ${t.jobs} DROP INDEX ix_idempotency, ADD UNIQUE INDEX ux_idempotency (queue, idempotency_key)`,
   );
-}
-
-async function indexes(knex: Knex, t: Tables): Promise<Set<string>> {
-  const [rows] = (await knex.raw(
-    `SELECT DISTINCT index_name AS name FROM information_schema.statistics
-     WHERE table_schema = DATABASE() AND table_name = ?`,
-    [`${t.prefix}jobs`],
-  )) as [{ name: string }[]];
-  return new Set(rows.map((r) => r.name));
 }

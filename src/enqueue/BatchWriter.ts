@@ -1,4 +1,4 @@
-import type { Executor } from '../db/executor.ts';
+import type { Executor, WriteResult } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 import {
@@ -70,7 +70,9 @@ export class BatchWriter {
   /** Jobs sent per queue (all of them land, or the batch rolls back). */
   readonly #queues = new Map<string, number>();
   /** The INSERT in flight and the rows it must report. */
-  #inFlight: { result: Promise<number>; expected: number } | null = null;
+  #inFlight: { result: Promise<WriteResult>; expected: number } | null = null;
+  /** The smallest id the INSERTs settled since the last key reservation reported (where linkIdempotencyKeys looks). */
+  #firstId = Number.POSITIVE_INFINITY;
 
   private constructor(
     private readonly tx: Executor,
@@ -136,6 +138,7 @@ export class BatchWriter {
       ? pending.filter(({ job }) => job.idempotencyKey === null || reservation.won.has(keyOf(job as KeyedJob)))
       : pending;
     this.#skipped += pending.length - wanted.length;
+    this.#firstId = Number.POSITIVE_INFINITY;
     if (wanted.length > 0) {
       for (const { job } of wanted) this.#queues.set(job.queue, (this.#queues.get(job.queue) ?? 0) + 1);
       const columns = columnsFor(
@@ -159,14 +162,14 @@ export class BatchWriter {
     }
     if (reservation) {
       await this.#settle();
-      await linkIdempotencyKeys(this.tx, this.tables, reservation.owner);
+      await linkIdempotencyKeys(this.tx, this.tables, reservation, this.#firstId);
     }
   }
 
   /** Sends one INSERT once the previous one succeeded, and returns without waiting for it. */
   async #send(statement: string, expected: number): Promise<void> {
     await this.#settle();
-    const result = this.tx.write(statement).then((r) => r.affectedRows);
+    const result = this.tx.write(statement);
     result.catch(() => undefined); // observed in #settle; never an unhandled rejection meanwhile
     this.#inFlight = { result, expected };
     this.#chunks++;
@@ -177,7 +180,8 @@ export class BatchWriter {
     const inFlight = this.#inFlight;
     if (!inFlight) return;
     this.#inFlight = null;
-    const inserted = await inFlight.result;
+    const { affectedRows: inserted, insertId } = await inFlight.result;
+    this.#firstId = Math.min(this.#firstId, insertId);
     if (inserted !== inFlight.expected) {
       throw new Error(`batch ${this.batchId}: an INSERT wrote ${inserted} of ${inFlight.expected} rows; rolled back`);
     }

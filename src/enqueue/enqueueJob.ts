@@ -49,10 +49,10 @@ export async function enqueueJob(
 
   const keyed = { queue: job.queue, idempotencyKey: job.idempotencyKey };
   const result = await withTransaction(db, async (tx) => {
-    const { owner, won } = await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits);
-    if (won.size === 0) return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
+    const reservation = await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits);
+    if (reservation.won.size === 0) return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
     const { insertId } = await tx.write(sql);
-    await linkIdempotencyKeys(tx, runtime.tables, owner);
+    await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId);
     return { id: insertId, duplicate: false };
   });
   if (!result.duplicate) ringAfterCommit(runtime, options.trx, wrote);

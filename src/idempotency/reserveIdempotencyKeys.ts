@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { escape as sqlLiteral } from 'mysql2';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { valuesTable } from '../db/valuesTable.ts';
 import { type ChunkLimits, planChunks } from '../enqueue/planChunks.ts';
 
 /**
@@ -26,18 +27,31 @@ FROM ${t.idempotencyKeys}
 WHERE owner = ?`;
 
 /**
- * Params: ?1 owner. Points each key this call won at the job inserted for it: the owner's keys
- * (ix_owner), then each one's job through the jobs table's plain ix_idempotency (key, queue). That
- * index is not unique — a unique key naming the queue put the queue into every Galera write set
- * — and need not be: this transaction holds the key's row in this table, whose primary key lets
- * one live job per (queue, key) through, so exactly one job matches.
- * Inside the enqueue transaction, re-run with it after a transient conflict.
+ * Params: ?1 the first job id this transaction inserted (since it won its keys). The keyed jobs
+ * from that id on: its own, and any another enqueue committed meanwhile (the caller keeps only
+ * the keys it won, which no other live job can hold). A plain read by primary key: no index on
+ * the key (every job would pay for it, keyed or not), and no lock on anyone else's rows (a
+ * locking read here would wait for a concurrent batch's uncommitted jobs).
  */
-const sqlLink = (t: Tables) => `
+const sqlInsertedKeyed = (t: Tables) => `
+SELECT id, queue, idempotency_key
+FROM ${t.jobs}
+WHERE id >= ?
+  AND idempotency_key IS NOT NULL`;
+
+/**
+ * Params: (queue, key, job id) per link, then the owner. Points each key this call won at the job
+ * inserted for it, by the keys table's primary key.
+ */
+const sqlLink = (t: Tables, links: number) => `
 UPDATE ${t.idempotencyKeys} i
-JOIN ${t.jobs} j ON j.queue = i.queue AND j.idempotency_key = i.idempotency_key
-SET i.job_id = j.id
+JOIN (${valuesTable(['queue', 'idempotency_key', 'job_id'], links)}) v
+  ON i.queue = v.queue AND i.idempotency_key = v.idempotency_key
+SET i.job_id = v.job_id
 WHERE i.owner = ?`;
+
+/** Links per statement: three parameters each. */
+const LINKS_PER_STATEMENT = 500;
 
 /** Params: ?1 queue, ?2 key. The job that holds a key (live, or finished within the retention). */
 const sqlHolder = (t: Tables) => `
@@ -87,10 +101,31 @@ WHERE owner = ?
   AND job_id IS NULL
   AND expires_at IS NULL`;
 
-/** After the jobs are inserted, in the same transaction: records which job holds each won key, and drops any left unused. */
-export async function linkIdempotencyKeys(tx: Executor, tables: Tables, owner: string): Promise<void> {
-  await tx.write(sqlLink(tables), [owner]);
-  await tx.write(sqlDropUnlinked(tables), [owner]);
+/**
+ * After the jobs are inserted, in the same transaction: records which job holds each key this
+ * call won (`won`, from reserveIdempotencyKeys), finding the jobs from `firstJobId` (the
+ * smallest insertId of the INSERTs since the reservation) on; then drops any reservation left
+ * unused.
+ */
+export async function linkIdempotencyKeys(
+  tx: Executor,
+  tables: Tables,
+  reservation: { readonly owner: string; readonly won: ReadonlySet<string> },
+  firstJobId: number,
+): Promise<void> {
+  const rows =
+    reservation.won.size > 0 && Number.isFinite(firstJobId)
+      ? await tx.select<{ id: number | string; queue: string; idempotency_key: string }>(sqlInsertedKeyed(tables), [
+          firstJobId,
+        ])
+      : [];
+  const links = rows.filter((r) => reservation.won.has(keyOf({ queue: r.queue, idempotencyKey: r.idempotency_key })));
+  for (let at = 0; at < links.length; at += LINKS_PER_STATEMENT) {
+    const chunk = links.slice(at, at + LINKS_PER_STATEMENT);
+    const params = chunk.flatMap((r) => [r.queue, r.idempotency_key, Number(r.id)]);
+    await tx.write(sqlLink(tables, chunk.length), [...params, reservation.owner]);
+  }
+  await tx.write(sqlDropUnlinked(tables), [reservation.owner]);
 }
 
 /** The id of the job holding a key, for reporting a duplicate. */

@@ -78,8 +78,7 @@ CREATE TABLE `<prefix>jobs` (
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
   PRIMARY KEY (`id`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
-  KEY `ix_batch` (`batch_id`),
-  KEY `ix_idempotency` (`idempotency_key`,`queue`)
+  KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_history
