@@ -53,7 +53,7 @@ FROM ${SEQ} s`);
   );
   await raw(`
 UPDATE ${t.jobs}
-SET lock_id = CONCAT('bench-host-', 1000 + id % 4, '~tok', id % 4, '.1'), locked_at = NOW(3)
+SET lock_id = CONCAT('tok', id % 4, '.1'), locked_at = NOW(3)
 WHERE id <= 200`);
   await raw(`
 INSERT INTO ${t.jobHistory} (job_id, queue, name, payload, retry_times, created_at, finished_at, result)

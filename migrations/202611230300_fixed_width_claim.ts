@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
+import { strictly } from '../src/db/strictly.ts';
 import type { Tables } from '../src/db/tables.ts';
 import { SchemaVersionError } from '../src/errors.ts';
 
-/** Widest lock_id a worker writes (src/worker/claimToken.ts cuts the host name to fit). */
+/** Widest lock_id a worker of that version wrote (it cut the host name to fit; 202611250101 narrows it again). */
 const LOCK_ID_WIDTH = 64;
 /** locked_at of a free job: no claim. A valid DATETIME on MySQL 8 and MariaDB in any sql_mode. */
 const NO_CLAIM = '1970-01-01 00:00:01.000';
@@ -48,21 +49,4 @@ export async function down(knex: Knex, t: Tables): Promise<void> {
 ALTER TABLE ${t.jobs}
   MODIFY lock_id   VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
   MODIFY locked_at DATETIME(3) NULL DEFAULT NULL`);
-}
-
-/** Runs one statement on one connection with STRICT_ALL_TABLES added to its sql_mode, then restores it. */
-async function strictly(knex: Knex, sql: string): Promise<void> {
-  const conn = await knex.client.acquireConnection();
-  const run = (text: string) => knex.raw(text).connection(conn);
-  try {
-    const [[mode]] = (await run('SELECT @@SESSION.sql_mode AS mode')) as [{ mode: string }[]];
-    await run("SET SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, 'STRICT_ALL_TABLES')");
-    try {
-      await run(sql);
-    } finally {
-      await knex.raw('SET SESSION sql_mode = ?', [mode?.mode ?? '']).connection(conn);
-    }
-  } finally {
-    await knex.client.releaseConnection(conn);
-  }
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineJob } from '../src/index.ts';
+import { workerKeyOf } from '../src/worker/ClaimTokens.ts';
 import { countRows } from './helpers/factory.ts';
 import { useTestDatabase } from './helpers/testDatabase.ts';
 import { waitFor } from './helpers/waitFor.ts';
@@ -62,7 +63,7 @@ describe('events', () => {
     for (const e of events['job:claimed']) {
       expect(e).toEqual({
         workerId,
-        lockId: expect.stringMatching(new RegExp(`^${workerId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.`)),
+        lockId: expect.stringMatching(new RegExp(`^${workerKeyOf(workerId)}\\.`)),
         queue: 'ev',
         count: expect.any(Number),
         strategy: 'skip-locked',

@@ -171,7 +171,7 @@ export function describeJob(job: JobInfo): string {
     [
       'held by',
       job.lock
-        ? `${job.lock.host} pid ${job.lock.pid ?? '?'} (${job.lock.workerId}) since ${time(job.lock.lockedAt)}${job.lock.heartbeatAt ? '' : ', no registry row'}`
+        ? `${job.lock.workerId === null ? `claim ${job.lock.lockId}, its worker has no registry row` : `${job.lock.host} pid ${job.lock.pid} (${job.lock.workerId})`} since ${time(job.lock.lockedAt)}`
         : '-',
     ],
     ['progress', job.progress ? `${json(job.progress.value)} at ${time(job.progress.at)}` : '-'],

@@ -1,6 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { workerIdOf } from '../maintenance/releaseStaleClaims.ts';
+import { escapeLike } from '../maintenance/releaseDeadWorkers.ts';
+import { claimKeyOf } from '../worker/ClaimTokens.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
 
 /**
@@ -36,19 +37,24 @@ FROM (
 LEFT JOIN ${t.jobProgress} p ON p.job_id = x.id`;
 
 /** Params: ?1 worker id. The registry row of the worker holding a claim (primary key). */
+/**
+ * Params: ?1 LIKE pattern `%~<claim key>`. The registry row of the worker a claim key names (its
+ * id ends with the key: ClaimTokens). The registry holds one row per live worker: a short scan.
+ */
 const sqlHolder = (t: Tables) => `
-SELECT host, pid, heartbeat_at
+SELECT id, host, pid, heartbeat_at
 FROM ${t.workers}
-WHERE id = ?`;
+WHERE id LIKE ?
+LIMIT 1`;
 
 /** Who holds a running job's claim, and since when. */
 export interface JobLock {
   readonly lockId: string;
   /** When the claim was taken or last extended by a heartbeat (DB clock). */
   readonly lockedAt: Date;
-  readonly workerId: string;
-  /** From the worker registry; from the lock id (cut to fit) when the worker has no registry row. */
-  readonly host: string;
+  /** The holder's registry row (its id ends with the lock_id's claim key); null when it has none (dead, or just removed). */
+  readonly workerId: string | null;
+  readonly host: string | null;
   readonly pid: number | null;
   /** The holder's last registry heartbeat; null when it has no registry row (dead, or just removed). */
   readonly heartbeatAt: Date | null;
@@ -144,15 +150,15 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
 }
 
 async function lockOf(db: Executor, tables: Tables, lockId: string, lockedAt: Date): Promise<JobLock> {
-  const workerId = workerIdOf(lockId);
-  const [holder] = await db.select<{ host: string; pid: number; heartbeat_at: Date }>(sqlHolder(tables), [workerId]);
-  const parsed = /^(.*)-(\d+)~[^~]*$/.exec(workerId);
+  const [holder] = await db.select<{ id: string; host: string; pid: number; heartbeat_at: Date }>(sqlHolder(tables), [
+    `%~${escapeLike(claimKeyOf(lockId))}`,
+  ]);
   return {
     lockId,
     lockedAt,
-    workerId,
-    host: holder?.host ?? parsed?.[1] ?? workerId,
-    pid: holder ? Number(holder.pid) : parsed ? Number(parsed[2]) : null,
+    workerId: holder?.id ?? null,
+    host: holder?.host ?? null,
+    pid: holder ? Number(holder.pid) : null,
     heartbeatAt: holder?.heartbeat_at ?? null,
   };
 }

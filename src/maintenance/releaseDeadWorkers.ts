@@ -3,7 +3,7 @@ import { withTransaction } from '../db/transaction.ts';
 import { OptionsError } from '../errors.ts';
 import { integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
-import { canPrefixLockId } from '../worker/ClaimTokens.ts';
+import { workerKeyOf } from '../worker/ClaimTokens.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from './MaintenanceTask.ts';
@@ -23,8 +23,8 @@ LIMIT ?`;
 
 /**
  * Params: queue, lock_id LIKE pattern, after id, limit. The claims a worker holds in one queue:
- * every lock_id it writes starts with its id, so this is one ix_head range (queue, lock_id
- * prefix) holding exactly those claims (sorted by id: at most the worker's concurrency). Forced,
+ * every lock_id it writes starts with its claim key (the end of its id: ClaimTokens), so this
+ * is one ix_head range (queue, lock_id prefix) holding exactly those claims (sorted by id: at most the worker's concurrency). Forced,
  * as in releaseStaleClaims.
  */
 const sqlClaimsOf = (t: Tables) => `
@@ -159,8 +159,8 @@ export function releaseDeadWorkers(
   }
 
   /** Releases one dead worker's claims in one queue; false if the worker turned out to be alive. */
-  async function releaseIn(queue: string, beat: Beat, counts: { claims: number; deadLettered: number }) {
-    const pattern = `${escapeLike(beat.id)}.%`;
+  async function releaseIn(queue: string, beat: Beat, key: string, counts: { claims: number; deadLettered: number }) {
+    const pattern = `${escapeLike(key)}.%`;
     let skipped: number[] = [];
     let after = 0;
     for (;;) {
@@ -209,10 +209,11 @@ export function releaseDeadWorkers(
       for (const beat of dead) {
         let alive = false;
         let skipped = 0;
-        // lock_id is ASCII: a worker id that is not (registered by a sluice before the fixed-width
-        // claim, on a host with such a name) holds no claim, and comparing it would be an error.
-        for (const queue of canPrefixLockId(beat.id) ? queues : []) {
-          const result = await releaseIn(queue, beat, counts);
+        // A worker id without a claim key (a worker of a sluice before the short lock_id) holds no
+        // claim: migration 202611250101 refuses to run while such claims exist.
+        const key = workerKeyOf(beat.id);
+        for (const queue of key === null ? [] : queues) {
+          const result = await releaseIn(queue, beat, key as string, counts);
           if (result.skipped.length > 0) {
             skipped += result.skipped.length;
             options.onSkipped?.({

@@ -3,6 +3,7 @@ import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
+import { claimKeyOf, workerKeyOf } from '../worker/ClaimTokens.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from './MaintenanceTask.ts';
@@ -188,13 +189,14 @@ export function releaseStaleClaims(
   return {
     name: 'releaseStaleClaims',
     async runOnce() {
+      // By claim key: a lock_id carries its worker's key (ClaimTokens), not its whole id.
       const registered = new Map(
         (await db.select<{ id: string; lock_timeout_ms: number }>(sqlRegisteredTimeouts(tables))).map((r) => [
-          r.id,
+          workerKeyOf(r.id),
           Number(r.lock_timeout_ms),
         ]),
       );
-      const timeoutOf = (lockId: string) => registered.get(workerIdOf(lockId)) ?? options.lockTimeoutMs;
+      const timeoutOf = (lockId: string) => registered.get(claimKeyOf(lockId)) ?? options.lockTimeoutMs;
       let claims = 0;
       let deadLettered = 0;
       for (const group of await observe(timeoutOf)) {
@@ -214,10 +216,4 @@ export function releaseStaleClaims(
       return { claims, deadLettered };
     },
   };
-}
-
-/** Pure: the worker id a lock_id starts with (`<worker id>.<sequence>`). */
-export function workerIdOf(lockId: string): string {
-  const dot = lockId.lastIndexOf('.');
-  return dot < 0 ? lockId : lockId.slice(0, dot);
 }

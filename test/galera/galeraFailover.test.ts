@@ -1,5 +1,6 @@
 import type mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
 import { type GaleraCluster, startCluster } from '../cluster/galeraCluster.ts';
 import {
   batchTally,
@@ -95,7 +96,7 @@ async function claimsOf(index: number, via: number): Promise<number> {
   return scalarOn(
     pool(via),
     `SELECT COUNT(*) FROM sluice_jobs WHERE ${ids.map(() => 'lock_id LIKE ?').join(' OR ')}`,
-    ids.map((id) => `${id}.%`),
+    ids.map((id) => `${workerKeyOf(id)}.%`),
   );
 }
 

@@ -94,8 +94,8 @@ describe('jobs.get', () => {
             heartbeatAt: expect.any(Date),
           },
         });
-        expect(running.lock?.lockId.startsWith(`${worker.id}.`)).toBe(true);
-        expect(running.lock?.host.length).toBeGreaterThan(0);
+        expect(running.lock?.lockId.startsWith(`${worker.id.slice(worker.id.lastIndexOf('~') + 1)}.`)).toBe(true);
+        expect(running.lock?.host?.length).toBeGreaterThan(0);
         release.resolve();
         await waitFor(async () => (await sluice.jobs.get(id))?.state === 'completed', { what: 'completed' });
       },

@@ -39,7 +39,7 @@ describe('dead workers, judged on the sweeper’s own clock', () => {
   it('a live worker whose server writes its heartbeats an hour behind (or ahead) is never declared dead', async () => {
     await registerWorker('behind~a', 'NOW(3) - INTERVAL 1 HOUR');
     await registerWorker('ahead~b', 'NOW(3) + INTERVAL 1 HOUR');
-    const claims = await insertJobs(db, 2, { queue: 'mail', lockId: 'behind~a.1', lockedAt: dbNow });
+    const claims = await insertJobs(db, 2, { queue: 'mail', lockId: 'a.1', lockedAt: dbNow });
     const clock = fakeClock();
     const sweep = task(clock);
     for (let pass = 0; pass < 10; pass++) {
@@ -49,12 +49,12 @@ describe('dead workers, judged on the sweeper’s own clock', () => {
       await beat('ahead~b', 'NOW(3) + INTERVAL 1 HOUR');
     }
     expect(await countRows(db, 'sluice_workers')).toBe(2);
-    for (const id of claims) expect(await jobRow(db, id)).toMatchObject({ lock_id: 'behind~a.1', retry_times: 0 });
+    for (const id of claims) expect(await jobRow(db, id)).toMatchObject({ lock_id: 'a.1', retry_times: 0 });
   });
 
   it('a worker whose beat stood still for missedHeartbeats of its intervals is dead, however fresh its heartbeat_at', async () => {
     await registerWorker('ahead~c', 'NOW(3) + INTERVAL 1 HOUR');
-    const claims = await insertJobs(db, 3, { queue: 'mail', lockId: 'ahead~c.1', lockedAt: dbNow });
+    const claims = await insertJobs(db, 3, { queue: 'mail', lockId: 'c.1', lockedAt: dbNow });
     const clock = fakeClock();
     const sweep = task(clock);
     // First sight: nothing is judged yet.
@@ -69,7 +69,7 @@ describe('dead workers, judged on the sweeper’s own clock', () => {
 
   it('a standby that watched the registry releases a dead worker’s claims on its first pass as leader', async () => {
     await registerWorker('w~d');
-    const claims = await insertJobs(db, 2, { queue: 'mail', lockId: 'w~d.1', lockedAt: dbNow });
+    const claims = await insertJobs(db, 2, { queue: 'mail', lockId: 'd.1', lockedAt: dbNow });
     const clockA = fakeClock();
     const clockB = fakeClock();
     const a = db.open().maintenance({ jitterMs: 0, clock: clockA.now });
@@ -94,7 +94,7 @@ describe('dead workers, judged on the sweeper’s own clock', () => {
 
   it('a dead worker’s claim whose row another transaction holds is skipped and reported, the rest released at once; it is released once the lock goes', async () => {
     await registerWorker('w~e');
-    const [frozen, ...others] = await insertJobs(db, 4, { queue: 'mail', lockId: 'w~e.1', lockedAt: dbNow });
+    const [frozen, ...others] = await insertJobs(db, 4, { queue: 'mail', lockId: 'e.1', lockedAt: dbNow });
     const sluice = db.open();
     const skipped: SluiceEventMap['maintenance:skipped'][] = [];
     sluice.events.on('maintenance:skipped', (e) => skipped.push(e));
@@ -133,7 +133,7 @@ describe('dead workers, judged on the sweeper’s own clock', () => {
   });
 
   it('a worker found dead that heartbeats before its claims are released keeps them, and stays registered', async () => {
-    const claims = await insertJobs(db, 3, { queue: 'mail', lockId: 'h-4~d.1', lockedAt: dbNow });
+    const claims = await insertJobs(db, 3, { queue: 'mail', lockId: 'd.1', lockedAt: dbNow });
     await registerWorker('h-4~d');
     // The worker resumes right between the sweep's staleness check and its first release.
     const exec = beforeFirstTransaction(db.sluice.knex, (real) =>
@@ -150,7 +150,7 @@ describe('dead workers, judged on the sweeper’s own clock', () => {
 
     expect(exec.injected).toBe(true);
     expect(dead).toEqual({ workers: 0, claims: 0, deadLettered: 0 });
-    expect(await countRows(db, 'sluice_jobs', 'lock_id = ? AND retry_times = 0', ['h-4~d.1'])).toBe(claims.length);
+    expect(await countRows(db, 'sluice_jobs', 'lock_id = ? AND retry_times = 0', ['d.1'])).toBe(claims.length);
     expect(await countRows(db, 'sluice_workers', 'id = ?', ['h-4~d'])).toBe(1);
   });
 

@@ -227,7 +227,7 @@ describe('Maintainer.runOnce: releasing stale claims', () => {
       await insertJob(db, { queue: 'billing', lockId: 'h-1~a.2', lockedAt: ago(HOUR) }),
     ];
     const live = await insertJobs(db, 5, { queue: 'billing', lockId: 'h-2~b.1', lockedAt: dbNow });
-    const ofDeadWorker = await insertJobs(db, 3, { queue: 'mail', lockId: 'h-3~c.1', lockedAt: dbNow });
+    const ofDeadWorker = await insertJobs(db, 3, { queue: 'mail', lockId: 'c.1', lockedAt: dbNow });
     await registerWorker('h-3~c');
 
     const clock = fakeClock();

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
+import { isClaimOf } from '../helpers/claimKey.ts';
 import { jobRow } from '../helpers/factory.ts';
 import {
   claimsReleased,
@@ -45,10 +46,10 @@ async function killMidJob(
     async () => {
       const [row] = await db.query<{ lock_id: string }>(
         `SELECT j.lock_id FROM sluice_jobs j JOIN test_starts s ON s.job_id = j.id AND s.pid = ?
-         WHERE j.id = ? AND j.lock_id LIKE ?`,
-        [doomed.pid, id, `%-${doomed.pid}~%`],
+         WHERE j.id = ?`,
+        [doomed.pid, id],
       );
-      return row;
+      return (await isClaimOf(db, row?.lock_id, doomed.pid)) ? row : undefined;
     },
     { what: `job ${id} claimed and started by worker ${doomed.pid}` },
   );
@@ -68,7 +69,7 @@ async function rescue(id: number, doomed: SluiceProcess, rescuer: SluiceProcess)
   const reclaimed = await waitFor(
     async () => {
       const row = await jobRow<JobState>(db, id, 'lock_id, retry_times, last_error');
-      return row?.lock_id.includes(`-${rescuer.pid}~`) ? row : undefined;
+      return (await isClaimOf(db, row?.lock_id, rescuer.pid)) ? row : undefined;
     },
     { what: `job ${id} re-claimed by worker ${rescuer.pid}` },
   );

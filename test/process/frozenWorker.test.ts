@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
 import { createFixtureTables } from '../fixtures/fixtureTables.ts';
 import { jobRow } from '../helpers/factory.ts';
 import { processState } from '../helpers/processState.ts';
@@ -62,8 +63,9 @@ describe('a worker frozen mid-commit', () => {
     expect(skipped).toMatchObject({ task: 'releaseDeadWorkers', queue: 'frozen', level: 40 });
     expect(String(skipped.msg)).toMatch(/could not release 1 job\(s\) in queue frozen .*another transaction holds/);
     // Its DELETE is not committed: the job is still there, still claimed by the frozen worker.
+    const started = await frozen.waitForLine((l) => l.event === 'worker:started', 0, 'worker:started');
     expect((await jobRow<{ lock_id: string }>(db, frozenJob, 'lock_id'))?.lock_id).toMatch(
-      new RegExp(`-${frozen.pid}~`),
+      new RegExp(`^${workerKeyOf(started.workerId as string)}\\.`),
     );
 
     frozen.kill('SIGKILL'); // ends a stopped process too; its transaction rolls back

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
+import { isClaimOf } from '../helpers/claimKey.ts';
 import { NO_CLAIM } from '../helpers/factory.ts';
 import { type SluiceProcess, spawnWorker } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
@@ -34,7 +35,9 @@ async function jobRows(): Promise<JobState[]> {
 async function allRunningOn(w: SluiceProcess, ids: number[]): Promise<void> {
   await waitFor(
     async () => {
-      const held = (await jobRows()).filter((r) => ids.includes(r.id) && r.lock_id.includes(`-${w.pid}~`));
+      const rows = (await jobRows()).filter((r) => ids.includes(r.id));
+      const held = [];
+      for (const r of rows) if (await isClaimOf(db, r.lock_id, w.pid)) held.push(r);
       const started = await db.query('SELECT DISTINCT job_id FROM test_starts WHERE pid = ?', [w.pid]);
       return held.length === ids.length && started.length === ids.length;
     },

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
+import { isClaimOf } from '../helpers/claimKey.ts';
 import { jobRow } from '../helpers/factory.ts';
 import { processState } from '../helpers/processState.ts';
 import {
@@ -54,7 +55,7 @@ async function runningOn(w: SluiceProcess, id: number): Promise<JobState> {
   return waitFor(
     async () => {
       const row = await jobRow<JobState>(db, id, CLAIM_COLUMNS);
-      if (!row?.lock_id.includes(`-${w.pid}~`)) return undefined;
+      if (!(await isClaimOf(db, row?.lock_id, w.pid))) return undefined;
       const started = await db.query('SELECT id FROM test_starts WHERE job_id = ? AND pid = ?', [id, w.pid]);
       return started.length > 0 ? row : undefined;
     },

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as fixedWidthClaim from '../../migrations/202611230300_fixed_width_claim.ts';
+import * as narrowLockId from '../../migrations/202611250101_narrow_lock_id.ts';
 import { fromKnex } from '../../src/db/executor.ts';
 import { SchemaVersionError } from '../../src/errors.ts';
-import { ClaimTokens, LOCK_ID_WIDTH } from '../../src/worker/ClaimTokens.ts';
+import { ClaimTokens, claimKeyOf, LOCK_ID_WIDTH, workerKeyOf } from '../../src/worker/ClaimTokens.ts';
 import { claimRandomHead } from '../../src/worker/claims/claimRandomHead.ts';
 import { completeJobs } from '../../src/worker/claims/completeJobs.ts';
 import { releaseClaims } from '../../src/worker/claims/releaseClaims.ts';
@@ -11,16 +12,24 @@ import { useTestDatabase } from '../helpers/testDatabase.ts';
 const db = useTestDatabase('fixed_width_claim');
 const NO_CLAIM = '1970-01-01 00:00:01.000';
 
-describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at never NULL)', () => {
-  it('a token fits the column whatever the host name: printable ASCII, host cut, pid and a 10-digit sequence counted', () => {
+describe('fixed-width claim (lock_id CHAR(24) ascii, locked_at never NULL)', () => {
+  it('a lock_id is the worker’s claim key and a sequence, and fits the column; the worker id carries host, pid and the key', () => {
     const prefix = ClaimTokens.prefixFor(`${'höst-ñame.'.repeat(20)}\tend`, 4_194_304);
     expect(prefix).toMatch(/^[\x21-\x7e]+$/);
-    expect(prefix.endsWith('-4194304')).toBe(true);
-    const widest = `${new ClaimTokens(prefix).workerId}.${'z'.repeat(10)}`;
-    expect(widest.length).toBeLessThanOrEqual(LOCK_ID_WIDTH);
-    const hugePid = `${new ClaimTokens(ClaimTokens.prefixFor('h'.repeat(100), 1_234_567_890)).workerId}.${'z'.repeat(10)}`;
-    expect(hugePid.length).toBeLessThanOrEqual(LOCK_ID_WIDTH);
+    expect(prefix).toBe(`${'höst-ñame.'.repeat(4).replace(/[öñ]/g, '_')}-4194304`);
     expect(ClaimTokens.prefixFor('worker-1', 42)).toBe('worker-1-42');
+
+    const tokens = new ClaimTokens(prefix);
+    const key = workerKeyOf(tokens.workerId);
+    expect(key).toMatch(/^[0-9a-z]{13}$/);
+    expect(tokens.workerId).toBe(`${prefix}~${key}`);
+    expect([tokens.next(), tokens.next()]).toEqual([`${key}.1`, `${key}.2`]);
+    expect(claimKeyOf(tokens.next())).toBe(key);
+    expect(`${key}.${'z'.repeat(10)}`.length).toBeLessThanOrEqual(LOCK_ID_WIDTH);
+    expect(workerKeyOf(new ClaimTokens(prefix).workerId)).not.toBe(key);
+    // An id that cannot end a lock_id's key carries none.
+    expect(workerKeyOf('host-7~ab.cd')).toBeNull();
+    expect(workerKeyOf('höst-7~')).toBeNull();
   });
 
   it('the column is as wide as the tokens: a claim with the widest host is stored, fenced and released exactly', async () => {
@@ -95,6 +104,7 @@ describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at never NULL)', () 
     } finally {
       await db.query('DELETE FROM sluice_jobs');
       await fixedWidthClaim.up(db.sluice.knex, tables).catch(() => undefined);
+      await narrowLockId.up(db.sluice.knex, tables);
     }
   });
 
@@ -121,6 +131,49 @@ describe('fixed-width claim (lock_id CHAR(64) ascii, locked_at never NULL)', () 
     } finally {
       await db.query('DELETE FROM sluice_jobs');
       await fixedWidthClaim.up(db.sluice.knex, tables);
+      await narrowLockId.up(db.sluice.knex, tables);
+    }
+  });
+});
+
+describe('narrowing lock_id from CHAR(64) to CHAR(24) (202611250101)', () => {
+  it('keeps the claims that fit; refuses, changing nothing, while a claim of an earlier worker does not fit', async () => {
+    const tables = db.sluice.tables;
+    const columnType = async () =>
+      (
+        await db.query<{ type: string }>(
+          "SELECT COLUMN_TYPE AS type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'sluice_jobs' AND column_name = 'lock_id'",
+        )
+      )[0]?.type;
+    const held = (lockId: string) =>
+      db.query(
+        "INSERT INTO sluice_jobs (queue, name, payload, run_at, lock_id, locked_at) VALUES ('default', 'held', '{}', NOW(3), ?, NOW(3))",
+        [lockId],
+      );
+    await narrowLockId.down(db.sluice.knex, tables);
+    try {
+      expect(await columnType()).toBe('char(64)');
+      const current = new ClaimTokens().next();
+      await held(current);
+      const earlier = 'worker-host.example.internal-123~abcdef01.1';
+      await held(earlier);
+      await expect(narrowLockId.up(db.sluice.knex, tables)).rejects.toThrow(
+        /1 job\(s\) in `sluice_jobs` are claimed with a lock_id longer than 24 characters.*stop those workers.*Nothing was changed/,
+      );
+      expect(await columnType()).toBe('char(64)');
+      expect(
+        (await db.query<{ lock_id: string }>('SELECT lock_id FROM sluice_jobs ORDER BY id')).map((r) => r.lock_id),
+      ).toEqual([current, earlier]);
+      // Once that worker stopped (its claim released), the migration runs and keeps the claim that fits.
+      await db.query("UPDATE sluice_jobs SET lock_id = '' WHERE lock_id = ?", [earlier]);
+      await narrowLockId.up(db.sluice.knex, tables);
+      expect(await columnType()).toBe('char(24)');
+      expect(
+        (await db.query<{ lock_id: string }>('SELECT lock_id FROM sluice_jobs ORDER BY id')).map((r) => r.lock_id),
+      ).toEqual([current, '']);
+    } finally {
+      await db.query('DELETE FROM sluice_jobs');
+      await narrowLockId.up(db.sluice.knex, tables);
     }
   });
 });

@@ -7,6 +7,7 @@ import {
   type Sluice,
   UnknownJobTypeError,
 } from '../../src/index.ts';
+import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
 import { countRows, deadRow, insertJob, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
@@ -249,7 +250,7 @@ describe('Worker', () => {
     const worker = sluice.worker({ jobs: [stuck], pollIntervalMs: 20, shutdownTimeoutMs: 100 });
     await worker.start();
     await started.promise;
-    expect((await jobRow(db, id))?.lock_id).toMatch(/~/);
+    expect(String((await jobRow(db, id))?.lock_id).startsWith(`${workerKeyOf(worker.id)}.`)).toBe(true);
     await worker.stop();
 
     expect(signal?.aborted).toBe(true);

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { defineJob, type LoadReading, type WorkerInfo } from '../../src/index.ts';
+import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
 import { jsonOutput, OPS_JOBS, runCli } from '../helpers/runCli.ts';
 import { spawnSluice, taskCount } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
@@ -215,7 +216,7 @@ describe('worker registry', () => {
       async () => {
         const [row] = await db.query<{ n: number }>(
           'SELECT COUNT(*) AS n FROM sluice_jobs WHERE batch_id = ? AND lock_id LIKE ?',
-          [batchId, `${workerId}.%`],
+          [batchId, `${workerKeyOf(workerId)}.%`],
         );
         return Number(row?.n) === 3;
       },
@@ -263,7 +264,7 @@ describe('worker registry', () => {
     expect(recoveryMs).toBeLessThan(3.5 * HEARTBEAT_MS);
     for (const row of released)
       expect(row.last_error).toMatch(
-        new RegExp(`^worker of claim ${workerId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\S+ stopped heartbeating`),
+        new RegExp(`^worker of claim ${workerKeyOf(workerId)}\\.\\S+ stopped heartbeating`),
       );
     // The same sweep then removes the dead worker's row.
     await waitFor(async () => (await db.query('SELECT id FROM sluice_workers WHERE id = ?', [workerId])).length === 0, {

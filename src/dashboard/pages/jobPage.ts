@@ -36,7 +36,7 @@ export const jobPage: Page = async (ctx, [idText]) => {
 <dt>idempotency key</dt><dd>${job.idempotencyKey ?? '—'}</dd>
 <dt>held by</dt><dd class="mono" data-field="lock">${
     lock
-      ? html`${lock.workerId} (host ${lock.host}, pid ${lock.pid ?? '?'}); claimed or extended ${time(lock.lockedAt)}; worker heartbeat ${time(lock.heartbeatAt)}`
+      ? html`${lock.workerId === null ? html`claim ${lock.lockId} (its worker has no registry row)` : html`${lock.workerId} (host ${lock.host}, pid ${lock.pid}); worker heartbeat ${time(lock.heartbeatAt)}`}; claimed or extended ${time(lock.lockedAt)}`
       : '—'
   }</dd>
 <dt>progress</dt><dd>${job.progress ? html`<code>${JSON.stringify(job.progress.value)}</code> at ${time(job.progress.at)}` : '—'}</dd>

@@ -1,5 +1,5 @@
 import type { JobSummary } from '../../jobs/listJobs.ts';
-import { workerIdOf } from '../../maintenance/releaseStaleClaims.ts';
+import { claimKeyOf, workerKeyOf } from '../../worker/ClaimTokens.ts';
 import { count, duration, time } from '../format.ts';
 import { html } from '../html.ts';
 import type { Page } from '../PageContext.ts';
@@ -9,7 +9,7 @@ const RUNNING_SHOWN = 1_000;
 
 /**
  * The worker registry — host, pid, heartbeat age (DB clock), in flight / limit, load, counters —
- * and the jobs each worker holds (the running jobs, by their claim's worker id).
+ * and the jobs each worker holds (the running jobs, by their claim key: the end of the worker's id).
  */
 export const workersPage: Page = async (ctx) => {
   const [workers, running] = await Promise.all([
@@ -19,8 +19,8 @@ export const workersPage: Page = async (ctx) => {
   const held = new Map<string, JobSummary[]>();
   for (const job of running.jobs) {
     if (!job.lockId) continue;
-    const id = workerIdOf(job.lockId);
-    held.set(id, [...(held.get(id) ?? []), job]);
+    const key = claimKeyOf(job.lockId);
+    held.set(key, [...(held.get(key) ?? []), job]);
   }
   const body = html`
 ${
@@ -29,7 +29,7 @@ ${
     : html`<table class="workers">
 <thead><tr><th>host</th><th>pid</th><th>name</th><th>queues</th><th>heartbeat age</th><th>in flight / limit</th><th>cpu</th><th>free mem</th><th>processed</th><th>failed</th><th>claim latency</th><th>started</th><th>holds</th></tr></thead>
 <tbody>${workers.map((w) => {
-        const jobs = held.get(w.id) ?? [];
+        const jobs = held.get(workerKeyOf(w.id) ?? '') ?? [];
         return html`<tr data-worker-pid="${w.pid}" class="${w.heartbeatAgeMs > 3 * w.heartbeatIntervalMs ? 'problem' : ''}">
 <td>${w.host}</td><td>${w.pid}</td><td>${w.name}</td><td>${w.queues.join(', ')}</td>
 <td class="num">${duration(w.heartbeatAgeMs)}</td>

@@ -66,7 +66,7 @@ CREATE TABLE `<prefix>jobs` (
   `payload` mediumtext NOT NULL,
   `priority` smallint(6) NOT NULL DEFAULT 0,
   `run_at` datetime(3) NOT NULL,
-  `lock_id` char(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
+  `lock_id` char(24) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
   `locked_at` datetime(3) DEFAULT '1970-01-01 00:00:01.000',
   `retry_times` int(10) unsigned NOT NULL DEFAULT 0,
   `max_retries` int(10) unsigned DEFAULT NULL,
