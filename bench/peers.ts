@@ -3,7 +3,8 @@
  * of sluice's bench (100,000 no-op jobs of bench/workload.ts, enqueued in bulk before the timed
  * window) drained by one consumer process (peers/peer.ts says how it is timed):
  *   - BullMQ on Redis (peers/bullmqPeer.ts), pg-boss on PostgreSQL (peers/pgBossPeer.ts);
- *   - each at its documented defaults with only the concurrency chosen (50 and 500), and at the
+ *   - each at its documented defaults with only the concurrency chosen (50, 500 and 1,000; pg-boss
+ *     50 and 500, where it drains next to nothing), and at the
  *     best setting found for it (what that sets is printed with the table);
  *   - per row: ROUNDS drains (the median is reported), then two latency probes of
  *     LATENCY_SAMPLES jobs each on an idle consumer (p50/p90/p99, nearest rank): pickup (from

@@ -49,6 +49,12 @@ export const SLUICE_SETTINGS: readonly PeerSetting[] = [
     describe: 'sluice.worker({ concurrency: 500 }), other options default',
     options: {},
   },
+  {
+    setting: 'defaults',
+    concurrency: 1000,
+    describe: 'sluice.worker({ concurrency: 1000 }), other options default',
+    options: {},
+  },
 ];
 
 const logger = () => pino({ level: 'warn' }, pino.destination(2));
