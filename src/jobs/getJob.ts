@@ -1,6 +1,6 @@
+import { escapeLike } from '../db/escapeLike.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { escapeLike } from '../maintenance/releaseDeadWorkers.ts';
 import { claimKeyOf } from '../worker/ClaimTokens.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
 

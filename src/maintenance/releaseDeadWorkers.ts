@@ -1,3 +1,4 @@
+import { escapeLike } from '../db/escapeLike.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { OptionsError } from '../errors.ts';
@@ -243,9 +244,4 @@ export function releaseDeadWorkers(
       return counts;
     },
   };
-}
-
-/** Pure: a LIKE pattern that matches `text` literally. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
