@@ -53,7 +53,12 @@ interface ChildOptions {
 export const BULLMQ_SETTINGS: readonly PeerSetting[] = [
   { setting: 'defaults', concurrency: 50, describe: '1 Worker, concurrency 50, other options default', options: {} },
   { setting: 'defaults', concurrency: 500, describe: '1 Worker, concurrency 500, other options default', options: {} },
-  { setting: 'defaults', concurrency: 1000, describe: '1 Worker, concurrency 1000, other options default', options: {} },
+  {
+    setting: 'defaults',
+    concurrency: 1000,
+    describe: '1 Worker, concurrency 1000, other options default',
+    options: {},
+  },
   {
     setting: 'best',
     concurrency: 100,
