@@ -212,9 +212,11 @@ describe('sluice enqueue', () => {
     // baseline (node, tsx, the pool) is most of either figure, and the growth stays well below what
     // holding the parsed file would take.
     expect(largeSummary.peakRssMb).toBeLessThan(1.5 * smallSummary.peakRssMb + 20);
-    // Measured here: 36–46 MB more for the large file (V8 lets its heap grow with the allocation
-    // rate); holding the parsed 200,000 jobs alone would take several times that.
-    expect(largeSummary.peakRssMb - smallSummary.peakRssMb).toBeLessThan(60);
+    // Measured here: 36–46 MB more for the large file when the test runs alone, and up to 60 MB
+    // in the whole suite, files running side by side (V8 lets its heap grow with the allocation
+    // rate, and GC runs later on a busy machine); holding the parsed 200,000 jobs alone would take
+    // several times that.
+    expect(largeSummary.peakRssMb - smallSummary.peakRssMb).toBeLessThan(80);
 
     // Not a terminal: progress as plain lines on stderr (one every 2 s while it runs).
     const progress = largeRun.stderr.split('\n').filter((l) => /^enqueued \d+ jobs \(\d+%\), \d+ jobs\/s$/.test(l));
