@@ -162,7 +162,7 @@ export class BatchWriter {
     }
     if (reservation) {
       await this.#settle();
-      await linkIdempotencyKeys(this.tx, this.tables, reservation, this.#firstId);
+      await linkIdempotencyKeys(this.tx, this.tables, reservation, this.#firstId, this.limits);
     }
   }
 

@@ -52,7 +52,7 @@ export async function enqueueJob(
     const reservation = await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits);
     if (reservation.won.size === 0) return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
     const { insertId } = await tx.write(sql);
-    await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId);
+    await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
     return { id: insertId, duplicate: false };
   });
   if (!result.duplicate) ringAfterCommit(runtime, options.trx, wrote);

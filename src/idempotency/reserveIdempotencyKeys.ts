@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { escape as sqlLiteral } from 'mysql2';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { valuesTable } from '../db/valuesTable.ts';
 import { type ChunkLimits, planChunks } from '../enqueue/planChunks.ts';
 
 /**
@@ -40,18 +39,18 @@ WHERE id >= ?
   AND idempotency_key IS NOT NULL`;
 
 /**
- * Params: (queue, key, job id) per link, then the owner. Points each key this call won at the job
- * inserted for it, by the keys table's primary key.
+ * Multi-row prefix; tuples are (queue, key, owner, NOW(3), job id). Points each key this call won
+ * at the job inserted for it, through the keys table's primary key: every row exists and is held
+ * by this transaction, so each tuple updates its row (written as an upsert, like the reservation,
+ * so that the values are converted to the columns' character set rather than compared in the
+ * session's). A row some other owner holds is left as it is.
  */
-const sqlLink = (t: Tables, links: number) => `
-UPDATE ${t.idempotencyKeys} i
-JOIN (${valuesTable(['queue', 'idempotency_key', 'job_id'], links)}) v
-  ON i.queue = v.queue AND i.idempotency_key = v.idempotency_key
-SET i.job_id = v.job_id
-WHERE i.owner = ?`;
-
-/** Links per statement: three parameters each. */
-const LINKS_PER_STATEMENT = 500;
+const sqlLinkPrefix = (t: Tables) => `
+INSERT INTO ${t.idempotencyKeys} (queue, idempotency_key, owner, created_at, job_id)
+VALUES `;
+const SQL_LINK_SUFFIX = `
+ON DUPLICATE KEY UPDATE
+  job_id = IF(owner = VALUES(owner), VALUES(job_id), job_id)`;
 
 /** Params: ?1 queue, ?2 key. The job that holds a key (live, or finished within the retention). */
 const sqlHolder = (t: Tables) => `
@@ -112,6 +111,7 @@ export async function linkIdempotencyKeys(
   tables: Tables,
   reservation: { readonly owner: string; readonly won: ReadonlySet<string> },
   firstJobId: number,
+  limits: ChunkLimits,
 ): Promise<void> {
   const rows =
     reservation.won.size > 0 && Number.isFinite(firstJobId)
@@ -119,11 +119,13 @@ export async function linkIdempotencyKeys(
           firstJobId,
         ])
       : [];
-  const links = rows.filter((r) => reservation.won.has(keyOf({ queue: r.queue, idempotencyKey: r.idempotency_key })));
-  for (let at = 0; at < links.length; at += LINKS_PER_STATEMENT) {
-    const chunk = links.slice(at, at + LINKS_PER_STATEMENT);
-    const params = chunk.flatMap((r) => [r.queue, r.idempotency_key, Number(r.id)]);
-    await tx.write(sqlLink(tables, chunk.length), [...params, reservation.owner]);
+  const tuples = rows
+    .filter((r) => reservation.won.has(keyOf({ queue: r.queue, idempotencyKey: r.idempotency_key })))
+    .map(
+      (r) => `(${sqlLiteral(r.queue)},${sqlLiteral(r.idempotency_key)},'${reservation.owner}',NOW(3),${Number(r.id)})`,
+    );
+  for (const statement of planChunks(sqlLinkPrefix(tables), tuples, limits)) {
+    await tx.write(statement + SQL_LINK_SUFFIX);
   }
   await tx.write(sqlDropUnlinked(tables), [reservation.owner]);
 }

@@ -41,7 +41,7 @@ describe('linking won keys to their jobs', () => {
       expect(committed.id).toBeGreaterThan(first);
       expect(open).toBeGreaterThan(second);
 
-      await linkIdempotencyKeys(tx, db.sluice.tables, reservation, first);
+      await linkIdempotencyKeys(tx, db.sluice.tables, reservation, first, limits);
       await ours.commit();
       expect(await linkedJobs()).toEqual({ 'a-1': first, 'a-2': second, 'b-1': committed.id });
     } finally {
