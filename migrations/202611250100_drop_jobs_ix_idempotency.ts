@@ -10,8 +10,9 @@ import type { Tables } from '../src/db/tables.ts';
  * it — though few jobs carry a key. It served one statement: the enqueue's link from each key it
  * won to the job inserted for it. The link now reads the jobs its transaction inserted by primary
  * key, from the first id its INSERTs reported (reserveIdempotencyKeys.ts). Measured with the
- * drain of bench/drainAB.ts (c500, 100,000 jobs, history on), together with the narrower lock_id
- * of the next migration: 30.0k → 33.9k jobs/s, every one of six rounds faster.
+ * drain of bench/drainAB.ts (c500, 100,000 jobs, history on): 29,953 → 31,202 jobs/s alone
+ * (4 pairs); with the narrower lock_id of the next migration, 30,691 → 33,335 (6 pairs, every one
+ * faster).
  *
  * Rolling upgrade: processes still running the previous version link a key through a join on
  * (queue, key), which without this index reads the queue's live jobs; upgrade the enqueuing

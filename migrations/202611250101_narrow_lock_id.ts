@@ -13,8 +13,8 @@ const PREVIOUS_WIDTH = 64;
  * though a lock_id needs about 20 bytes. A worker's lock_id is now its 64-bit claim key and the
  * claim's sequence; host and pid, which the old lock_id carried for operators, are in the worker
  * registry, whose ids end with the same key. Measured with bench/drainAB.ts (c500, 100,000 jobs,
- * history on; an experiment with CHAR(28)): 28.3k → 30.1k jobs/s; together with the drop of
- * ix_idempotency (202611250100), 30.0k → 33.9k, every one of six rounds faster.
+ * history on): an experiment with CHAR(28) alone, 28.3k → 30.1k jobs/s; this migration and the
+ * drop of ix_idempotency (202611250100) together, 30,691 → 33,335 (6 pairs, every one faster).
  *
  * Rolling upgrade: workers of an earlier sluice write longer lock_ids, which no longer fit. Stop
  * them before migrating (their claims are released as they stop). The migration refuses to run,

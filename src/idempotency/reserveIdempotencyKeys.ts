@@ -27,7 +27,7 @@ WHERE owner = ?`;
 
 /**
  * Params: ?1 the first job id this transaction inserted (since it won its keys). The keyed jobs
- * from that id on: its own, and any another enqueue committed meanwhile (the caller keeps only
+ * from that id on: its own, and any that another enqueue committed meanwhile (the caller keeps only
  * the keys it won, which no other live job can hold). A plain read by primary key: no index on
  * the key (every job would pay for it, keyed or not), and no lock on anyone else's rows (a
  * locking read here would wait for a concurrent batch's uncommitted jobs).

@@ -36,7 +36,6 @@ FROM (
 ) x
 LEFT JOIN ${t.jobProgress} p ON p.job_id = x.id`;
 
-/** Params: ?1 worker id. The registry row of the worker holding a claim (primary key). */
 /**
  * Params: ?1 LIKE pattern `%~<claim key>`. The registry row of the worker a claim key names (its
  * id ends with the key: ClaimTokens). The registry holds one row per live worker: a short scan.

@@ -25,8 +25,8 @@ LIMIT ?`;
 /**
  * Params: queue, lock_id LIKE pattern, after id, limit. The claims a worker holds in one queue:
  * every lock_id it writes starts with its claim key (the end of its id: ClaimTokens), so this
- * is one ix_head range (queue, lock_id prefix) holding exactly those claims (sorted by id: at most the worker's concurrency). Forced,
- * as in releaseStaleClaims.
+ * is one ix_head range (queue, lock_id prefix) holding exactly those claims (sorted by id: at
+ * most the worker's concurrency). Forced, as in releaseStaleClaims.
  */
 const sqlClaimsOf = (t: Tables) => `
 SELECT id
@@ -160,8 +160,12 @@ export function releaseDeadWorkers(
   }
 
   /** Releases one dead worker's claims in one queue; false if the worker turned out to be alive. */
-  async function releaseIn(queue: string, beat: Beat, key: string, counts: { claims: number; deadLettered: number }) {
-    const pattern = `${escapeLike(key)}.%`;
+  async function releaseIn(
+    queue: string,
+    beat: Beat,
+    pattern: string,
+    counts: { claims: number; deadLettered: number },
+  ) {
     let skipped: number[] = [];
     let after = 0;
     for (;;) {
@@ -213,8 +217,9 @@ export function releaseDeadWorkers(
         // A worker id without a claim key (a worker of a sluice before the short lock_id) holds no
         // claim: migration 202611250101 refuses to run while such claims exist.
         const key = workerKeyOf(beat.id);
-        for (const queue of key === null ? [] : queues) {
-          const result = await releaseIn(queue, beat, key as string, counts);
+        for (const queue of queues) {
+          if (key === null) break;
+          const result = await releaseIn(queue, beat, `${escapeLike(key)}.%`, counts);
           if (result.skipped.length > 0) {
             skipped += result.skipped.length;
             options.onSkipped?.({
