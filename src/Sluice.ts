@@ -14,7 +14,7 @@ import type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
 import { type DeadJob, listDeadJobs } from './deadJobs/listDeadJobs.ts';
 import { purgeDeadJobs } from './deadJobs/purgeDeadJobs.ts';
 import { redriveDeadJobs } from './deadJobs/redriveDeadJobs.ts';
-import { isJobDefinition, type JobDefinition, type JobFields, jobOf, type PayloadOf } from './defineJob.ts';
+import { isJobDefinition, type JobDefinition, type JobFields, jobOf, type PayloadOf } from './model/defineJob.ts';
 import {
   type EnqueueBatchOptions,
   type EnqueueBatchResult,
@@ -24,8 +24,8 @@ import {
 import { type EnqueueResult, enqueueJob } from './enqueue/enqueueJob.ts';
 import { type EnqueueStreamOptions, type EnqueueStreamResult, enqueueStream } from './enqueue/enqueueStream.ts';
 import { SluiceEvents } from './events.ts';
-import type { JobSpec } from './job.ts';
-import { type JobsApi, jobsApi } from './jobs/jobsApi.ts';
+import type { JobSpec } from './model/job.ts';
+import { type JobsApi, jobsApi } from './api/jobsApi.ts';
 import { createLogger, subscribeLogger } from './logging.ts';
 import { Maintenance } from './maintenance/Maintenance.ts';
 import { type MaintenanceOptions, resolveMaintenanceOptions } from './maintenance/maintenanceOptions.ts';

@@ -1,6 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { MaintenancePass } from './maintenance/Maintenance.ts';
-import type { SkippedRelease } from './maintenance/MaintenanceTask.ts';
+import type { MaintenancePass, SkippedRelease } from './task/MaintenanceTask.ts';
 
 /**
  * What sluice reports while it works. Business code emits; the log subscriber (logging.ts) and

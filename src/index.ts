@@ -12,7 +12,7 @@ export {
   type JobFields,
   jobOf,
   type PayloadOf,
-} from './defineJob.ts';
+} from './model/defineJob.ts';
 export type { EnqueueBatchOptions, EnqueueBatchResult, EnqueueOptions } from './enqueue/enqueueBatch.ts';
 export type { EnqueueResult } from './enqueue/enqueueJob.ts';
 export type { EnqueueStreamOptions, EnqueueStreamResult } from './enqueue/enqueueStream.ts';
@@ -37,16 +37,16 @@ export {
   WaitTimeoutError,
 } from './errors.ts';
 export type { SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
-export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './job.ts';
-export type { JobCount } from './jobs/countJobs.ts';
-export type { JobInfo, JobLock } from './jobs/getJob.ts';
-export type { ChangesOptions, JobChange } from './jobs/jobChanges.ts';
-export type { JobFilter } from './jobs/jobFilter.ts';
-export { JOB_STATES, type JobState } from './jobs/jobState.ts';
-export type { JobList, JobPage, JobSummary } from './jobs/listJobs.ts';
-export type { WaitOptions } from './jobs/waitForJob.ts';
+export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './model/job.ts';
+export type { JobCount } from './jobControl/countJobs.ts';
+export type { JobInfo, JobLock } from './jobControl/getJob.ts';
+export type { ChangesOptions, JobChange } from './jobControl/jobChanges.ts';
+export type { JobFilter } from './jobControl/jobFilter.ts';
+export { JOB_STATES, type JobState } from './jobControl/jobState.ts';
+export type { JobList, JobPage, JobSummary } from './jobControl/listJobs.ts';
+export type { WaitOptions } from './jobControl/waitForJob.ts';
 export { Maintenance, type MaintenanceCounts, type MaintenancePass } from './maintenance/Maintenance.ts';
-export type { SkippedRelease } from './maintenance/MaintenanceTask.ts';
+export type { SkippedRelease } from './task/MaintenanceTask.ts';
 export type { MaintenanceOptions } from './maintenance/maintenanceOptions.ts';
 export { SluiceMetrics } from './metrics/SluiceMetrics.ts';
 export type { SluiceOptions } from './options.ts';

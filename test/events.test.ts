@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineJob } from '../src/index.ts';
-import { workerKeyOf } from '../src/worker/ClaimTokens.ts';
+import { workerKeyOf } from '../src/model/claimKey.ts';
 import { countRows } from './helpers/factory.ts';
 import { useTestDatabase } from './helpers/testDatabase.ts';
 import { waitFor } from './helpers/waitFor.ts';

@@ -1,4 +1,4 @@
-import { RESERVED_KEY_PREFIX } from '../idempotency/reservedKeyPrefix.ts';
+import { RESERVED_KEY_PREFIX } from '../model/reservedKeyPrefix.ts';
 
 /**
  * A batch's completion job as the batches row stores it (JSON in `on_complete`), validated at

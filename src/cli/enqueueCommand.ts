@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { SingleBar } from 'cli-progress';
 import { JobValidationError, SluiceError } from '../errors.ts';
-import type { JobSpec } from '../job.ts';
+import type { JobSpec } from '../model/job.ts';
 import { SLUICE_DEFAULTS } from '../options.ts';
 import { boundedLines, LineTooLongError } from './boundedLines.ts';
 import { jobFromLine, NdjsonLineError } from './ndjsonJob.ts';

@@ -1,8 +1,8 @@
 import { OptionsError } from '../errors.ts';
-import type { JobInfo } from '../jobs/getJob.ts';
-import type { JobFilter } from '../jobs/jobFilter.ts';
-import type { JobState } from '../jobs/jobState.ts';
-import type { JobSummary } from '../jobs/listJobs.ts';
+import type { JobInfo } from '../jobControl/getJob.ts';
+import type { JobFilter } from '../jobControl/jobFilter.ts';
+import type { JobState } from '../jobControl/jobState.ts';
+import type { JobSummary } from '../jobControl/listJobs.ts';
 import type { Sluice } from '../Sluice.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse } from './parse.ts';

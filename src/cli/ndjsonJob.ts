@@ -1,4 +1,4 @@
-import type { JobSpec } from '../job.ts';
+import type { JobSpec } from '../model/job.ts';
 
 /** An ISO-8601 date, or date-time with a zone (Z or ±hh:mm): a time without a zone would be read as local time. */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;

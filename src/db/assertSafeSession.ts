@@ -1,10 +1,14 @@
 import { OptionsError } from '../errors.ts';
-import type { Executor } from './executor.ts';
 
 /** Params: none. The session settings that decide whether client-side escaping is sound. */
 const SQL_SESSION_SETTINGS = `
 SELECT @@SESSION.sql_mode AS sql_mode,
        @@SESSION.character_set_client AS charset`;
+
+/** What the check reads through: an Executor's select (executor.ts wraps the connection it checks). */
+export interface SessionReader {
+  select<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
 
 /**
  * Refuses an application's connection on which sluice's values would not be escaped soundly.
@@ -14,7 +18,7 @@ SELECT @@SESSION.sql_mode AS sql_mode,
  * pool pins its sessions (connect.ts); an application's knex or transaction is checked here
  * before sluice writes through it.
  */
-export async function assertSafeSession(db: Executor, what: string): Promise<void> {
+export async function assertSafeSession(db: SessionReader, what: string): Promise<void> {
   const [row] = await db.select<{ sql_mode: string; charset: string }>(SQL_SESSION_SETTINGS);
   const modes = String(row?.sql_mode ?? '').split(',');
   if (modes.includes('NO_BACKSLASH_ESCAPES')) {

@@ -7,11 +7,11 @@ import {
   linkIdempotencyKeys,
   reserveIdempotencyKeys,
 } from '../idempotency/reserveIdempotencyKeys.ts';
-import type { JobSpec } from '../job.ts';
+import type { JobSpec } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
-import { planCountedChunks, type ServerChunkLimits } from './planChunks.ts';
-import { type NormalizedJob, validateJob } from './validateJob.ts';
+import { planCountedChunks, type ServerChunkLimits } from '../db/planChunks.ts';
+import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 
 /** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
 const sqlOpenBatch = (t: Tables) => `

@@ -4,12 +4,12 @@ import { type Executor, fromKnex } from '../db/executor.ts';
 import { writeSetRefusal } from '../db/mysqlErrors.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
-import type { JobSpec } from '../job.ts';
+import type { JobSpec } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { BatchWriter } from './BatchWriter.ts';
-import { chunkLimitsFor } from './planChunks.ts';
-import { type NormalizedJob, validateJob } from './validateJob.ts';
+import { chunkLimitsFor } from '../db/planChunks.ts';
+import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 
 export interface EnqueueOptions {
   /** The caller's knex transaction: the jobs commit or roll back with the caller's own rows. */

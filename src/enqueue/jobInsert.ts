@@ -1,6 +1,6 @@
 import { escape as sqlLiteral } from 'mysql2';
 import type { Tables } from '../db/tables.ts';
-import type { NormalizedJob } from './validateJob.ts';
+import type { NormalizedJob } from '../model/validateJob.ts';
 
 /**
  * Which optional columns an INSERT of some jobs names. A column NULL for every one of its jobs

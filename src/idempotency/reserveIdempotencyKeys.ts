@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { escape as sqlLiteral } from 'mysql2';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { type ChunkLimits, planChunks } from '../enqueue/planChunks.ts';
+import { type ChunkLimits, planChunks } from '../db/planChunks.ts';
 
 /**
  * Multi-row prefix; tuples are (queue, key, owner, NOW(3)). A key whose row exists and has not

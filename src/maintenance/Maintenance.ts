@@ -8,14 +8,14 @@ import { pruneDeadJobs } from '../deadJobs/pruneDeadJobs.ts';
 import { OptionsError } from '../errors.ts';
 import { pruneHistory } from '../history/pruneHistory.ts';
 import { pruneIdempotencyKeys } from '../idempotency/pruneIdempotencyKeys.ts';
-import { pruneProgress } from '../jobs/pruneProgress.ts';
+import { pruneProgress } from '../jobControl/pruneProgress.ts';
 import { Scheduler } from '../scheduler/Scheduler.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ClaimTokens } from '../worker/ClaimTokens.ts';
 import { loadHandlers } from '../worker/loadHandlers.ts';
 import { LeaderLease } from './LeaderLease.ts';
-import type { PassCounts, SkippedRelease } from './MaintenanceTask.ts';
-import { totalChanged } from './MaintenanceTask.ts';
+import type { MaintenancePass as GenericPass, PassCounts, SkippedRelease } from '../task/MaintenanceTask.ts';
+import { totalChanged } from '../task/MaintenanceTask.ts';
 import type { ResolvedMaintenanceOptions } from './maintenanceOptions.ts';
 import { releaseDeadWorkers } from './releaseDeadWorkers.ts';
 import { releaseStaleClaims } from './releaseStaleClaims.ts';
@@ -56,18 +56,8 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
 /** Every task's counts of one pass, by task name. */
 export type MaintenanceCounts = PassCounts<ReturnType<typeof tasksOf>>;
 
-/** One maintenance pass: whether this process led it, and if so what each task changed. */
-export interface MaintenancePass {
-  /**
-   * False when another process holds the lease: nothing was changed and `tasks` is empty (the
-   * tasks that judge liveness still watched the rows, so that a take-over can act at once).
-   */
-  readonly leader: boolean;
-  readonly durationMs: number;
-  /** The sum of every count in `tasks`. */
-  readonly changed: number;
-  readonly tasks: Partial<MaintenanceCounts>;
-}
+/** One maintenance pass, with this install's task names and counts. */
+export type MaintenancePass = GenericPass<MaintenanceCounts>;
 
 /**
  * The maintenance process: on a node-cron schedule (each tick delayed by random jitter), take or

@@ -1,4 +1,4 @@
-import type { JobDefinition } from '../defineJob.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { OptionsError } from '../errors.ts';
 import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
 import { type MonotonicClock, monotonicClock } from './UnchangedSince.ts';

@@ -4,10 +4,10 @@ import { withTransaction } from '../db/transaction.ts';
 import { OptionsError } from '../errors.ts';
 import { integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
-import { workerKeyOf } from '../worker/ClaimTokens.ts';
+import { workerKeyOf } from '../model/claimKey.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
-import type { MaintenanceTask, SkippedRelease, TaskDb } from './MaintenanceTask.ts';
+import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /**

@@ -3,10 +3,10 @@ import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
-import { claimKeyOf, workerKeyOf } from '../worker/ClaimTokens.ts';
+import { claimKeyOf, workerKeyOf } from '../model/claimKey.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
-import type { MaintenanceTask, SkippedRelease, TaskDb } from './MaintenanceTask.ts';
+import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /** Params: none. The lock timeout each registered worker heartbeats against (one row per worker). */

@@ -1,6 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { assertQueueName } from './queueName.ts';
+import { assertQueueName } from '../model/queueName.ts';
 
 /** Params: ?1 queue. Pauses a queue: no worker claims from it until resumed; running jobs finish. Idempotent. */
 const sqlPause = (t: Tables) => `

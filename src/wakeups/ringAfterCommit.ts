@@ -1,5 +1,11 @@
 import type { Knex } from 'knex';
-import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import type { Ringer } from './Ringer.ts';
+
+/** What a ring needs of an install: its ringer and its table prefix (a SluiceRuntime has both). */
+export interface RingTarget {
+  readonly ringer: Pick<Ringer, 'ring'>;
+  readonly tables: { readonly prefix: string };
+}
 
 /**
  * Wakes the workers of the queues an enqueue wrote to, once its jobs are visible: at once after
@@ -9,7 +15,7 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
  * called on a transaction made with `knex.transaction()` without a handler) still resolves it.
  */
 export function ringAfterCommit(
-  runtime: SluiceRuntime,
+  runtime: RingTarget,
   trx: Knex.Transaction | undefined,
   queues: ReadonlyMap<string, number>,
 ): void {

@@ -1,5 +1,5 @@
 import { isTransientConflict } from '../db/mysqlErrors.ts';
-import type { JobRow } from '../job.ts';
+import type { JobRow } from '../model/job.ts';
 import { nextDueInMs } from '../queues/nextDueInMs.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { ClaimTokens } from './ClaimTokens.ts';

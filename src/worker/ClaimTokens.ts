@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
-/** The lock_id column's width (CHAR(24) ascii, migration 202611250101): every token fits. */
-export const LOCK_ID_WIDTH = 24;
 /** A worker instance's claim key: 64 random bits in base 36, zero-padded to 13 characters. */
 const KEY_WIDTH = 13;
-/** What a claim key can be: printable ASCII without '.' (lock_id is ASCII; '.' ends the key). */
-const KEY_PATTERN = /^[\x21-\x2d\x2f-\x7e]+$/;
 /** Most characters of the host name a worker id keeps (the registry's host column keeps it whole). */
 const HOST_WIDTH = 40;
 /** A character an id cannot hold (ids are printable ASCII). */
@@ -48,20 +44,4 @@ export class ClaimTokens {
     this.#sequence += 1;
     return `${this.#key}.${this.#sequence.toString(36)}`;
   }
-}
-
-/**
- * Pure: the claim key a worker id ends with (after its last '~'), or null when it cannot be one.
- * A worker of an earlier sluice ends its id with a nonce that starts none of its lock_ids (those
- * started with the whole id); migration 202611250101 refuses to run while such claims exist.
- */
-export function workerKeyOf(workerId: string): string | null {
-  const key = workerId.slice(workerId.lastIndexOf('~') + 1);
-  return KEY_PATTERN.test(key) ? key : null;
-}
-
-/** Pure: the claim key a lock_id starts with (`<key>.<sequence>`): its worker's (workerKeyOf). */
-export function claimKeyOf(lockId: string): string {
-  const dot = lockId.lastIndexOf('.');
-  return dot < 0 ? lockId : lockId.slice(0, dot);
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { Job, JobContext } from '../job.ts';
+import type { Job, JobContext } from '../model/job.ts';
 import { boundedJson, MAX_PROGRESS_BYTES } from './boundedJson.ts';
 import type { Cancellation } from './Cancellation.ts';
 import type { RunningJob } from './RunningJob.ts';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { cancelledAmong } from '../jobs/cancelledAmong.ts';
+import { cancelledAmong } from '../jobControl/cancelledAmong.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
 import { extendClaims } from './claims/extendClaims.ts';

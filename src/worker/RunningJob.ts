@@ -1,5 +1,5 @@
 import { JobCancelledError } from '../errors.ts';
-import type { Job } from '../job.ts';
+import type { Job } from '../model/job.ts';
 import { Cancellation } from './Cancellation.ts';
 
 /**

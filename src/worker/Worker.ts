@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { assertSchemaCurrent } from '../db/migrate.ts';
-import type { JobDefinition } from '../defineJob.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { OptionsError, PermanentJobError } from '../errors.ts';
-import { type JobRow, jobFromRow } from '../job.ts';
+import { type JobRow, jobFromRow } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { Doorbell } from '../wakeups/Doorbell.ts';
 import { onLocalRing } from '../wakeups/localRing.ts';

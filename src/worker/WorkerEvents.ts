@@ -1,5 +1,5 @@
 import type { SluiceEvents } from '../events.ts';
-import type { Job } from '../job.ts';
+import type { Job } from '../model/job.ts';
 import type { LoadReading } from './hostLoad.ts';
 import type { QueueCounters } from './workerRegistry.ts';
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { isTransientConflict } from '../db/mysqlErrors.ts';
 import { withTransaction } from '../db/transaction.ts';
-import type { JobDefinition } from '../defineJob.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { ClaimLostError, PermanentJobError, RetriesExhaustedError, UnknownJobTypeError } from '../errors.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { boundedJson } from './boundedJson.ts';

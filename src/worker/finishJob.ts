@@ -1,11 +1,11 @@
-import type { JobDefinition } from '../defineJob.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { ClaimLostError } from '../errors.ts';
 import { errorText } from '../errorText.ts';
 import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
-import type { Backoff } from '../job.ts';
+import type { Backoff } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { Outcome } from './attemptJob.ts';
-import { backoffDelayMs } from './backoff.ts';
+import { backoffDelayMs } from '../model/backoff.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import { deadLetterJob } from './claims/deadLetterJob.ts';
 import { releaseClaims } from './claims/releaseClaims.ts';

@@ -1,4 +1,4 @@
-import type { JobDefinition } from '../defineJob.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { HandlerTimeoutError, PermanentJobError } from '../errors.ts';
 import { coerceError } from '../errorText.ts';
 import type { Cancellation } from './Cancellation.ts';

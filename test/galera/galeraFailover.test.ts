@@ -1,6 +1,6 @@
 import type mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
+import { workerKeyOf } from '../../src/model/claimKey.ts';
 import { type GaleraCluster, startCluster } from '../cluster/galeraCluster.ts';
 import {
   batchTally,

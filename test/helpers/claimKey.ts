@@ -1,4 +1,4 @@
-import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
+import { workerKeyOf } from '../../src/model/claimKey.ts';
 import type { TestDatabase } from './testDatabase.ts';
 
 /** Whether `lockId` is a claim of the worker process `pid` runs: its lock_ids start with the claim key its registry id ends with. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fromKnex } from '../../src/db/executor.ts';
-import { chunkLimitsFor } from '../../src/enqueue/planChunks.ts';
+import { chunkLimitsFor } from '../../src/db/planChunks.ts';
 import { linkIdempotencyKeys, reserveIdempotencyKeys } from '../../src/idempotency/reserveIdempotencyKeys.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
+import { workerKeyOf } from '../../src/model/claimKey.ts';
 import { createFixtureTables } from '../fixtures/fixtureTables.ts';
 import { jobRow } from '../helpers/factory.ts';
 import { processState } from '../helpers/processState.ts';

@@ -3,7 +3,8 @@ import * as fixedWidthClaim from '../../migrations/202611230300_fixed_width_clai
 import * as narrowLockId from '../../migrations/202611250101_narrow_lock_id.ts';
 import { fromKnex } from '../../src/db/executor.ts';
 import { SchemaVersionError } from '../../src/errors.ts';
-import { ClaimTokens, claimKeyOf, LOCK_ID_WIDTH, workerKeyOf } from '../../src/worker/ClaimTokens.ts';
+import { claimKeyOf, LOCK_ID_WIDTH, workerKeyOf } from '../../src/model/claimKey.ts';
+import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';
 import { claimRandomHead } from '../../src/worker/claims/claimRandomHead.ts';
 import { completeJobs } from '../../src/worker/claims/completeJobs.ts';
 import { releaseClaims } from '../../src/worker/claims/releaseClaims.ts';

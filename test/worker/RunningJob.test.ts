@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { defineJob } from '../../src/index.ts';
-import type { Job } from '../../src/job.ts';
+import type { Job } from '../../src/model/job.ts';
 import { RunningJob } from '../../src/worker/RunningJob.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';

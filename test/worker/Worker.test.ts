@@ -7,7 +7,7 @@ import {
   type Sluice,
   UnknownJobTypeError,
 } from '../../src/index.ts';
-import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
+import { workerKeyOf } from '../../src/model/claimKey.ts';
 import { countRows, deadRow, insertJob, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Executor, fromKnex } from '../../src/db/executor.ts';
-import type { JobRow } from '../../src/job.ts';
+import type { JobRow } from '../../src/model/job.ts';
 import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';
 import { claimRandomHead } from '../../src/worker/claims/claimRandomHead.ts';
 import { claimSkipLocked } from '../../src/worker/claims/claimSkipLocked.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Executor, fromKnex } from '../../src/db/executor.ts';
 import { SluiceEvents } from '../../src/events.ts';
-import type { JobRow } from '../../src/job.ts';
+import type { JobRow } from '../../src/model/job.ts';
 import type { SluiceRuntime } from '../../src/sluiceRuntime.ts';
 import { ClaimLoop, type ClaimLoopHost } from '../../src/worker/ClaimLoop.ts';
 import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { defineJob, type LoadReading, type WorkerInfo } from '../../src/index.ts';
-import { workerKeyOf } from '../../src/worker/ClaimTokens.ts';
+import { workerKeyOf } from '../../src/model/claimKey.ts';
 import { jsonOutput, OPS_JOBS, runCli } from '../helpers/runCli.ts';
 import { spawnSluice, taskCount } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';

@@ -1,5 +1,5 @@
 import { DashboardRequestError } from '../../errors.ts';
-import type { JobInfo } from '../../jobs/getJob.ts';
+import type { JobInfo } from '../../jobControl/getJob.ts';
 import { actionButton } from '../actionButton.ts';
 import { prettyJson, time } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';

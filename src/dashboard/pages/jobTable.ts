@@ -1,4 +1,4 @@
-import type { JobSummary } from '../../jobs/listJobs.ts';
+import type { JobSummary } from '../../jobControl/listJobs.ts';
 import { duration, time } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { PageContext } from '../PageContext.ts';

@@ -1,5 +1,5 @@
 import { DashboardRequestError } from '../../errors.ts';
-import { JOB_STATES, type JobState } from '../../jobs/jobState.ts';
+import { JOB_STATES, type JobState } from '../../jobControl/jobState.ts';
 import { html } from '../html.ts';
 import type { Page, PageContext } from '../PageContext.ts';
 import { jobTable, nextLink } from './jobTable.ts';

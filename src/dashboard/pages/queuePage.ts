@@ -1,6 +1,6 @@
 import { DashboardRequestError } from '../../errors.ts';
-import { JOB_STATES, type JobState } from '../../jobs/jobState.ts';
-import { QUEUE_NAME } from '../../queues/queueName.ts';
+import { JOB_STATES, type JobState } from '../../jobControl/jobState.ts';
+import { QUEUE_NAME } from '../../model/queueName.ts';
 import { actionButton } from '../actionButton.ts';
 import { count, duration, time } from '../format.ts';
 import { html } from '../html.ts';

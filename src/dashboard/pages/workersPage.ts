@@ -1,5 +1,5 @@
-import type { JobSummary } from '../../jobs/listJobs.ts';
-import { claimKeyOf, workerKeyOf } from '../../worker/ClaimTokens.ts';
+import type { JobSummary } from '../../jobControl/listJobs.ts';
+import { claimKeyOf, workerKeyOf } from '../../model/claimKey.ts';
 import { count, duration, time } from '../format.ts';
 import { html } from '../html.ts';
 import type { Page } from '../PageContext.ts';

@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/executor.ts';
 import { idSet } from '../../db/idSet.ts';
 import type { Tables } from '../../db/tables.ts';
-import type { JobRow } from '../../job.ts';
+import type { JobRow } from '../../model/job.ts';
 import { loadClaimedJobs } from './loadClaimedJobs.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { Executor } from '../../db/executor.ts';
 import { idSet } from '../../db/idSet.ts';
 import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
-import { JOB_ROW_COLUMNS, type JobRow } from '../../job.ts';
+import { JOB_ROW_COLUMNS, type JobRow } from '../../model/job.ts';
 import type { ClaimRequest } from './claimRandomHead.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/executor.ts';
 import type { Tables } from '../../db/tables.ts';
-import { JOB_ROW_COLUMNS, type JobRow } from '../../job.ts';
+import { JOB_ROW_COLUMNS, type JobRow } from '../../model/job.ts';
 
 /**
  * Params: ?1 queue, ?2 lockId. Returns the rows this claim holds — exactly the rows its claim

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ChunkLimits, chunkLimitsFor, planChunks } from '../../src/enqueue/planChunks.ts';
+import { type ChunkLimits, chunkLimitsFor, planChunks } from '../../src/db/planChunks.ts';
 
 const PREFIX = 'INSERT INTO t (a) VALUES ';
 

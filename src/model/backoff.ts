@@ -1,4 +1,4 @@
-import type { Backoff, StoredBackoff } from '../job.ts';
+import type { Backoff, StoredBackoff } from './job.ts';
 
 const MAX_DELAY_MS = 365 * 24 * 3600 * 1000;
 

@@ -1,6 +1,6 @@
 import type { Tables } from '../db/tables.ts';
-import type { MaintenanceTask, TaskDb } from '../maintenance/MaintenanceTask.ts';
-import { type RetentionOptions, retentionTask } from '../maintenance/pruneInBatches.ts';
+import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
+import { type RetentionOptions, retentionTask } from '../task/pruneInBatches.ts';
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of progress rows

@@ -38,6 +38,22 @@ export type PassCounts<Ts extends readonly MaintenanceTask[]> = {
   readonly [T in Ts[number] as T['name']]: TaskCounts<T>;
 };
 
+/** Counts of any pass, by task name then count name (what an event subscriber sees). */
+export type AnyPassCounts = Readonly<Record<string, Readonly<Record<string, number>>>>;
+
+/** One maintenance pass: whether this process led it, and if so what each task changed. */
+export interface MaintenancePass<Counts extends object = AnyPassCounts> {
+  /**
+   * False when another process holds the lease: nothing was changed and `tasks` is empty (the
+   * tasks that judge liveness still watched the rows, so that a take-over can act at once).
+   */
+  readonly leader: boolean;
+  readonly durationMs: number;
+  /** The sum of every count in `tasks`. */
+  readonly changed: number;
+  readonly tasks: Partial<Counts>;
+}
+
 /** Pure: the sum of every count of a pass: what the log line calls "changed". */
 export function totalChanged(tasks: Readonly<Record<string, Readonly<Record<string, number>>>>): number {
   let sum = 0;

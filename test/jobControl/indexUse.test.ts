@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { JobSpec, Sluice } from '../../src/index.ts';
-import { encodeCursor } from '../../src/jobs/jobCursor.ts';
+import { encodeCursor } from '../../src/jobControl/jobCursor.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**

@@ -1,13 +1,13 @@
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
-import { cancelJobs, cancelMatching } from './cancelJobs.ts';
-import { countJobs, type JobCount } from './countJobs.ts';
-import { getJob, type JobInfo } from './getJob.ts';
-import { type ChangesOptions, type JobChange, jobChanges } from './jobChanges.ts';
-import type { JobFilter } from './jobFilter.ts';
-import { type JobList, type JobPage, listJobs } from './listJobs.ts';
-import { runJobsNow } from './runJobsNow.ts';
-import { type WaitOptions, waitForJob } from './waitForJob.ts';
+import { cancelJobs, cancelMatching } from '../jobControl/cancelJobs.ts';
+import { countJobs, type JobCount } from '../jobControl/countJobs.ts';
+import { getJob, type JobInfo } from '../jobControl/getJob.ts';
+import { type ChangesOptions, type JobChange, jobChanges } from '../jobControl/jobChanges.ts';
+import type { JobFilter } from '../jobControl/jobFilter.ts';
+import { type JobList, type JobPage, listJobs } from '../jobControl/listJobs.ts';
+import { runJobsNow } from '../jobControl/runJobsNow.ts';
+import { type WaitOptions, waitForJob } from '../jobControl/waitForJob.ts';
 
 /** Ids cancelled per transaction when a cancel names them. */
 const CANCEL_IDS_PER_TRANSACTION = 500;

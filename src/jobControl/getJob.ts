@@ -1,7 +1,7 @@
 import { escapeLike } from '../db/escapeLike.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { claimKeyOf } from '../worker/ClaimTokens.ts';
+import { claimKeyOf } from '../model/claimKey.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
 
 /**
