@@ -1,6 +1,14 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { type BatchStatus, getBatch } from './batches/getBatch.ts';
+import { type BatchesApi, batchesApi } from './api/batchesApi.ts';
+import { type DeadJobsApi, deadJobsApi } from './api/deadJobsApi.ts';
+import { type HistoryApi, historyApi } from './api/historyApi.ts';
+import { type JobsApi, jobsApi } from './api/jobsApi.ts';
+import { DEPTH_MAX_DEFAULT, type QueueStats, type QueuesApi, queuesApi } from './api/queuesApi.ts';
+import type { SluiceApi } from './api/SluiceApi.ts';
+import { type SchedulesApi, schedulesApi } from './api/schedulesApi.ts';
+import { type WorkersApi, workersApi } from './api/workersApi.ts';
+import type { BatchStatus } from './batches/getBatch.ts';
 import { createDashboard, type DashboardHandler } from './dashboard/createDashboard.ts';
 import type { DashboardOptions } from './dashboard/dashboardOptions.ts';
 import { connect, resolveUrl } from './db/connect.ts';
@@ -10,11 +18,6 @@ import { migrate } from './db/migrate.ts';
 import { redactUrl } from './db/redactUrl.ts';
 import { readServerInfo, type ServerInfo } from './db/serverInfo.ts';
 import { tablesFor } from './db/tables.ts';
-import type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
-import { type DeadJob, listDeadJobs } from './deadJobs/listDeadJobs.ts';
-import { purgeDeadJobs } from './deadJobs/purgeDeadJobs.ts';
-import { redriveDeadJobs } from './deadJobs/redriveDeadJobs.ts';
-import { isJobDefinition, type JobDefinition, type JobFields, jobOf, type PayloadOf } from './model/defineJob.ts';
 import {
   type EnqueueBatchOptions,
   type EnqueueBatchResult,
@@ -24,28 +27,22 @@ import {
 import { type EnqueueResult, enqueueJob } from './enqueue/enqueueJob.ts';
 import { type EnqueueStreamOptions, type EnqueueStreamResult, enqueueStream } from './enqueue/enqueueStream.ts';
 import { SluiceEvents } from './events.ts';
-import type { JobSpec } from './model/job.ts';
-import { type JobsApi, jobsApi } from './api/jobsApi.ts';
 import { createLogger, subscribeLogger } from './logging.ts';
 import { Maintenance } from './maintenance/Maintenance.ts';
 import { type MaintenanceOptions, resolveMaintenanceOptions } from './maintenance/maintenanceOptions.ts';
+import { isJobDefinition, type JobDefinition, type JobFields, jobOf, type PayloadOf } from './model/defineJob.ts';
+import type { JobSpec } from './model/job.ts';
 import { resolveSluiceOptions, type SluiceOptions } from './options.ts';
-import { pausedQueues, pauseQueue, resumeQueue } from './queues/pauseQueue.ts';
-import { listSchedules, type ScheduleInfo } from './scheduler/listSchedules.ts';
 import type { SluiceRuntime } from './sluiceRuntime.ts';
-import { type QueueStats, queueStats } from './stats/queueStats.ts';
 import { Ringer } from './wakeups/Ringer.ts';
-import { ringAfterCommit } from './wakeups/ringAfterCommit.ts';
-import { loadHandlers } from './worker/loadHandlers.ts';
 import { Worker } from './worker/Worker.ts';
 import { resolveWorkerOptions, type WorkerOptions } from './worker/workerOptions.ts';
-import { listWorkers, type WorkerInfo } from './worker/workerRegistry.ts';
 
 /** Connections of the pool that carries workers' claims and outcome writes (each worker writes a claim or a batch at a time). */
 const WORKER_POOL_MAX = 4;
 
 /** One sluice install (a table prefix in one database), and the pool that reaches it. */
-export class Sluice {
+export class Sluice implements SluiceApi {
   readonly events = new SluiceEvents();
   readonly logger: Logger;
   readonly knex: Knex;
@@ -104,8 +101,30 @@ export class Sluice {
       options: resolved,
       serverInfo: () => (this.#serverInfo ??= readServerInfo(this.#runtime.db)),
     };
-    this.jobs = jobsApi(this.#runtime, (fn) => this.#guard(fn));
+    const guard = <T>(fn: () => Promise<T>) => this.#guard(fn);
+    this.jobs = jobsApi(this.#runtime, guard);
+    this.queues = queuesApi(db, tables, guard);
+    this.batches = batchesApi(db, tables, guard);
+    this.deadJobs = deadJobsApi(this.#runtime, guard);
+    this.workers = workersApi(db, tables, guard);
+    this.history = historyApi(db, tables, guard);
+    this.schedules = schedulesApi(db, tables, guard);
   }
+
+  /** Every job, wherever it is (live, history, dead): look up, list, count, cancel, run now, wait for. */
+  readonly jobs: JobsApi;
+  /** The queues: names, depth (bounded index reads), pause and resume. */
+  readonly queues: QueuesApi;
+  /** Submitted batches and their counts. */
+  readonly batches: BatchesApi;
+  /** Dead jobs: list (paged), re-drive into the live queue, or purge — each filtered. */
+  readonly deadJobs: DeadJobsApi;
+  /** The worker registry (`workers.list()`): one row per live worker, with its load, counts and heartbeat age. */
+  readonly workers: WorkersApi;
+  /** What finished lately: throughput per interval and per queue. */
+  readonly history: HistoryApi;
+  /** The recurring jobs among job definitions (`schedules.list(jobs)`), with their next and last slot. */
+  readonly schedules: SchedulesApi;
 
   /** The URL in use, password masked (null when the app passed its own knex). */
   get url(): string | null {
@@ -156,52 +175,6 @@ export class Sluice {
     return this.#guard(() => enqueueStream(this.#runtime, chunks, options));
   }
 
-  /** A batch's size, pending / succeeded / dead counts and finishedAt; null if no such batch. */
-  batch(batchId: number): Promise<BatchStatus | null> {
-    return this.#guard(() => getBatch(this.#runtime.db, this.#runtime.tables, batchId));
-  }
-
-  /** No worker claims from a paused queue; jobs already running finish. */
-  pauseQueue(queue: string): Promise<void> {
-    return this.#guard(() => pauseQueue(this.#runtime.db, this.#runtime.tables, queue));
-  }
-
-  resumeQueue(queue: string): Promise<void> {
-    return this.#guard(() => resumeQueue(this.#runtime.db, this.#runtime.tables, queue));
-  }
-
-  pausedQueues(): Promise<{ queue: string; pausedAt: Date }[]> {
-    return this.#guard(() => pausedQueues(this.#runtime.db, this.#runtime.tables));
-  }
-
-  /** Dead jobs: list (paged), re-drive into the live queue, or purge — each filtered. */
-  readonly deadJobs = {
-    list: (filter?: DeadJobFilter, page?: { afterId?: number; limit?: number }): Promise<DeadJob[]> =>
-      this.#guard(() => listDeadJobs(this.#runtime.db, this.#runtime.tables, filter, page)),
-    redrive: (
-      filter?: DeadJobFilter,
-      options?: { batchSize?: number; onProgress?: (n: number) => void },
-    ): Promise<{ redriven: number }> =>
-      this.#guard(() =>
-        redriveDeadJobs(this.#runtime.db, this.#runtime.tables, filter, {
-          ...options,
-          onMoved: (queues) => ringAfterCommit(this.#runtime, undefined, queues),
-        }),
-      ),
-    purge: (filter?: DeadJobFilter, options?: { batchSize?: number }): Promise<{ purged: number }> =>
-      this.#guard(() => purgeDeadJobs(this.#runtime.db, this.#runtime.tables, filter, options)),
-  };
-
-  /** Every job, wherever it is (live, history, dead): see src/jobs/jobsApi.ts. */
-  readonly jobs: JobsApi;
-
-  /** The recurring jobs among these definitions (a jobs folder or a list), with their next and last slot. */
-  schedules(jobs: string | readonly JobDefinition<any>[] = 'jobs'): Promise<ScheduleInfo[]> {
-    return this.#guard(async () =>
-      listSchedules(this.#runtime.db, this.#runtime.tables, [...(await loadHandlers(jobs)).values()]),
-    );
-  }
-
   /** A worker (not started): `await worker.start()`, later `await worker.stop()`. */
   worker(options: WorkerOptions = {}): Worker {
     return new Worker(this.#runtime, resolveWorkerOptions(options));
@@ -212,21 +185,48 @@ export class Sluice {
     return new Maintenance(this.#runtime, resolveMaintenanceOptions(options));
   }
 
-  /** The worker registry: one row per live worker, with its load, counts and heartbeat age. */
-  workers(): Promise<WorkerInfo[]> {
-    return this.#guard(() => listWorkers(this.#runtime.db, this.#runtime.tables));
-  }
-
   /**
    * The web dashboard as a Node request handler to mount under `basePath` in an http, Express or
    * Fastify server: `auth` is required (a hook such as basicAuth(), or false); see src/dashboard/.
    */
   dashboard(options: DashboardOptions): DashboardHandler {
-    return createDashboard(this, this.#runtime, options);
+    return createDashboard(this, options);
   }
 
-  stats(): Promise<QueueStats[]> {
-    return this.#guard(() => queueStats(this.#runtime.db, this.#runtime.tables));
+  /** @deprecated Use `sluice.batches.get(batchId)`. */
+  batch(batchId: number): Promise<BatchStatus | null> {
+    return this.batches.get(batchId);
+  }
+
+  /** @deprecated Use `sluice.queues.pause(queue)`. */
+  pauseQueue(queue: string): Promise<void> {
+    return this.queues.pause(queue);
+  }
+
+  /** @deprecated Use `sluice.queues.resume(queue)`. */
+  resumeQueue(queue: string): Promise<void> {
+    return this.queues.resume(queue);
+  }
+
+  /** @deprecated Use `sluice.queues.paused()`. */
+  pausedQueues(): Promise<{ queue: string; pausedAt: Date }[]> {
+    return this.queues.paused();
+  }
+
+  /**
+   * @deprecated Use `sluice.queues.depth()`: the same counts from bounded index reads, with whether
+   * each is exact. Each count here now stops at 10,000 (it read the whole live table before).
+   */
+  async stats(): Promise<QueueStats[]> {
+    const rows = await this.queues.depth({ max: DEPTH_MAX_DEFAULT });
+    return rows.map((row) => ({
+      queue: row.queue,
+      ready: row.ready.count,
+      delayed: row.notDue.count,
+      running: row.running.count,
+      dead: row.dead.count,
+      oldestReadyMs: row.oldestReadyMs,
+    }));
   }
 
   serverInfo(): Promise<ServerInfo> {

@@ -1,3 +1,4 @@
+export type { QueueStats } from './api/queuesApi.ts';
 export type { BatchStatus } from './batches/getBatch.ts';
 export { basicAuth } from './dashboard/basicAuth.ts';
 export type { DashboardHandler } from './dashboard/createDashboard.ts';
@@ -5,14 +6,6 @@ export type { DashboardAuth, DashboardOptions } from './dashboard/dashboardOptio
 export { maskSecrets, type PayloadMask } from './dashboard/maskSecrets.ts';
 export type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
 export type { DeadJob } from './deadJobs/listDeadJobs.ts';
-export {
-  type Delivery,
-  defineJob,
-  type JobDefinition,
-  type JobFields,
-  jobOf,
-  type PayloadOf,
-} from './model/defineJob.ts';
 export type { EnqueueBatchOptions, EnqueueBatchResult, EnqueueOptions } from './enqueue/enqueueBatch.ts';
 export type { EnqueueResult } from './enqueue/enqueueJob.ts';
 export type { EnqueueStreamOptions, EnqueueStreamResult } from './enqueue/enqueueStream.ts';
@@ -37,7 +30,6 @@ export {
   WaitTimeoutError,
 } from './errors.ts';
 export type { SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
-export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './model/job.ts';
 export type { JobCount } from './jobControl/countJobs.ts';
 export type { JobInfo, JobLock } from './jobControl/getJob.ts';
 export type { ChangesOptions, JobChange } from './jobControl/jobChanges.ts';
@@ -46,14 +38,22 @@ export { JOB_STATES, type JobState } from './jobControl/jobState.ts';
 export type { JobList, JobPage, JobSummary } from './jobControl/listJobs.ts';
 export type { WaitOptions } from './jobControl/waitForJob.ts';
 export { Maintenance, type MaintenanceCounts, type MaintenancePass } from './maintenance/Maintenance.ts';
-export type { SkippedRelease } from './task/MaintenanceTask.ts';
 export type { MaintenanceOptions } from './maintenance/maintenanceOptions.ts';
 export { SluiceMetrics } from './metrics/SluiceMetrics.ts';
+export {
+  type Delivery,
+  defineJob,
+  type JobDefinition,
+  type JobFields,
+  jobOf,
+  type PayloadOf,
+} from './model/defineJob.ts';
+export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './model/job.ts';
 export type { SluiceOptions } from './options.ts';
 export { createSluice, Sluice } from './Sluice.ts';
 export type { ScheduleInfo } from './scheduler/listSchedules.ts';
 export { type Stoppable, stopOnSignals } from './shutdown.ts';
-export type { QueueStats } from './stats/queueStats.ts';
+export type { SkippedRelease } from './task/MaintenanceTask.ts';
 export type { LoadReading } from './worker/hostLoad.ts';
 export { Worker } from './worker/Worker.ts';
 export type { ClaimStrategy, WorkerOptions } from './worker/workerOptions.ts';

@@ -1,5 +1,3 @@
-import type { SluiceRuntime } from '../sluiceRuntime.ts';
-import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { cancelJobs, cancelMatching } from '../jobControl/cancelJobs.ts';
 import { countJobs, type JobCount } from '../jobControl/countJobs.ts';
 import { getJob, type JobInfo } from '../jobControl/getJob.ts';
@@ -8,12 +6,12 @@ import type { JobFilter } from '../jobControl/jobFilter.ts';
 import { type JobList, type JobPage, listJobs } from '../jobControl/listJobs.ts';
 import { runJobsNow } from '../jobControl/runJobsNow.ts';
 import { type WaitOptions, waitForJob } from '../jobControl/waitForJob.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
+import type { Guard } from './Guard.ts';
 
 /** Ids cancelled per transaction when a cancel names them. */
 const CANCEL_IDS_PER_TRANSACTION = 500;
-
-/** Runs one call, re-throwing its failure as the error a user can act on (Sluice's guard). */
-type Guard = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /**
  * `sluice.jobs`: every job, wherever it is (live, history, dead) — look up, list, count, cancel,

@@ -1,7 +1,7 @@
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
-import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
 import { integerIn } from '../options.ts';
+import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
 import { completionJobKey, type StoredCompletionJob } from './completionJob.ts';
 import { getBatch } from './getBatch.ts';
 

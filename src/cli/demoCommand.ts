@@ -107,14 +107,14 @@ async function runDemo(sluice: Sluice, children: DemoProcess[], signal: AbortSig
   const { applied } = await sluice.migrate();
   say(`1. schema: ${applied.length ? `applied ${applied.length} migrations` : 'up to date'}`);
   await createRuns(sluice.knex);
-  const leftover = (await sluice.stats()).find((s) => s.queue === QUEUE);
-  if (leftover && leftover.ready + leftover.delayed + leftover.running > 0) {
+  const [leftover] = await sluice.queues.depth({ queue: QUEUE });
+  if (leftover && leftover.ready.count + leftover.notDue.count + leftover.running.count > 0) {
     say(
       `FAILED: queue "${QUEUE}" still holds jobs of another demo run: wait for it, or drop the ${DEMO_PREFIX}* tables`,
     );
     return false;
   }
-  const deadBefore = leftover?.dead ?? 0;
+  const deadBefore = leftover?.dead.count ?? 0;
 
   const jobs = Array.from({ length: o.count }, (_, n) => ({ name: 'demo', queue: QUEUE, payload: { n } }));
   const enqueueStarted = performance.now();
@@ -160,9 +160,9 @@ async function runDemo(sluice: Sluice, children: DemoProcess[], signal: AbortSig
   );
 
   const proof = await runsProof(sluice.knex);
-  const after = (await sluice.stats()).find((s) => s.queue === QUEUE);
-  const left = after ? after.ready + after.delayed + after.running : 0;
-  const dead = (after?.dead ?? 0) - deadBefore;
+  const [after] = await sluice.queues.depth({ queue: QUEUE });
+  const left = after ? after.ready.count + after.notDue.count + after.running.count : 0;
+  const dead = (after?.dead.count ?? 0) - deadBefore;
   say('');
   say(
     renderTable(

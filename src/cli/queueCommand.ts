@@ -21,10 +21,10 @@ export async function queueCommand(argv: string[]): Promise<number> {
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
     if (action === 'paused') {
-      process.stdout.write(`${JSON.stringify({ paused: await sluice.pausedQueues() })}\n`);
+      process.stdout.write(`${JSON.stringify({ paused: await sluice.queues.paused() })}\n`);
       return 0;
     }
-    await (action === 'pause' ? sluice.pauseQueue(name as string) : sluice.resumeQueue(name as string));
+    await (action === 'pause' ? sluice.queues.pause(name as string) : sluice.queues.resume(name as string));
     process.stdout.write(`${JSON.stringify({ queue: name, paused: action === 'pause' })}\n`);
     return 0;
   } finally {

@@ -19,7 +19,7 @@ export async function schedulesCommand(argv: string[]): Promise<number> {
   const folder = requireJobsFolder(jobsFolder(v.jobs));
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    const schedules = await sluice.schedules(folder);
+    const schedules = await sluice.schedules.list(folder);
     if (v.json) {
       process.stdout.write(`${JSON.stringify({ schedules })}\n`);
       return 0;

@@ -12,7 +12,7 @@ export async function workersCommand(argv: string[]): Promise<number> {
   if (v.help) return help(WORKERS_HELP);
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    const workers = await sluice.workers();
+    const workers = await sluice.workers.list();
     if (v.json) {
       process.stdout.write(`${JSON.stringify({ workers })}\n`);
       return 0;

@@ -1,23 +1,11 @@
-import type { BatchStatus } from '../batches/getBatch.ts';
-import type { Throughput } from '../history/finishedPerInterval.ts';
-import type { Sluice } from '../Sluice.ts';
-import type { QueueDepth } from '../stats/queueDepth.ts';
+import type { SluiceApi } from '../api/SluiceApi.ts';
 import type { ResolvedDashboardOptions } from './dashboardOptions.ts';
 import type { SafeHtml } from './html.ts';
 
-/** Reads the dashboard makes beyond the public API (each an indexed, bounded operation: see their files). */
-export interface DashboardReads {
-  throughput(bucketSeconds: number, buckets: number): Promise<Throughput>;
-  finishedPerQueue(windowSeconds: number): Promise<{ counts: Map<string, number>; capped: boolean }>;
-  batches(page: { before?: number; limit?: number }): Promise<{ batches: BatchStatus[]; next: number | null }>;
-  queueNames(): Promise<string[]>;
-  queueDepth(queue: string): Promise<QueueDepth>;
-}
-
 /** What a page or an action sees of one request. */
 export interface PageContext {
-  readonly sluice: Sluice;
-  readonly reads: DashboardReads;
+  /** The install's public surface: every page reads and acts through it, as an application would. */
+  readonly sluice: SluiceApi;
   readonly options: ResolvedDashboardOptions;
   /** The path below basePath ("/jobs/12") and its query. */
   readonly path: string;

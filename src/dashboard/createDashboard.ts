@@ -1,20 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listBatches } from '../batches/listBatches.ts';
+import type { SluiceApi } from '../api/SluiceApi.ts';
 import { DashboardRequestError, OptionsError } from '../errors.ts';
 import { errorFields } from '../errorText.ts';
-import { finishedPerInterval } from '../history/finishedPerInterval.ts';
-import { finishedPerQueue } from '../history/finishedPerQueue.ts';
-import { listQueueNames } from '../queues/listQueueNames.ts';
-import type { Sluice } from '../Sluice.ts';
-import type { SluiceRuntime } from '../sluiceRuntime.ts';
-import { queueDepth } from '../stats/queueDepth.ts';
 import type { Action } from './actions/Action.ts';
 import { readAsset } from './assets.ts';
 import { CsrfTokens } from './csrf.ts';
 import { type DashboardOptions, type ResolvedDashboardOptions, resolveDashboardOptions } from './dashboardOptions.ts';
 import { html } from './html.ts';
 import { layout } from './layout.ts';
-import type { DashboardReads, PageContext } from './PageContext.ts';
+import type { PageContext } from './PageContext.ts';
 import { readForm } from './readForm.ts';
 import { redirect, send } from './respond.ts';
 import { findAction, matchPage } from './routes.ts';
@@ -31,19 +25,14 @@ export type DashboardHandler = ((
   readonly options: ResolvedDashboardOptions;
 };
 
-/** Builds the dashboard of one sluice install (Sluice#dashboard is the public way in). */
-export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options: DashboardOptions): DashboardHandler {
-  const resolved = resolveDashboardOptions(options, runtime.logger);
+/**
+ * Builds the dashboard of one sluice install (Sluice#dashboard is the public way in). Every page
+ * reads and acts through the install's public surface only, as an application would.
+ */
+export function createDashboard(sluice: SluiceApi, options: DashboardOptions): DashboardHandler {
+  const resolved = resolveDashboardOptions(options, sluice.logger);
   const logger = resolved.logger.child({ component: 'dashboard' });
-  const { db, tables } = runtime;
   const csrf = new CsrfTokens(resolved.csrfSecret);
-  const reads: DashboardReads = {
-    throughput: (bucketSeconds, buckets) => finishedPerInterval(db, tables, { bucketSeconds, buckets }),
-    finishedPerQueue: (windowSeconds) => finishedPerQueue(db, tables, { windowSeconds }),
-    batches: (page) => listBatches(db, tables, page),
-    queueNames: () => listQueueNames(db, tables),
-    queueDepth: (queue) => queueDepth(db, tables, queue, { max: resolved.countLimit }),
-  };
 
   async function handle(req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): Promise<void> {
     const url = new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', 'http://dashboard.invalid');
@@ -65,7 +54,6 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
     const cookie: Record<string, string> = setCookie ? { 'Set-Cookie': setCookie } : {};
     const ctx: PageContext = {
       sluice,
-      reads,
       options: resolved,
       path,
       query: url.searchParams,

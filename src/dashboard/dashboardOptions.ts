@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import type { JobDefinition } from '../model/defineJob.ts';
 import { OptionsError } from '../errors.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
 import { maskSecrets, type PayloadMask } from './maskSecrets.ts';
 

@@ -20,17 +20,16 @@ export interface QueueCounts {
 /**
  * One queue's counts, each reading at most countLimit index entries (so a queue of millions
  * answers as "10,000+"): ready / not yet due / running from ix_head's covering ranges
- * (queueDepth), dead through the job-control API's bounded count; and what makes it a problem.
+ * and dead jobs through their bounded count (sluice.queues.depth); and what makes it a problem.
  */
 export async function queueCounts(
   ctx: PageContext,
   queue: string,
   context: { paused: ReadonlySet<string>; workerQueues: readonly (readonly string[])[] },
 ): Promise<QueueCounts> {
-  const [depth, dead] = await Promise.all([
-    ctx.reads.queueDepth(queue),
-    ctx.sluice.jobs.count({ queue, state: 'dead' }, { max: ctx.options.countLimit }),
-  ]);
+  const [depth] = await ctx.sluice.queues.depth({ queue, max: ctx.options.countLimit });
+  if (!depth) throw new Error(`no depth read for queue ${queue}`);
+  const { dead } = depth;
   const paused = context.paused.has(queue);
   const workers = context.workerQueues.filter((queues) => queues.includes(queue)).length;
   const problems: string[] = [];
@@ -38,5 +37,5 @@ export async function queueCounts(
   if (dead.count > 0) problems.push('dead jobs');
   if (depth.oldestReadyMs !== null && depth.oldestReadyMs > ctx.options.problemAgeMs) problems.push('backing up');
   if (depth.ready.count > 0 && workers === 0 && !paused) problems.push('no worker');
-  return { queue, ...depth, dead, paused, workers, problems };
+  return { ...depth, paused, workers, problems };
 }

@@ -1,4 +1,5 @@
 import type { Executor, WriteResult } from '../db/executor.ts';
+import { planCountedChunks, type ServerChunkLimits } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 import {
@@ -8,10 +9,9 @@ import {
   reserveIdempotencyKeys,
 } from '../idempotency/reserveIdempotencyKeys.ts';
 import type { JobSpec } from '../model/job.ts';
+import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
-import { planCountedChunks, type ServerChunkLimits } from '../db/planChunks.ts';
-import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 
 /** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
 const sqlOpenBatch = (t: Tables) => `

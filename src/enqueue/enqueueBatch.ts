@@ -2,14 +2,14 @@ import type { Knex } from 'knex';
 import type { StoredCompletionJob } from '../batches/completionJob.ts';
 import { type Executor, fromKnex } from '../db/executor.ts';
 import { writeSetRefusal } from '../db/mysqlErrors.ts';
+import { chunkLimitsFor } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../model/job.ts';
+import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { BatchWriter } from './BatchWriter.ts';
-import { chunkLimitsFor } from '../db/planChunks.ts';
-import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 
 export interface EnqueueOptions {
   /** The caller's knex transaction: the jobs commit or roll back with the caller's own rows. */

@@ -1,14 +1,14 @@
 import { fromKnex } from '../db/executor.ts';
+import { chunkLimitsFor } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
 import type { JobSpec } from '../model/job.ts';
+import { validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
-import { chunkLimitsFor } from '../db/planChunks.ts';
-import { validateJob } from '../model/validateJob.ts';
 
 export interface EnqueueResult {
   /** The job's id — for a duplicate, the id of the job that holds the key. */

@@ -1,4 +1,5 @@
 import { writeSetRefusal } from '../db/mysqlErrors.ts';
+import { chunkLimitsFor } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../model/job.ts';
@@ -6,7 +7,6 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { BatchWriter } from './BatchWriter.ts';
 import { enqueueBatch } from './enqueueBatch.ts';
-import { chunkLimitsFor } from '../db/planChunks.ts';
 
 export interface EnqueueStreamOptions {
   /** One all-or-nothing batch for the whole stream (one transaction); otherwise each chunk commits as its own batch. */

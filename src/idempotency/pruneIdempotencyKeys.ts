@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
-import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
 import { integerIn } from '../options.ts';
+import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
 import { expireIdempotencyKeys } from './expireIdempotencyKeys.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { escape as sqlLiteral } from 'mysql2';
 import type { Executor } from '../db/executor.ts';
-import type { Tables } from '../db/tables.ts';
 import { type ChunkLimits, planChunks } from '../db/planChunks.ts';
+import type { Tables } from '../db/tables.ts';
 
 /**
  * Multi-row prefix; tuples are (queue, key, owner, NOW(3)). A key whose row exists and has not

@@ -1,5 +1,5 @@
-import type { JobDefinition } from '../model/defineJob.ts';
 import { OptionsError } from '../errors.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
 import { type MonotonicClock, monotonicClock } from './UnchangedSince.ts';
 

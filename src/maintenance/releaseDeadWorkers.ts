@@ -2,12 +2,12 @@ import { escapeLike } from '../db/escapeLike.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { OptionsError } from '../errors.ts';
+import { workerKeyOf } from '../model/claimKey.ts';
 import { integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
-import { workerKeyOf } from '../model/claimKey.ts';
+import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
-import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /**

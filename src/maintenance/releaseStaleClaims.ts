@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { claimKeyOf, workerKeyOf } from '../model/claimKey.ts';
 import { integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
-import { claimKeyOf, workerKeyOf } from '../model/claimKey.ts';
+import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
-import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /** Params: none. The lock timeout each registered worker heartbeats against (one row per worker). */

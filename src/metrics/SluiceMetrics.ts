@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { SluiceApi } from '../api/SluiceApi.ts';
 import { errorFields } from '../errorText.ts';
-import type { Sluice } from '../Sluice.ts';
 
 /**
  * Prometheus text-format metrics for one sluice install, read from the database at each scrape:
@@ -40,7 +40,7 @@ export class SluiceMetrics {
   #cached: { text: Promise<string>; at: number } | null = null;
 
   constructor(
-    private readonly sluice: Sluice,
+    private readonly sluice: SluiceApi,
     /** How long one reading of the database answers every scrape: it counts the live table per queue. @defaultValue 5,000 */
     private readonly cacheMs = 5_000,
   ) {
@@ -60,7 +60,7 @@ export class SluiceMetrics {
   }
 
   async #read(): Promise<string> {
-    const [stats, workers] = await Promise.all([this.sluice.stats(), this.sluice.workers()]);
+    const [stats, workers] = await Promise.all([this.sluice.queues.depth(), this.sluice.workers.list()]);
     for (const gauge of [
       this.#jobs,
       this.#dead,
@@ -72,10 +72,10 @@ export class SluiceMetrics {
     ])
       gauge.reset();
     for (const s of stats) {
-      this.#jobs.set({ queue: s.queue, state: 'ready' }, s.ready);
-      this.#jobs.set({ queue: s.queue, state: 'delayed' }, s.delayed);
-      this.#jobs.set({ queue: s.queue, state: 'running' }, s.running);
-      this.#dead.set({ queue: s.queue }, s.dead);
+      this.#jobs.set({ queue: s.queue, state: 'ready' }, s.ready.count);
+      this.#jobs.set({ queue: s.queue, state: 'delayed' }, s.notDue.count);
+      this.#jobs.set({ queue: s.queue, state: 'running' }, s.running.count);
+      this.#dead.set({ queue: s.queue }, s.dead.count);
       this.#oldest.set({ queue: s.queue }, s.oldestReadyMs === null ? 0 : s.oldestReadyMs / 1000);
     }
     this.#workers.set(workers.length);

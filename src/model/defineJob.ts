@@ -1,8 +1,8 @@
-import { NAME_PATTERN } from './validateJob.ts';
 import { JobDefinitionError } from '../errors.ts';
+import { backoffProblem } from './backoff.ts';
 import type { Backoff, JobContext, JobSpec } from './job.ts';
 import { scheduleProblem } from './parseSchedule.ts';
-import { backoffProblem } from './backoff.ts';
+import { NAME_PATTERN } from './validateJob.ts';
 
 /** What a job's success and failure promise. See README "Delivery modes". */
 export type Delivery = 'at-least-once' | 'exactly-once' | 'at-most-once';

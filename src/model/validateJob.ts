@@ -1,8 +1,8 @@
 import { JobValidationError } from '../errors.ts';
-import { RESERVED_KEY_PREFIX } from './reservedKeyPrefix.ts';
+import { backoffProblem } from './backoff.ts';
 import type { JobSpec } from './job.ts';
 import { QUEUE_NAME } from './queueName.ts';
-import { backoffProblem } from './backoff.ts';
+import { RESERVED_KEY_PREFIX } from './reservedKeyPrefix.ts';
 
 /** Job and queue names: what fits a log line, a file name and an index without quoting. */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import cron, { type ScheduledTask } from 'node-cron';
-import type { JobDefinition } from '../model/defineJob.ts';
 import { enqueueJob } from '../enqueue/enqueueJob.ts';
-import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { slotOf } from '../model/parseSchedule.ts';
+import type { SluiceRuntime } from '../sluiceRuntime.ts';
 
 /**
  * Recurring jobs: for each definition with a `schedule`, a node-cron task that enqueues one job

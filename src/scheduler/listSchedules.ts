@@ -1,9 +1,9 @@
 import cron from 'node-cron';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import type { JobDefinition } from '../model/defineJob.ts';
 import { getJob } from '../jobControl/getJob.ts';
 import type { JobState } from '../jobControl/jobState.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 
 /**
  * Params: ?1 queue, ?2 `<name>@` (exclusive), ?3 `<name>@~` (exclusive). The latest slot a

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { assertSchemaCurrent } from '../db/migrate.ts';
-import type { JobDefinition } from '../model/defineJob.ts';
 import { OptionsError, PermanentJobError } from '../errors.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import { type JobRow, jobFromRow } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { Doorbell } from '../wakeups/Doorbell.ts';

@@ -1,11 +1,11 @@
-import type { JobDefinition } from '../model/defineJob.ts';
 import { ClaimLostError } from '../errors.ts';
 import { errorText } from '../errorText.ts';
 import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
+import { backoffDelayMs } from '../model/backoff.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import type { Backoff } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { Outcome } from './attemptJob.ts';
-import { backoffDelayMs } from '../model/backoff.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import { deadLetterJob } from './claims/deadLetterJob.ts';
 import { releaseClaims } from './claims/releaseClaims.ts';

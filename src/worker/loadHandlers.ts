@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { JobDefinitionError } from '../errors.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
 import { defineJob } from '../model/defineJob.ts';
-import { JobDefinitionError } from '../errors.ts';
 
 const HANDLER_FILE = /^[A-Za-z0-9_.:-]+\.(ts|mts|js|mjs|cjs)$/;
 const DECLARATION_FILE = /\.d\.[cm]?ts$/;

@@ -1,6 +1,6 @@
-import type { JobDefinition } from '../model/defineJob.ts';
 import { HandlerTimeoutError, PermanentJobError } from '../errors.ts';
 import { coerceError } from '../errorText.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
 import type { Cancellation } from './Cancellation.ts';
 import { HandlerContext, type HandlerScope } from './HandlerContext.ts';
 

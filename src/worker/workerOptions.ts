@@ -1,9 +1,9 @@
-import type { JobDefinition } from '../model/defineJob.ts';
 import { OptionsError } from '../errors.ts';
-import type { Backoff } from '../model/job.ts';
-import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
-import { assertQueueName } from '../model/queueName.ts';
 import { backoffProblem } from '../model/backoff.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
+import type { Backoff } from '../model/job.ts';
+import { assertQueueName } from '../model/queueName.ts';
+import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
 import type { LoadPolicy } from './ConcurrencyLimit.ts';
 import { type LoadReading, readHostLoad } from './hostLoad.ts';
 

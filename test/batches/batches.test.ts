@@ -68,7 +68,7 @@ describe('a batch with onComplete', () => {
     });
     expect(count).toBe(4);
     const id = batchId as number;
-    expect(await sluice.batch(id)).toMatchObject({
+    expect(await sluice.batches.get(id)).toMatchObject({
       id,
       size: 4,
       pending: 4,
@@ -84,12 +84,18 @@ describe('a batch with onComplete', () => {
       }),
     );
     // All done, but no maintenance pass yet: not marked finished, no completion job.
-    expect(await sluice.batch(id)).toMatchObject({ size: 4, pending: 0, succeeded: 3, dead: 1, finishedAt: null });
+    expect(await sluice.batches.get(id)).toMatchObject({
+      size: 4,
+      pending: 0,
+      succeeded: 3,
+      dead: 1,
+      finishedAt: null,
+    });
     expect(await completionJobs()).toEqual([]);
 
     const maintainer = sluice.maintenance({ jitterMs: 0 });
     expect(await maintainer.runOnce()).toMatchObject({ leader: true, tasks: { finishBatches: { batches: 1 } } });
-    const status = await sluice.batch(id);
+    const status = await sluice.batches.get(id);
     expect(status).toMatchObject({ size: 4, pending: 0, succeeded: 3, dead: 1, finishedAt: expect.any(Date) });
     expect(await completionJobs()).toEqual([
       {
@@ -107,7 +113,7 @@ describe('a batch with onComplete', () => {
     // Later passes change nothing.
     expect(await maintainer.runOnce()).toMatchObject({ tasks: { finishBatches: { batches: 0 } } });
     expect(await completionJobs()).toHaveLength(1);
-    expect((await sluice.batch(id))?.finishedAt).toEqual(status?.finishedAt);
+    expect((await sluice.batches.get(id))?.finishedAt).toEqual(status?.finishedAt);
     await maintainer.stop();
   });
 
@@ -122,7 +128,13 @@ describe('a batch with onComplete', () => {
     ]);
     const maintainer = db.sluice.maintenance({ jitterMs: 0 });
     expect(await maintainer.runOnce()).toMatchObject({ leader: true, tasks: { finishBatches: { batches: 0 } } });
-    expect(await db.sluice.batch(id)).toMatchObject({ size: 3, pending: 1, succeeded: 2, dead: 0, finishedAt: null });
+    expect(await db.sluice.batches.get(id)).toMatchObject({
+      size: 3,
+      pending: 1,
+      succeeded: 2,
+      dead: 0,
+      finishedAt: null,
+    });
     expect(await completionJobs()).toEqual([]);
 
     await db.query('DELETE FROM sluice_jobs WHERE batch_id = ?', [id]);
@@ -214,7 +226,7 @@ describe('a batch with onComplete', () => {
     );
     expect(count).toBe(JOBS);
     const id = batchId as number;
-    expect(await db.sluice.batch(id)).toMatchObject({
+    expect(await db.sluice.batches.get(id)).toMatchObject({
       size: JOBS,
       pending: JOBS,
       succeeded: 0,
@@ -226,12 +238,12 @@ describe('a batch with onComplete', () => {
     await db.query('DELETE FROM sluice_jobs WHERE batch_id = ? ORDER BY id LIMIT 5000', [id]);
     const maintainer = db.sluice.maintenance({ jitterMs: 0 });
     expect(await maintainer.runOnce()).toMatchObject({ tasks: { finishBatches: { batches: 0 } } });
-    expect(await db.sluice.batch(id)).toMatchObject({ pending: JOBS - 5_000, succeeded: 5_000, dead: 0 });
+    expect(await db.sluice.batches.get(id)).toMatchObject({ pending: JOBS - 5_000, succeeded: 5_000, dead: 0 });
 
     await finishByHand(id, DEAD);
     expect(await maintainer.runOnce()).toMatchObject({ tasks: { finishBatches: { batches: 1 } } });
     await maintainer.stop();
-    expect(await db.sluice.batch(id)).toMatchObject({
+    expect(await db.sluice.batches.get(id)).toMatchObject({
       size: JOBS,
       pending: 0,
       succeeded: JOBS - DEAD,

@@ -113,11 +113,11 @@ describe('dashboard handler', () => {
       expect((await post('alice', `${nonce}.${'A'.repeat(43)}`)).status).toBe(403);
       expect((await post('alice', alice, { 'sec-fetch-site': 'same-site' })).status).toBe(403);
       expect((await post('alice', alice, { origin: 'http://evil.example' })).status).toBe(403);
-      expect(await db.sluice.pausedQueues()).toEqual([]);
+      expect(await db.sluice.queues.paused()).toEqual([]);
       // Behind a proxy that keeps the public host in X-Forwarded-Host, the page's own Origin passes.
       const proxied = await post('alice', alice, { origin: 'https://ops.example', 'x-forwarded-host': 'ops.example' });
       expect(proxied.status).toBe(303);
-      expect((await db.sluice.pausedQueues()).map((p) => p.queue)).toEqual(['q1']);
+      expect((await db.sluice.queues.paused()).map((p) => p.queue)).toEqual(['q1']);
     } finally {
       await app.close();
     }

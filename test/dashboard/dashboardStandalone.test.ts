@@ -77,7 +77,7 @@ describe('sluice dashboard (standalone)', () => {
     });
     expect(tokenless.status).toBe(403);
     expect(await tokenless.text()).toContain('csrf: the form token does not match');
-    expect(await db.sluice.pausedQueues()).toEqual([]);
+    expect(await db.sluice.queues.paused()).toEqual([]);
 
     expect(readFileSync(`/proc/${child.pid}/cmdline`, 'utf8')).not.toContain(PASSWORD);
     expect((await child.stop()).code).toBe(0);
@@ -122,7 +122,7 @@ describe('sluice dashboard (standalone)', () => {
       });
       expect(forged.status(), action).toBe(403);
     }
-    expect(await db.sluice.pausedQueues()).toEqual([]);
+    expect(await db.sluice.queues.paused()).toEqual([]);
     expect((await db.sluice.jobs.get(id))?.state).toBe('waiting');
     expect((await db.sluice.jobs.get(900_100))?.state).toBe('dead');
     expect((await child.stop()).code).toBe(0);

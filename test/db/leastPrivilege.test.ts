@@ -58,10 +58,10 @@ describe('a database user with SELECT, INSERT, UPDATE and DELETE only', () => {
       }
       await waitFor(() => events['job:completed'].length === 3, { what: 'the batch completion job ran' });
     });
-    expect(await sluice.batch(batchId as number)).toMatchObject({ succeeded: 1, dead: 1 });
-    await sluice.pauseQueue('default');
-    await sluice.resumeQueue('default');
-    expect(await sluice.stats()).toEqual(expect.any(Array));
+    expect(await sluice.batches.get(batchId as number)).toMatchObject({ succeeded: 1, dead: 1 });
+    await sluice.queues.pause('default');
+    await sluice.queues.resume('default');
+    expect(await sluice.queues.depth()).toEqual(expect.any(Array));
     expect(await sluice.deadJobs.list()).toHaveLength(1);
     expect(await sluice.deadJobs.redrive()).toEqual({ redriven: 1 });
     expect(events['worker:error']).toEqual([]);

@@ -44,7 +44,7 @@ describe('the connection password never reaches an error or a log line', () => {
 
   it('a server that cannot be reached gives a ConnectionError that names the URL without the password and says how to fix it', async () => {
     const sluice = createSluice({ url: `mysql://app:${SECRET}@127.0.0.1:1/shop`, logger: testLogger });
-    const error = await sluice.stats().catch((e: unknown) => e);
+    const error = await sluice.queues.depth().catch((e: unknown) => e);
     await sluice.close();
     expect(error).toBeInstanceOf(ConnectionError);
     const text = `${(error as Error).message}\n${(error as Error).stack}`;

@@ -46,13 +46,13 @@ describe('TLS from the URL', () => {
 
   it('sslmode=required encrypts without verifying; verify_ca without the CA is refused', async () => {
     expect(await cipher(open('sslmode=required'))).not.toBe('');
-    await expect(open('sslmode=verify_ca').stats()).rejects.toThrow(/certificate/i);
+    await expect(open('sslmode=verify_ca').queues.depth()).rejects.toThrow(/certificate/i);
   });
 
   it('no TLS parameter: a cleartext connection, which this server refuses', async () => {
     // MariaDB answers a cleartext login to a require_secure_transport server with "Access denied".
     const error = await open('')
-      .stats()
+      .queues.depth()
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'SLUICE_CONNECTION' });
     expect(String((error as Error).message)).toMatch(/access denied|secure transport/i);

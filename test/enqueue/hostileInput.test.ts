@@ -39,8 +39,8 @@ describe('idempotency keys the server would read differently', () => {
 
 describe('names and prefixes', () => {
   it('pausing a queue name no job could carry is refused', async () => {
-    await expect(db.sluice.pauseQueue('q'.repeat(65))).rejects.toBeInstanceOf(OptionsError);
-    await expect(db.sluice.pauseQueue("mail' OR 1=1")).rejects.toBeInstanceOf(OptionsError);
+    await expect(db.sluice.queues.pause('q'.repeat(65))).rejects.toBeInstanceOf(OptionsError);
+    await expect(db.sluice.queues.pause("mail' OR 1=1")).rejects.toBeInstanceOf(OptionsError);
     expect(await countRows(db, 'sluice_queues')).toBe(0);
   });
 

@@ -73,7 +73,7 @@ describe('enqueue with an idempotency key', () => {
       [null, 2],
       ['c', 3],
     ]);
-    expect(await db.sluice.batch(result.batchId as number)).toMatchObject({ size: 3, pending: 3 });
+    expect(await db.sluice.batches.get(result.batchId as number)).toMatchObject({ size: 3, pending: 3 });
     expect((await keyRows()).find((k) => k.idempotency_key === 'b')?.job_id).toBe(held.id);
 
     // A batch of nothing but duplicates writes no batch at all.

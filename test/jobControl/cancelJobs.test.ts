@@ -116,7 +116,7 @@ describe('cancelling jobs that do not run', () => {
     const maintenance = sluice.maintenance({ jitterMs: 0 });
     expect((await maintenance.runOnce()).tasks.finishBatches).toEqual({ batches: 0 });
     expect(await sluice.jobs.cancel({ batchId: id })).toEqual({ cancelled: 2 });
-    expect(await sluice.batch(id)).toMatchObject({ size: 5, pending: 0, succeeded: 2, dead: 1, cancelled: 2 });
+    expect(await sluice.batches.get(id)).toMatchObject({ size: 5, pending: 0, succeeded: 2, dead: 1, cancelled: 2 });
     expect((await maintenance.runOnce()).tasks.finishBatches).toEqual({ batches: 1 });
     expect((await maintenance.runOnce()).tasks.finishBatches).toEqual({ batches: 0 });
     const reports = await db.query<{ payload: string }>("SELECT payload FROM sluice_jobs WHERE name = 'report'");

@@ -98,7 +98,7 @@ describe('metrics', () => {
     try {
       await waitFor(
         async () => {
-          const [w] = await sluice.workers();
+          const [w] = await sluice.workers.list();
           const c = w?.counters.w;
           return w?.inFlight === 1 && c?.completed === 4 && c.failed === 2 && c.dead === 1;
         },

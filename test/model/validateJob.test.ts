@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateJob } from '../../src/model/validateJob.ts';
 import { JobValidationError } from '../../src/errors.ts';
 import type { JobSpec } from '../../src/model/job.ts';
+import { validateJob } from '../../src/model/validateJob.ts';
 
 const LIMITS = { maxPayloadBytes: 1_000 };
 

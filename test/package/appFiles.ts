@@ -32,7 +32,7 @@ process.stdout.write(JSON.stringify({ stopped: worker.state }) + '\\n');
   await sluice.migrate();
   const report = defineJob({ name: 'report', queue: 'reports', handle() {} });
   const { id } = await sluice.enqueue(jobOf(report, { day: '2026-11-24' }));
-  const [stats] = await sluice.stats();
+  const [stats] = await sluice.queues.depth();
   await sluice.close();
   console.log(JSON.stringify({ id, stats, sluiceError: typeof SluiceError }));
 })().catch((error) => {

@@ -118,11 +118,11 @@ describe('the packed package, installed into an app', () => {
     expect(run.code, run.stderr).toBe(0);
     const result = JSON.parse(run.stdout.trim().split('\n').pop() as string) as {
       id: number;
-      stats: { queue: string; ready: number };
+      stats: { queue: string; ready: { count: number; exact: boolean } };
       sluiceError: string;
     };
     expect(result.id).toBeGreaterThan(0);
-    expect(result.stats).toMatchObject({ queue: 'reports', ready: 1 });
+    expect(result.stats).toMatchObject({ queue: 'reports', ready: { count: 1, exact: true } });
     expect(result.sluiceError).toBe('function');
   });
 
@@ -257,8 +257,8 @@ describe('the packed package, installed into an app', () => {
     for (const p of list) expect(JSON.stringify(p.pm2_env.args ?? [])).not.toContain(db.url);
 
     const left = async () => {
-      const stats = (await queue.stats()).find((s) => s.queue === 'fleet');
-      return stats ? stats.ready + stats.running + stats.delayed : 0;
+      const [stats] = await queue.queues.depth({ queue: 'fleet' });
+      return stats ? stats.ready.count + stats.running.count + stats.notDue.count : 0;
     };
     await waitFor(async () => (await left()) === 0, { what: 'the fleet drained the batch', timeoutMs: 120_000 });
     expect(await greetings()).toMatchObject({ runs: 500, jobs: 500 });

@@ -14,7 +14,7 @@ describe('listQueueNames', () => {
       `INSERT INTO sluice_dead_jobs (id, queue, name, payload, priority, retry_times, last_error, created_at, failed_at)
        VALUES (90, 'graveyard', 'n', '{}', 0, 3, 'x', NOW(3), NOW(3)), (91, 'mail', 'n', '{}', 0, 3, 'x', NOW(3), NOW(3))`,
     );
-    await db.sluice.pauseQueue('quiet');
+    await db.sluice.queues.pause('quiet');
     const executor = fromKnex(db.sluice.knex, { readCommitted: true });
     expect(await listQueueNames(executor, db.sluice.tables)).toEqual([
       'billing',

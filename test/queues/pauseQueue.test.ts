@@ -27,7 +27,7 @@ describe('pauseQueue', () => {
       const ran: string[] = [];
       const job = defineJob<{ tag: string }>({ name: 'job', handle: (payload) => void ran.push(payload.tag) });
       const heldScans = countHeadScans(sluice, 'held');
-      await sluice.pauseQueue('held');
+      await sluice.queues.pause('held');
       await sluice.enqueueBatch(
         Array.from({ length: 3 }, (_, n) => ({ name: 'job', queue: 'held', payload: { tag: `held-${n}` } })),
       );
@@ -48,7 +48,7 @@ describe('pauseQueue', () => {
           expect(await untouched('held')).toBe(3);
           expect(ran.filter((t) => t.startsWith('held'))).toEqual([]);
 
-          await sluice.resumeQueue('held');
+          await sluice.queues.resume('held');
           await waitFor(() => ran.filter((t) => t.startsWith('held')).length === 3, {
             what: 'the held jobs, after resume',
           });
@@ -76,7 +76,7 @@ describe('pauseQueue', () => {
     await withWorker(sluice, [job], { queues: ['q'], concurrency: 5, pollIntervalMs: 50 }, async () => {
       try {
         await waitFor(() => started.length === 1, { what: 'the job running' });
-        await sluice.pauseQueue('q');
+        await sluice.queues.pause('q');
         const { id: waiting } = await sluice.enqueue({ name: 'job', queue: 'q', payload: { tag: 'waiting' } });
         gate.resolve();
         await waitFor(() => events['job:completed'].some((e) => e.jobId === id), { what: 'the running job completed' });
@@ -85,7 +85,7 @@ describe('pauseQueue', () => {
         await waitFor(() => headScans() >= scans + 3, { what: 'three more claim attempts on the paused queue' });
         expect(await untouched('q')).toBe(1);
         expect(started).toEqual(['running']);
-        await sluice.resumeQueue('q');
+        await sluice.queues.resume('q');
         await waitFor(() => events['job:completed'].some((e) => e.jobId === waiting), {
           what: 'the waiting job, after resume',
         });
@@ -97,21 +97,21 @@ describe('pauseQueue', () => {
   });
 
   it('pausedQueues lists paused queues since when; pausing again keeps the time; resume removes it', async () => {
-    expect(await db.sluice.pausedQueues()).toEqual([]);
-    await db.sluice.pauseQueue('b');
-    await db.sluice.pauseQueue('a');
-    const paused = await db.sluice.pausedQueues();
+    expect(await db.sluice.queues.paused()).toEqual([]);
+    await db.sluice.queues.pause('b');
+    await db.sluice.queues.pause('a');
+    const paused = await db.sluice.queues.paused();
     expect(paused).toEqual([
       { queue: 'a', pausedAt: expect.any(Date) },
       { queue: 'b', pausedAt: expect.any(Date) },
     ]);
     await db.query("UPDATE sluice_queues SET paused_at = paused_at - INTERVAL 1 HOUR WHERE queue = 'a'");
-    const before = (await db.sluice.pausedQueues())[0]?.pausedAt;
-    await db.sluice.pauseQueue('a');
-    expect((await db.sluice.pausedQueues())[0]?.pausedAt).toEqual(before);
-    await db.sluice.resumeQueue('a');
-    await db.sluice.resumeQueue('never-paused');
-    expect((await db.sluice.pausedQueues()).map((p) => p.queue)).toEqual(['b']);
+    const before = (await db.sluice.queues.paused())[0]?.pausedAt;
+    await db.sluice.queues.pause('a');
+    expect((await db.sluice.queues.paused())[0]?.pausedAt).toEqual(before);
+    await db.sluice.queues.resume('a');
+    await db.sluice.queues.resume('never-paused');
+    expect((await db.sluice.queues.paused()).map((p) => p.queue)).toEqual(['b']);
   });
 });
 
@@ -121,7 +121,7 @@ describe('sluice queue (CLI)', () => {
     const pause = await runCli(['queue', 'pause', 'mail', ...url]);
     expect(pause.code, pause.stderr).toBe(0);
     expect(jsonLine(pause, 'queue')).toEqual({ queue: 'mail', paused: true });
-    expect((await db.sluice.pausedQueues()).map((p) => p.queue)).toEqual(['mail']);
+    expect((await db.sluice.queues.paused()).map((p) => p.queue)).toEqual(['mail']);
 
     const [listed, missing] = await Promise.all([
       runCli(['queue', 'paused', ...url]),
@@ -137,6 +137,6 @@ describe('sluice queue (CLI)', () => {
     const resume = await runCli(['queue', 'resume', 'mail', ...url]);
     expect(resume.code, resume.stderr).toBe(0);
     expect(jsonLine(resume, 'queue')).toEqual({ queue: 'mail', paused: false });
-    expect(await db.sluice.pausedQueues()).toEqual([]);
+    expect(await db.sluice.queues.paused()).toEqual([]);
   });
 });

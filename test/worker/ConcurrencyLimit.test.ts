@@ -119,7 +119,7 @@ describe('load-aware worker', () => {
       const busy = await sluice.enqueueBatch(
         Array.from({ length: 12 }, () => ({ name: 'slow', queue: 'load', payload: { ms: 30 } })),
       );
-      await waitFor(async () => (await sluice.batch(busy.batchId as number))?.pending === 0, {
+      await waitFor(async () => (await sluice.batches.get(busy.batchId as number))?.pending === 0, {
         what: 'the backlog done under pressure',
       });
       expect(peak).toBe(1);
@@ -145,7 +145,7 @@ describe('load-aware worker', () => {
       const calm = await sluice.enqueueBatch(
         Array.from({ length: 16 }, () => ({ name: 'slow', queue: 'load', payload: { ms: 300 } })),
       );
-      await waitFor(async () => (await sluice.batch(calm.batchId as number))?.pending === 0, {
+      await waitFor(async () => (await sluice.batches.get(calm.batchId as number))?.pending === 0, {
         what: 'the backlog done with room',
       });
       expect(peak).toBe(8);

@@ -103,7 +103,7 @@ describe('ClaimLoop', () => {
 
   it('due jobs it cannot claim (a paused queue) cost one extra round per poll, not a busy loop', async () => {
     await insertJob(db, { queue: 'q' });
-    await db.sluice.pauseQueue('q');
+    await db.sluice.queues.pause('q');
     let heads = 0;
     const exec = watched(fromKnex(db.sluice.knex), async (sql) => {
       if (sql.includes('ORDER BY priority, run_at, id')) heads++;
@@ -121,7 +121,7 @@ describe('ClaimLoop', () => {
       running = false;
       loop.wake();
       await done;
-      await db.sluice.resumeQueue('q');
+      await db.sluice.queues.resume('q');
     }
   });
 

@@ -10,7 +10,7 @@ import { aborted } from '../helpers/workerHarness.ts';
 
 /**
  * README "Worker registry and fast recovery": every worker keeps a row in sluice_workers that its
- * heartbeat refreshes and stop() removes; `sluice.workers()` and `sluice workers --json` list it.
+ * heartbeat refreshes and stop() removes; `sluice.workers.list()` and `sluice workers --json` list it.
  * A worker that stops heartbeating (kill -9) is declared dead by the sweeper within a few of its
  * heartbeat intervals, and its claims go back to the queue long before the lock timeout.
  */
@@ -117,7 +117,7 @@ describe('worker registry', () => {
       });
 
       // The API lists it...
-      const listed = await sluice.workers();
+      const listed = await sluice.workers.list();
       expect(listed).toHaveLength(1);
       expect(listed[0]).toMatchObject({
         id: worker.id,
@@ -162,7 +162,7 @@ describe('worker registry', () => {
     }
     // stop() deregistered it.
     expect(await workerRows()).toEqual([]);
-    expect(await sluice.workers()).toEqual([]);
+    expect(await sluice.workers.list()).toEqual([]);
     const cli = await runCli(['workers', '--json', '--url', db.url]);
     expect(jsonOutput<{ workers: WorkerInfo[] }>(cli).workers).toEqual([]);
   });

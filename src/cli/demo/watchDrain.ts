@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
+import type { QueueDepthRow } from '../../api/queuesApi.ts';
 import type { Sluice } from '../../Sluice.ts';
-import type { QueueStats } from '../../stats/queueStats.ts';
 import type { DemoProcess } from './demoFleet.ts';
 import { runsProof } from './demoRuns.ts';
 
@@ -35,18 +35,18 @@ export async function watchDrain(w: DrainWatch): Promise<string | null> {
   let lastProgressAt = performance.now();
   const finishLine = () => tty && process.stdout.write('\n');
   for (;;) {
-    let stats: QueueStats | undefined;
+    let stats: QueueDepthRow | undefined;
     let runs: number;
     try {
       // Queue first, runs second: a job that left the queue has its run row committed before.
-      stats = (await w.sluice.stats()).find((s) => s.queue === w.queue);
+      [stats] = await w.sluice.queues.depth({ queue: w.queue });
       runs = (await runsProof(w.knex)).runs;
     } catch (error) {
       finishLine();
       return `cannot read the drain's progress: ${(error as Error).message}`;
     }
-    const left = stats ? stats.ready + stats.delayed + stats.running : 0;
-    const dead = stats?.dead ?? 0;
+    const left = stats ? stats.ready.count + stats.notDue.count + stats.running.count : 0;
+    const dead = stats?.dead.count ?? 0;
     const now = performance.now();
     if (runs !== lastRuns) {
       lastRuns = runs;

@@ -8,7 +8,7 @@ export const pauseQueueAction: Action = {
   target: (form) => ({ queue: form.get('queue') }),
   async run(ctx, form) {
     const queue = textField(form, 'queue');
-    await ctx.sluice.pauseQueue(queue);
+    await ctx.sluice.queues.pause(queue);
     return { count: 1, notice: `Queue ${queue} paused: workers claim nothing more from it.` };
   },
 };

@@ -8,7 +8,7 @@ export const resumeQueueAction: Action = {
   target: (form) => ({ queue: form.get('queue') }),
   async run(ctx, form) {
     const queue = textField(form, 'queue');
-    await ctx.sluice.resumeQueue(queue);
+    await ctx.sluice.queues.resume(queue);
     return { count: 1, notice: `Queue ${queue} resumed.` };
   },
 };

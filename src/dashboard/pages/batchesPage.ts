@@ -8,7 +8,7 @@ export const batchesPage: Page = async (ctx) => {
   const beforeText = ctx.query.get('before');
   if (beforeText !== null && !/^\d{1,16}$/.test(beforeText))
     throw new DashboardRequestError(400, 'before', `must be a batch id (got ${JSON.stringify(beforeText)})`);
-  const { batches, next } = await ctx.reads.batches({
+  const { batches, next } = await ctx.sluice.batches.list({
     before: beforeText === null ? undefined : Number(beforeText),
     limit: 20,
   });

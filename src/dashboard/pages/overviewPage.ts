@@ -10,12 +10,12 @@ import { queueCounts } from '../queueCounts.ts';
  */
 export const overviewPage: Page = async (ctx) => {
   const [names, paused, workers, minutes, hours, recent] = await Promise.all([
-    ctx.reads.queueNames(),
-    ctx.sluice.pausedQueues(),
-    ctx.sluice.workers(),
-    ctx.reads.throughput(60, 60),
-    ctx.reads.throughput(3_600, 24),
-    ctx.reads.finishedPerQueue(300),
+    ctx.sluice.queues.list(),
+    ctx.sluice.queues.paused(),
+    ctx.sluice.workers.list(),
+    ctx.sluice.history.throughput({ bucketSeconds: 60, buckets: 60 }),
+    ctx.sluice.history.throughput({ bucketSeconds: 3_600, buckets: 24 }),
+    ctx.sluice.history.perQueue({ windowSeconds: 300 }),
   ]);
   const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
   const queues = await Promise.all(names.map((name) => queueCounts(ctx, name, context)));

@@ -22,7 +22,7 @@ export const queuePage: Page = async (ctx, [name]) => {
   if (!(JOB_STATES as readonly string[]).includes(stateParam))
     throw new DashboardRequestError(400, 'state', `must be one of ${JOB_STATES.join(', ')}`);
   const state = stateParam as JobState;
-  const [paused, workers] = await Promise.all([ctx.sluice.pausedQueues(), ctx.sluice.workers()]);
+  const [paused, workers] = await Promise.all([ctx.sluice.queues.paused(), ctx.sluice.workers.list()]);
   const pausedRow = paused.find((p) => p.queue === queue);
   const counts = await queueCounts(ctx, queue, {
     paused: new Set(paused.map((p) => p.queue)),

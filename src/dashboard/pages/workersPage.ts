@@ -13,7 +13,7 @@ const RUNNING_SHOWN = 1_000;
  */
 export const workersPage: Page = async (ctx) => {
   const [workers, running] = await Promise.all([
-    ctx.sluice.workers(),
+    ctx.sluice.workers.list(),
     ctx.sluice.jobs.list({ state: 'running' }, { limit: RUNNING_SHOWN }),
   ]);
   const held = new Map<string, JobSummary[]>();

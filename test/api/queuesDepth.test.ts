@@ -12,7 +12,35 @@ async function insertDead(queue: string, id: number): Promise<void> {
   );
 }
 
-describe('queue stats', () => {
+describe('sluice.queues.depth', () => {
+  it('says which counts stopped at max, and reads one queue when asked', async () => {
+    for (let i = 0; i < 5; i++) await insertJob(db, { queue: 'big' });
+    await insertJob(db, { queue: 'small', runAt: fromNow(HOUR) });
+    const [big, small] = await db.sluice.queues.depth({ max: 3 });
+    expect(big).toMatchObject({ queue: 'big', ready: { count: 3, exact: false }, notDue: { count: 0, exact: true } });
+    expect(small).toMatchObject({
+      queue: 'small',
+      ready: { count: 0, exact: true },
+      notDue: { count: 1, exact: true },
+    });
+    expect(await db.sluice.queues.depth({ queue: 'small' })).toEqual([small]);
+    expect(await db.sluice.queues.list()).toEqual(['big', 'small']);
+  });
+
+  it('keeps the earlier flat names working as deprecated aliases of the namespaces', async () => {
+    const { batchId } = await db.sluice.enqueueBatch([{ name: 'work', queue: 'held' }]);
+    expect(await db.sluice.batch(batchId as number)).toEqual(await db.sluice.batches.get(batchId as number));
+    await db.sluice.pauseQueue('held');
+    expect(await db.sluice.pausedQueues()).toEqual(await db.sluice.queues.paused());
+    expect((await db.sluice.queues.paused()).map((p) => p.queue)).toEqual(['held']);
+    await db.sluice.resumeQueue('held');
+    expect(await db.sluice.queues.paused()).toEqual([]);
+    expect(await db.sluice.workers()).toEqual(await db.sluice.workers.list());
+    expect(await db.sluice.schedules([])).toEqual([]);
+  });
+});
+
+describe('sluice.stats (deprecated: queues.depth flattened)', () => {
   it('is empty when nothing is queued', async () => {
     expect(await db.sluice.stats()).toEqual([]);
   });

@@ -1,0 +1,20 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import type { JobDefinition } from '../model/defineJob.ts';
+import { listSchedules, type ScheduleInfo } from '../scheduler/listSchedules.ts';
+import { loadHandlers } from '../worker/loadHandlers.ts';
+import type { Guard } from './Guard.ts';
+
+/**
+ * `sluice.schedules`: the recurring jobs among job definitions (a jobs folder or a list), with
+ * their next and last slot. Callable as `sluice.schedules(jobs)` too: the earlier name, deprecated.
+ */
+export function schedulesApi(db: Executor, tables: Tables, guard: Guard) {
+  const list = (jobs: string | readonly JobDefinition<any>[] = 'jobs'): Promise<ScheduleInfo[]> =>
+    guard(async () => listSchedules(db, tables, [...(await loadHandlers(jobs)).values()]));
+  /** @deprecated Use `sluice.schedules.list(jobs)`. */
+  const deprecatedCall = (jobs?: string | readonly JobDefinition<any>[]): Promise<ScheduleInfo[]> => list(jobs);
+  return Object.assign(deprecatedCall, { list });
+}
+
+export type SchedulesApi = ReturnType<typeof schedulesApi>;
