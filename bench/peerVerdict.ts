@@ -2,7 +2,7 @@
  * The issue's bars from one peer report: the best sluice drain against the best drain of any
  * peer (each at any of its settings, in the same run), and each system's pickup latency.
  */
-import type { PeerReport } from './peers.ts';
+import type { PeerReport } from './peerReport.ts';
 import { fmt } from './report.ts';
 
 export interface PeerVerdict {

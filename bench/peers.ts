@@ -21,6 +21,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { median } from './median.ts';
+import type { Latency, PeerOutcome, PeerReport, PeerRow } from './peerReport.ts';
 import { BULLMQ_SETTINGS, bullmqPeer } from './peers/bullmqPeer.ts';
 import { isMain, type Peer, type PeerSetting } from './peers/peer.ts';
 import { PG_BOSS_SETTINGS, pgBossPeer } from './peers/pgBossPeer.ts';
@@ -36,50 +37,6 @@ export const LATENCY_SAMPLES = 30;
 /** Cut-off of one drain unless the setting sets a shorter one (as sluice's bench: 45 s). */
 export const PEER_DRAIN_LIMIT_SECONDS = 45;
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
-
-export interface Latency {
-  readonly p50: number;
-  readonly p90: number;
-  readonly p99: number;
-  readonly samples: number;
-}
-
-export interface PeerRow {
-  readonly setting: PeerSetting['setting'];
-  readonly concurrency: number;
-  readonly describe: string;
-  /** Median of the rounds' rates; null when the row failed. */
-  readonly jobsPerSec: number | null;
-  readonly runs: readonly number[];
-  /** Set when the drains were cut off: the window in seconds and the most jobs left in a round. */
-  readonly cutOff?: { readonly seconds: number; readonly left: number };
-  readonly latencyMs: Latency | null;
-  /** From a delayed job's due time to its handler's start. */
-  readonly delayedMs: Latency | null;
-  readonly error?: string;
-}
-
-export interface PeerOutcome {
-  readonly peer: string;
-  readonly server: string;
-  /** The server's version and persistence settings, when it answered. */
-  readonly serverInfo?: string;
-  readonly keeps: string;
-  /** Why the peer has no rows (server did not answer, or setup failed). */
-  readonly skipped?: string;
-  readonly rows: readonly PeerRow[];
-}
-
-export interface PeerReport {
-  readonly jobCount: number;
-  readonly payloadBytes: string;
-  readonly rounds: number;
-  readonly latencySamples: number;
-  readonly peers: readonly PeerOutcome[];
-  readonly wallSeconds: number;
-  readonly loadAtStart: number;
-  readonly loadAtEnd: number;
-}
 
 export interface PeerOptions {
   readonly peers?: readonly Peer[];

@@ -1,9 +1,10 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { BELOW_SMALLINT, nextFreePriority } from '../queues/nextFreePriority.ts';
+import { nextQueue } from '../queues/nextQueue.ts';
 import type { JobFilter } from './jobFilter.ts';
 import { liveStateSql, tableOfState } from './jobState.ts';
-import { batchCreatedAt, nextQueue } from './segmentSeeks.ts';
+import { batchCreatedAt } from './segmentSeeks.ts';
 
 /**
  * How a listing (or a count) walks the tables: which index, in which ranges, in which order.

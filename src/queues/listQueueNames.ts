@@ -1,6 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { nextQueue } from '../jobControl/segmentSeeks.ts';
+import { nextQueue } from './nextQueue.ts';
 
 /** Params: ?1 lower bound (exclusive). The next queue name among dead jobs: one ix_queue_failed seek. */
 const sqlNextDeadQueue = (t: Tables) => `

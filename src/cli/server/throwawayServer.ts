@@ -17,7 +17,7 @@ import {
 import { exitOf, hasExited, signalGroup, spawnTiedToParent } from './spawnTiedToParent.ts';
 import { waitForServerLogin } from './waitForServerLogin.ts';
 
-export { findServerBinary, type ServerBinary, type ServerFlavor } from './findServerBinary.ts';
+export type { ServerFlavor } from './findServerBinary.ts';
 
 /** Params: none. Creates the database the returned URL names (no install makes it: --skip-test-db). */
 const SQL_CREATE_TEST_DATABASE = 'CREATE DATABASE IF NOT EXISTS test';

@@ -1,0 +1,64 @@
+// The layers of src/, top to bottom (docs/architecture.md explains each). A module may import
+// from its own layer or any layer below it, never from a layer above; no import cycles at all
+// (type-only imports count). `npm run lint` runs this.
+const LAYERS = [
+  ['surfaces: the CLI and the development tools it runs', '^src/(cli|devServer)/'],
+  ['the package entry and the metrics endpoint', '^src/(index\\.ts|metrics/)'],
+  ['the facade', '^src/Sluice\\.ts$'],
+  ['the dashboard (reads and acts through the public surface only)', '^src/dashboard/'],
+  ['the public surface, one namespace per noun', '^src/api/'],
+  ['the maintenance process', '^src/maintenance/'],
+  ['the worker process and the scheduler', '^src/(worker|scheduler)/'],
+  ['operations that write and read jobs', '^src/(enqueue|jobControl)/'],
+  ['operations on the other tables', '^src/(batches|deadJobs|history|stats)/'],
+  ['queues and idempotency keys', '^src/(queues|idempotency)/'],
+  ['what every operation of an install shares', '^src/sluiceRuntime\\.ts$'],
+  ['wake-ups', '^src/wakeups/'],
+  [
+    "a job's rules and shared shapes",
+    '^src/(model/|task/|events\\.ts|logging\\.ts|options\\.ts|redactPayload\\.ts|shutdown\\.ts)',
+  ],
+  ['the database seam', '^src/db/'],
+  ['errors', '^src/(errors|errorText|nearestName)\\.ts$'],
+];
+
+const upward = [];
+for (let low = 1; low < LAYERS.length; low++) {
+  for (let high = 0; high < low; high++) {
+    upward.push({
+      name: `upward: ${LAYERS[low][0]} -> ${LAYERS[high][0]}`,
+      severity: 'error',
+      comment: 'imports run one way: down the layers listed in .dependency-cruiser.cjs',
+      from: { path: LAYERS[low][1] },
+      to: { path: LAYERS[high][1] },
+    });
+  }
+}
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'no import cycles, type-only imports included',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'in-a-layer',
+      severity: 'error',
+      comment: 'every module of src/ belongs to a layer of .dependency-cruiser.cjs',
+      from: { path: '^src/', pathNot: LAYERS.map(([, path]) => path) },
+      to: {},
+    },
+    ...upward,
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'], conditionNames: ['sluice-source', 'import', 'default'] },
+    exclude: { path: '(^|/)(node_modules|dist)/' },
+  },
+};
