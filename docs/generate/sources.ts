@@ -1,0 +1,52 @@
+/**
+ * Where the generated references come from. When the options files or the CLI's dispatcher move,
+ * edit the paths here (and nothing else): `npm run docs` regenerates docs/reference/, and
+ * test/docs/references.test.ts fails until the committed pages match.
+ */
+
+/** One public options type: the file that declares it, its name, and the call that takes it. */
+export interface OptionsSource {
+  /** Path from the repository root. */
+  readonly file: string;
+  /** An exported interface of that file. Its doc comments and `@defaultValue` tags make the table. */
+  readonly name: string;
+  /** The call that takes it, as the page names it. */
+  readonly takenBy: string;
+}
+
+/**
+ * Every public options type, in the order docs/reference/options.md lists them. Each `*Options.ts`
+ * file under src/ must appear here (a test checks), and every exported `…Options` interface of a
+ * listed file must be listed (the generator checks).
+ */
+export const OPTIONS_SOURCES: readonly OptionsSource[] = [
+  { file: 'src/options.ts', name: 'SluiceOptions', takenBy: 'createSluice(options)' },
+  { file: 'src/defineJob.ts', name: 'JobDefinition', takenBy: 'defineJob(definition)' },
+  { file: 'src/job.ts', name: 'JobSpec', takenBy: 'sluice.enqueue(job), sluice.enqueueBatch(jobs), jobOf(…)' },
+  { file: 'src/enqueue/enqueueBatch.ts', name: 'EnqueueOptions', takenBy: 'sluice.enqueue(…, options)' },
+  { file: 'src/enqueue/enqueueBatch.ts', name: 'EnqueueBatchOptions', takenBy: 'sluice.enqueueBatch(jobs, options)' },
+  {
+    file: 'src/enqueue/enqueueStream.ts',
+    name: 'EnqueueStreamOptions',
+    takenBy: 'sluice.enqueueStream(chunks, options)',
+  },
+  { file: 'src/worker/workerOptions.ts', name: 'WorkerOptions', takenBy: 'sluice.worker(options)' },
+  { file: 'src/maintenance/maintenanceOptions.ts', name: 'MaintenanceOptions', takenBy: 'sluice.maintenance(options)' },
+  { file: 'src/dashboard/dashboardOptions.ts', name: 'DashboardOptions', takenBy: 'sluice.dashboard(options)' },
+  { file: 'src/jobs/jobFilter.ts', name: 'JobFilter', takenBy: 'sluice.jobs.list / count / cancel(filter)' },
+  { file: 'src/jobs/listJobs.ts', name: 'JobPage', takenBy: 'sluice.jobs.list(filter, page)' },
+  { file: 'src/jobs/waitForJob.ts', name: 'WaitOptions', takenBy: 'sluice.jobs.waitFor(id, options)' },
+  { file: 'src/jobs/jobChanges.ts', name: 'ChangesOptions', takenBy: 'sluice.jobs.changes(options)' },
+  {
+    file: 'src/deadJobs/deadJobFilter.ts',
+    name: 'DeadJobFilter',
+    takenBy: 'sluice.deadJobs.list / redrive / purge(filter)',
+  },
+];
+
+/** The CLI's dispatcher: exports `main(argv)`, which prints `sluice --help` and each command's own help. */
+export const CLI_MAIN = 'src/cli/main.ts';
+
+/** The pages written by `npm run docs`, from the repository root. */
+export const OPTIONS_PAGE = 'docs/reference/options.md';
+export const CLI_PAGE = 'docs/reference/cli.md';
