@@ -21,8 +21,8 @@ export interface OptionsSource {
  */
 export const OPTIONS_SOURCES: readonly OptionsSource[] = [
   { file: 'src/options.ts', name: 'SluiceOptions', takenBy: 'createSluice(options)' },
-  { file: 'src/defineJob.ts', name: 'JobDefinition', takenBy: 'defineJob(definition)' },
-  { file: 'src/job.ts', name: 'JobSpec', takenBy: 'sluice.enqueue(job), sluice.enqueueBatch(jobs), jobOf(…)' },
+  { file: 'src/model/defineJob.ts', name: 'JobDefinition', takenBy: 'defineJob(definition)' },
+  { file: 'src/model/job.ts', name: 'JobSpec', takenBy: 'sluice.enqueue(job), sluice.enqueueBatch(jobs), jobOf(…)' },
   { file: 'src/enqueue/enqueueBatch.ts', name: 'EnqueueOptions', takenBy: 'sluice.enqueue(…, options)' },
   { file: 'src/enqueue/enqueueBatch.ts', name: 'EnqueueBatchOptions', takenBy: 'sluice.enqueueBatch(jobs, options)' },
   {
@@ -33,10 +33,10 @@ export const OPTIONS_SOURCES: readonly OptionsSource[] = [
   { file: 'src/worker/workerOptions.ts', name: 'WorkerOptions', takenBy: 'sluice.worker(options)' },
   { file: 'src/maintenance/maintenanceOptions.ts', name: 'MaintenanceOptions', takenBy: 'sluice.maintenance(options)' },
   { file: 'src/dashboard/dashboardOptions.ts', name: 'DashboardOptions', takenBy: 'sluice.dashboard(options)' },
-  { file: 'src/jobs/jobFilter.ts', name: 'JobFilter', takenBy: 'sluice.jobs.list / count / cancel(filter)' },
-  { file: 'src/jobs/listJobs.ts', name: 'JobPage', takenBy: 'sluice.jobs.list(filter, page)' },
-  { file: 'src/jobs/waitForJob.ts', name: 'WaitOptions', takenBy: 'sluice.jobs.waitFor(id, options)' },
-  { file: 'src/jobs/jobChanges.ts', name: 'ChangesOptions', takenBy: 'sluice.jobs.changes(options)' },
+  { file: 'src/jobControl/jobFilter.ts', name: 'JobFilter', takenBy: 'sluice.jobs.list / count / cancel(filter)' },
+  { file: 'src/jobControl/listJobs.ts', name: 'JobPage', takenBy: 'sluice.jobs.list(filter, page)' },
+  { file: 'src/jobControl/waitForJob.ts', name: 'WaitOptions', takenBy: 'sluice.jobs.waitFor(id, options)' },
+  { file: 'src/jobControl/jobChanges.ts', name: 'ChangesOptions', takenBy: 'sluice.jobs.changes(options)' },
   {
     file: 'src/deadJobs/deadJobFilter.ts',
     name: 'DeadJobFilter',
