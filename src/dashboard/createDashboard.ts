@@ -3,7 +3,7 @@ import type { SluiceApi } from '../api/SluiceApi.ts';
 import { DashboardRequestError, OptionsError } from '../errors.ts';
 import { errorFields } from '../errorText.ts';
 import type { Action } from './actions/Action.ts';
-import { readAsset } from './assets.ts';
+import { readAsset } from './readAsset.ts';
 import { CsrfTokens } from './csrf.ts';
 import { type DashboardOptions, type ResolvedDashboardOptions, resolveDashboardOptions } from './dashboardOptions.ts';
 import { html } from './html.ts';

@@ -45,7 +45,7 @@ export interface ClaimRequest {
 }
 
 /**
- * The default claim (the design card): read a head of candidates without locks, pick `want`
+ * The default claim (docs/how-it-works.md): read a head of candidates without locks, pick `want`
  * distinct ones at random, claim them optimistically, load what we won. No transaction, no
  * locking read: contention costs a wasted round trip, never a double claim. Three autocommit
  * statements, each re-run by the Executor after a transient conflict.
