@@ -16,7 +16,7 @@ function sources(o: { env?: string; executable?: string[]; packaged?: string }):
     async packaged() {
       s.packagedCalls++;
       if (o.packaged === undefined) throw new Error('@sparticuz/chromium is not installed');
-      return o.packaged;
+      return { path: o.packaged, env: { LD_LIBRARY_PATH: '/tmp/pkg/lib' } };
     },
   };
   return s;
@@ -45,7 +45,11 @@ describe('findChromium: SLUICE_CHROMIUM, then the system, then the npm package',
 
   it('without either, the npm package’s Chromium', async () => {
     const s = sources({ packaged: '/tmp/pkg/chromium' });
-    expect(await findChromium(s)).toEqual({ path: '/tmp/pkg/chromium', source: '@sparticuz/chromium' });
+    expect(await findChromium(s)).toEqual({
+      path: '/tmp/pkg/chromium',
+      source: '@sparticuz/chromium',
+      env: { LD_LIBRARY_PATH: '/tmp/pkg/lib' },
+    });
   });
 
   it('with none, one error names all three and why the package gave none', async () => {
@@ -58,8 +62,13 @@ describe('findChromium: SLUICE_CHROMIUM, then the system, then the npm package',
     expect(error.message).toContain('npm ci');
   });
 
-  it('on this machine, the one it finds runs', async () => {
-    const { path } = await findChromium();
-    expect(execFileSync(path, ['--version'], { encoding: 'utf8' })).toMatch(/Chromium \d+/);
+  it('on this machine, the one it finds runs, with its own libraries where it brings them', async () => {
+    const found = await findChromium();
+    const env = { ...process.env, ...found.env };
+    expect(execFileSync(found.path, ['--version'], { encoding: 'utf8', env })).toMatch(/Chromium \d+/);
+    if (found.source === '@sparticuz/chromium')
+      expect(execFileSync('ldd', [found.path], { encoding: 'utf8', env })).toContain(
+        `libnss3.so => ${found.env?.LD_LIBRARY_PATH}/libnss3.so`,
+      );
   });
 });

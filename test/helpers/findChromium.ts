@@ -2,12 +2,23 @@
  * The Chromium that the browser tests (browser.ts) and the dashboard bench (bench/browserLoad.ts)
  * drive, and how sluice starts it. No vitest import: the bench runs outside vitest.
  */
-import { execFile } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { brotliDecompressSync } from 'node:zlib';
 
 /**
  * How sluice starts the Chromium it found, for playwright-core's launch/launchPersistentContext:
@@ -23,9 +34,11 @@ export function chromiumLaunchOptions(found: FoundChromium): {
   headless: true;
   args: string[];
   locale: string;
+  env?: NodeJS.ProcessEnv;
 } {
   return {
     executablePath: found.path,
+    ...(found.env ? { env: { ...process.env, ...found.env } } : {}),
     headless: true,
     args: [
       '--headless',
@@ -52,13 +65,15 @@ export interface ChromiumSources {
   readonly systemPaths: readonly string[];
   isExecutable(path: string): boolean;
   /** The Chromium inside the @sparticuz/chromium devDependency, decompressed; throws when there is none. */
-  packaged(): Promise<string>;
+  packaged(): Promise<Omit<FoundChromium, 'source'>>;
 }
 
 export interface FoundChromium {
   readonly path: string;
-  /** Which source it came from, for messages: `SLUICE_CHROMIUM`, a system path, or `@sparticuz/chromium <version>`. */
+  /** Which source it came from, for messages: `SLUICE_CHROMIUM`, a system path, or `@sparticuz/chromium`. */
   readonly source: string;
+  /** Variables the browser process needs on top of ours (the packaged one: its own libraries). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const LOCAL: ChromiumSources = {
@@ -83,8 +98,7 @@ export async function findChromium(sources: ChromiumSources = LOCAL): Promise<Fo
   if (system) return { path: system, source: system };
   let packagedFailure: string;
   try {
-    const path = await sources.packaged();
-    return { path, source: '@sparticuz/chromium' };
+    return { ...(await sources.packaged()), source: '@sparticuz/chromium' };
   } catch (error) {
     packagedFailure = (error as Error).message;
   }
@@ -112,24 +126,28 @@ const DECOMPRESS_TIMEOUT_MS = 120_000;
 
 /**
  * The Chromium of @sparticuz/chromium, decompressed once per package version into
- * `<tmpdir>/sluice-packaged-chromium-<version>/` (about 200 MB; kept for later runs). The package writes
- * straight into os.tmpdir() and reuses whatever it finds there, so a half-written binary (a run
- * killed midway, two test files at once) would be taken as whole: here it decompresses into a
- * private folder that is renamed into place only once complete, and the first rename wins.
+ * `<tmpdir>/sluice-packaged-chromium-<version>/` (about 200 MB; kept for later runs), with the NSS
+ * libraries it links (libnss3, libnspr4: not on a machine with only MariaDB) from the package's
+ * al2023 bundle, which it gets through LD_LIBRARY_PATH. The package writes straight into
+ * os.tmpdir() and reuses whatever it finds there, so a half-written binary (a run killed midway,
+ * two test files at once) would be taken as whole: here it decompresses into a private folder
+ * that is renamed into place only once complete, and the first rename wins.
  */
-async function packagedChromium(): Promise<string> {
+async function packagedChromium(): Promise<Omit<FoundChromium, 'source'>> {
   let entry: string;
   try {
     entry = createRequire(import.meta.url).resolve('@sparticuz/chromium');
   } catch {
     throw new Error('@sparticuz/chromium is not installed');
   }
-  const { version } = JSON.parse(readFileSync(resolve(dirname(entry), '../../package.json'), 'utf8')) as {
-    version: string;
-  };
+  const root = resolve(dirname(entry), '../..');
+  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
   const home = join(tmpdir(), `sluice-packaged-chromium-${version}`);
   const binary = join(home, 'chromium');
-  if (isExecutable(binary)) return binary;
+  const libraries = join(home, 'al2023', 'lib');
+  const found = { path: binary, env: { LD_LIBRARY_PATH: libraries } };
+  const complete = () => isExecutable(binary) && existsSync(join(libraries, 'libnss3.so'));
+  if (complete()) return found;
   const staging = mkdtempSync(`${home}.partial-`);
   try {
     const { stdout } = await promisify(execFile)(process.execPath, ['-e', DECOMPRESS, entry], {
@@ -137,14 +155,18 @@ async function packagedChromium(): Promise<string> {
       timeout: DECOMPRESS_TIMEOUT_MS,
     });
     if (stdout !== join(staging, 'chromium')) throw new Error(`it decompressed to ${stdout}, not into ${staging}`);
+    mkdirSync(join(staging, 'al2023'));
+    execFileSync('tar', ['-x', '-C', join(staging, 'al2023')], {
+      input: brotliDecompressSync(readFileSync(join(root, 'bin', 'al2023.tar.br'))),
+    });
     try {
       renameSync(staging, home);
     } catch (error) {
       // Another process renamed its copy first (ENOTEMPTY/EEXIST): use that one.
-      if (!isExecutable(binary)) throw new Error(`${home} holds no chromium: delete it`, { cause: error });
+      if (!complete()) throw new Error(`${home} is incomplete: delete it`, { cause: error });
     }
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
-  return binary;
+  return found;
 }
