@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { freeLoopbackPort } from '../../src/cli/server/freeLoopbackPort.ts';
+import { freeLoopbackPort } from '../../src/demo/server/freeLoopbackPort.ts';
 import { isRunning } from '../helpers/processState.ts';
 import { SOURCE_CLI } from '../helpers/sourceCli.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';

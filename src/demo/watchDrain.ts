@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type { Sluice } from '../../Sluice.ts';
-import type { QueueStats } from '../../stats/queueStats.ts';
+import type { Sluice } from '../Sluice.ts';
+import type { QueueStats } from '../stats/queueStats.ts';
 import type { DemoProcess } from './demoFleet.ts';
 import { runsProof } from './demoRuns.ts';
 

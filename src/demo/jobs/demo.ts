@@ -1,4 +1,4 @@
-import { defineJob } from '../../../defineJob.ts';
+import { defineJob } from '../../defineJob.ts';
 import { SQL_RECORD_RUN } from '../demoRuns.ts';
 
 /**
