@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
@@ -80,10 +81,8 @@ async function startContainer(onProgress: (line: string) => void): Promise<Serve
     onProgress('  no container runtime (Docker socket or DOCKER_HOST) for MySQL 8 through testcontainers');
     return null;
   }
-  let containers: typeof import('@testcontainers/mysql');
-  try {
-    containers = await import('@testcontainers/mysql');
-  } catch {
+  const containers = loadTestcontainers();
+  if (!containers) {
     onProgress(
       '  a container runtime exists, but @testcontainers/mysql is not installed (npm i -D @testcontainers/mysql)',
     );
@@ -100,6 +99,22 @@ async function startContainer(onProgress: (line: string) => void): Promise<Serve
       return stopping;
     },
   };
+}
+
+/**
+ * @testcontainers/mysql as the app has it (resolved from the working folder, where `npx sluice demo`
+ * runs), else as installed beside sluice (the repo's devDependency); null where neither has it. It
+ * is no dependency of the package, not even a peer: only this fallback uses it, when present.
+ */
+function loadTestcontainers(): typeof import('@testcontainers/mysql') | null {
+  for (const from of [join(process.cwd(), 'package.json'), import.meta.url]) {
+    try {
+      return createRequire(from)('@testcontainers/mysql') as typeof import('@testcontainers/mysql');
+    } catch {
+      // not installed there
+    }
+  }
+  return null;
 }
 
 export function hasContainerRuntime(): boolean {
