@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { redactUrl } from '../../db/redactUrl.ts';
 import { ConnectionError } from '../../errors.ts';
+import { ServerStartError } from './ServerStartError.ts';
 import { startThrowawayServer } from './throwawayServer.ts';
 
 /** A server to run against: the one at the URL, or one started for this run. */
@@ -43,6 +44,12 @@ export async function serverOrThrowaway(url: string, onProgress: (line: string) 
       stop: () => server.stop(),
     };
   } catch (error) {
+    // The one line below cannot hold the server's own words; say them first, so a failure (in CI,
+    // say) can be read without running it again.
+    if (error instanceof ServerStartError && error.logTail) {
+      onProgress("  the throwaway server's log, last lines:");
+      for (const line of error.logTail.split('\n')) onProgress(`    ${line}`);
+    }
     throw new ConnectionError(
       `nothing answers at ${redactUrl(url)} (${code}) and no throwaway server could be started ` +
         `(${(error as Error).message.split('\n')[0]}). Point sluice at a MySQL 8.0+ or MariaDB 10.6+ server: ` +
