@@ -2,7 +2,7 @@
 // from its own layer or any layer below it, never from a layer above; no import cycles at all
 // (type-only imports count). `npm run lint` runs this.
 const LAYERS = [
-  ['surfaces: the CLI and the development tools it runs', '^src/(cli|devServer)/'],
+  ['surfaces: the CLI, and the demo and throwaway server it runs', '^src/(cli|demo)/'],
   ['the package entry and the metrics endpoint', '^src/(index\\.ts|metrics/)'],
   ['the facade', '^src/Sluice\\.ts$'],
   ['the dashboard (reads and acts through the public surface only)', '^src/dashboard/'],

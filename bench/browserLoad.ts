@@ -1,15 +1,17 @@
 /**
- * Page loads as an operator sees them: Debian's Chromium (playwright-core, headless, a fresh
- * profile) navigates to each page and reads the Navigation Timing entry — request start to the
- * load event, assets and chart drawing included (assets come from the browser's cache after the
- * warm-up, as they would for an operator). Null when no Chromium is installed.
+ * Page loads as an operator sees them: Chromium (findChromium: SLUICE_CHROMIUM, the system's, else
+ * the npm package's; playwright-core, headless, a fresh profile) navigates to each page and reads
+ * the Navigation Timing entry — request start to the load event, assets and chart drawing included
+ * (assets come from the browser's cache after the warm-up, as they would for an operator). Null,
+ * saying why, when no Chromium is found.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS } from '../test/helpers/chromium.ts';
+import { chromiumLaunchOptions, type FoundChromium, findChromium } from '../test/helpers/findChromium.ts';
 import { median } from './median.ts';
+import { progress } from './progress.ts';
 
 /** Median load time (ms) of each URL over `runs` navigations after one warm-up, or null without a Chromium. */
 export async function browserLoadTimes(
@@ -17,12 +19,17 @@ export async function browserLoadTimes(
   credentials: { username: string; password: string },
   runs: number,
 ): Promise<number[] | null> {
-  if (!existsSync(CHROMIUM)) return null;
+  let found: FoundChromium;
+  try {
+    found = await findChromium();
+  } catch (error) {
+    progress(`  no browser figures: ${(error as Error).message}`);
+    return null;
+  }
+  progress(`  Chromium from ${found.source}`);
   const profile = mkdtempSync(join(tmpdir(), 'sluice-bench-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [...CHROMIUM_ARGS],
+    ...chromiumLaunchOptions(found),
     httpCredentials: credentials,
   });
   try {

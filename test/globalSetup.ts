@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { hasContainerRuntime, type ServerInUse, serverOrThrowaway } from '../src/cli/server/serverOrThrowaway.ts';
+import { hasContainerRuntime, type ServerInUse, serverOrThrowaway } from '../src/demo/server/serverOrThrowaway.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,9 +1,9 @@
+import { DEMO_JOBS, type DemoProcess, killChildren, startChild, stopChild } from '../demo/demoFleet.ts';
+import type { ServerInUse } from '../demo/server/serverOrThrowaway.ts';
 import type { Sluice } from '../Sluice.ts';
-import { DEMO_JOBS, type DemoProcess, killChildren, startChild, stopChild } from './demo/demoFleet.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, choice, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
-import type { ServerInUse } from './server/serverOrThrowaway.ts';
 import { UsageError } from './UsageError.ts';
 
 /** The demo's own install in the database: its tables are dropped when it ends. */
@@ -45,7 +45,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const say = (line: string) => process.stdout.write(`${line}\n`);
 
   const [{ serverOrThrowaway }, { resolveUrl }] = await Promise.all([
-    import('./server/serverOrThrowaway.ts'),
+    import('../demo/server/serverOrThrowaway.ts'),
     import('../db/connect.ts'),
   ]);
   const server = await serverOrThrowaway(resolveUrl(v.url), say);
@@ -100,8 +100,8 @@ interface DemoOptions {
 async function runDemo(sluice: Sluice, children: DemoProcess[], signal: AbortSignal, o: DemoOptions): Promise<boolean> {
   const say = (line: string) => process.stdout.write(`${line}\n`);
   const [{ createRuns, runsProof }, { watchDrain }] = await Promise.all([
-    import('./demo/demoRuns.ts'),
-    import('./demo/watchDrain.ts'),
+    import('../demo/demoRuns.ts'),
+    import('../demo/watchDrain.ts'),
   ]);
   say(`sluice demo against ${sluice.url} (tables ${DEMO_PREFIX}* and sluice_demo_runs)`);
   const { applied } = await sluice.migrate();
@@ -206,7 +206,7 @@ async function cleanUp(
   }
   const [{ dropTables }, { dropRuns }] = await Promise.all([
     import('../db/dropTables.ts'),
-    import('./demo/demoRuns.ts'),
+    import('../demo/demoRuns.ts'),
   ]);
   await dropTables(sluice.knex, sluice.tables);
   await dropRuns(sluice.knex);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freeLoopbackPort } from '../../src/cli/server/freeLoopbackPort.ts';
+import { freeLoopbackPort } from '../../src/demo/server/freeLoopbackPort.ts';
 import { type CliResult, ROOT, runCli } from '../helpers/runCli.ts';
 import { SOURCE_CLI } from '../helpers/sourceCli.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { freeLoopbackPort } from '../../src/cli/server/freeLoopbackPort.ts';
+import { freeLoopbackPort } from '../../src/demo/server/freeLoopbackPort.ts';
 import { isRunning } from '../helpers/processState.ts';
 import { SOURCE_CLI } from '../helpers/sourceCli.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
@@ -126,5 +126,30 @@ describe('sluice demo', () => {
     expect(dataDir, out).toBeDefined();
     expect(out).toContain('OK: every one of 200 jobs ran exactly once; none is left.');
     expect(existsSync(dataDir as string), 'the throwaway server’s folder').toBe(false);
+  });
+
+  it('when no throwaway server can start either, prints the server’s own log tail before the one-line error', async () => {
+    // A fake MariaDB whose initialisation fails, as mariadb-install-db once did in CI under load.
+    const bin = mkdtempSync(join(tmpdir(), 'sluice-demo-bin-'));
+    writeFileSync(join(bin, 'mariadbd'), '#!/bin/sh\necho "mariadbd  Ver 10.11.99-MariaDB (a fake)"\n', {
+      mode: 0o755,
+    });
+    writeFileSync(
+      join(bin, 'mariadb-install-db'),
+      '#!/bin/sh\necho "Installation of system tables failed (a fake)" >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
+    const port = await freeLoopbackPort();
+    const demo = startDemo(['--jobs-count', '10'], {
+      MYSQL_URL: `mysql://root@127.0.0.1:${port}/test`,
+      PATH: `${bin}:${process.env.PATH}`,
+    });
+    const exited = await demo.exited;
+    rmSync(bin, { recursive: true, force: true });
+    const out = demo.stdout();
+    expect(exited, out).toBe(1);
+    expect(out).toContain('exited with 1');
+    expect(out).toMatch(/the throwaway server's log, last lines:\n\s+Installation of system tables failed \(a fake\)/);
+    expect(out).toMatch(/sluice demo: nothing answers at .* no throwaway server could be started/);
   });
 });

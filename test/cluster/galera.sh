@@ -7,6 +7,8 @@
 #   galera.sh restart NODE DIR          start a killed/stopped node; it rejoins the others by IST or SST
 #   galera.sh status  DIR               one line per node: pid, SQL port, wsrep state
 #   galera.sh clean   DIR               stop, then delete DIR (only if it holds a cluster of ours)
+#   galera.sh check                     fail with one line naming the Debian packages this machine lacks
+#   galera.sh missing                   print those packages on one line (nothing when none is missing)
 #
 # Ports, for node i = 1..3 and BASE_PORT (default 3311):
 #   SQL BASE+i-1 (3311-3313)   group BASE+10+i-1 (3321-3323)
@@ -45,11 +47,40 @@ die() {
   exit 1
 }
 usage() {
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 # Seconds since $1 (an EPOCHREALTIME), one decimal.
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+# --- what the machine needs ---------------------------------------------------------------------
+
+# The Debian packages missing for NEEDS: 'cluster' (mariadbd, mariadb-install-db and wsrep_sst_rsync
+# from mariadb-server, the mariadb client, Galera's provider from galera-4, rsync for state
+# transfers) and/or 'clock' (libfaketime, for GALERA_CLOCK_OFFSET). Prints them on one line,
+# nothing when all are there.
+missing_packages() {
+  local need missing=()
+  for need in "$@"; do
+    case $need in
+    cluster)
+      { [ -x "$MARIADBD" ] && command -v mariadb-install-db && command -v wsrep_sst_rsync; } >/dev/null ||
+        missing+=(mariadb-server)
+      command -v mariadb >/dev/null || missing+=(mariadb-client)
+      [ -f "$PROVIDER" ] || missing+=(galera-4)
+      command -v rsync >/dev/null || missing+=(rsync)
+      ;;
+    clock) { [ -n "$FAKETIME_LIB" ] && [ -f "$FAKETIME_LIB" ]; } || missing+=(libfaketime) ;;
+    esac
+  done
+  echo "${missing[*]}"
+}
+
+require_packages() { # NEEDS...: dies naming every missing package at once
+  local missing
+  missing=$(missing_packages "$@")
+  [ -z "$missing" ] || die "missing Debian packages: apt-get install $missing"
+}
 
 # --- layout ---------------------------------------------------------------------------------
 
@@ -157,7 +188,7 @@ launch() { # NODE [extra mariadbd args...]
   local clock=()
   if [ -n "$CLOCK_OFFSET" ]; then
     [[ "$CLOCK_OFFSET" =~ ^[+-][0-9]+(\.[0-9]+)?[smhd]?$ ]] || die "GALERA_CLOCK_OFFSET must look like +20s or -5s, not '$CLOCK_OFFSET'"
-    [ -n "$FAKETIME_LIB" ] && [ -f "$FAKETIME_LIB" ] || die "libfaketimeMT.so.1 not found (GALERA_CLOCK_OFFSET needs it): apt-get install libfaketime"
+    require_packages clock
     clock=(env "LD_PRELOAD=$FAKETIME_LIB" "FAKETIME=$CLOCK_OFFSET" FAKETIME_DONT_FAKE_MONOTONIC=1)
     log "node $n starts with its wall clock at $CLOCK_OFFSET (libfaketime)"
   fi
@@ -255,10 +286,7 @@ cmd_start() {
   [ $# -ge 1 ] && [ $# -le 2 ] || usage
   local base=${2:-3311} n t
   [[ "$base" =~ ^[0-9]+$ ]] && [ "$base" -ge 1024 ] && [ "$base" -le 65400 ] || die "BASE_PORT must be 1024..65400"
-  [ -x "$MARIADBD" ] || die "$MARIADBD not found: apt-get install mariadb-server"
-  [ -f "$PROVIDER" ] || die "$PROVIDER not found: apt-get install galera-4"
-  command -v rsync >/dev/null || die "rsync not found (SST needs it): apt-get install rsync"
-  command -v mariadb-install-db >/dev/null || die "mariadb-install-db not found: apt-get install mariadb-server"
+  require_packages cluster
   mkdir -p "$1"
   DIR=$(cd "$1" && pwd)
   if [ -f "$DIR/$MARKER" ]; then
@@ -385,6 +413,18 @@ cmd_status() {
   done
 }
 
+# The whole suite's needs: a cluster, and a node with its clock off (galeraClockSkew.test.ts).
+cmd_check() {
+  [ $# -eq 0 ] || usage
+  require_packages cluster clock
+  log "every package the Galera suite needs is installed"
+}
+
+cmd_missing() {
+  [ $# -eq 0 ] || usage
+  missing_packages cluster clock
+}
+
 cmd_clean() {
   [ $# -eq 1 ] || usage
   [ -d "$1" ] || return 0
@@ -404,5 +444,7 @@ kill) cmd_kill "$@" ;;
 restart) cmd_restart "$@" ;;
 status) cmd_status "$@" ;;
 clean) cmd_clean "$@" ;;
+check) cmd_check "$@" ;;
+missing) cmd_missing "$@" ;;
 *) usage ;;
 esac

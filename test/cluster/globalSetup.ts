@@ -1,14 +1,20 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { killAndRemove } from './galeraCluster.ts';
 
 /**
- * The Galera suite's backstop: every cluster of the run lives under one folder
- * ($SLUICE_GALERA_ROOT, inherited by the test workers), and whatever is still there when the run
- * ends — a worker that died before its afterAll, a run stopped by Ctrl-C — is killed and deleted.
+ * The Galera suite's preflight and backstop. First, `galera.sh check`: a machine without a package
+ * the suite needs (mariadb-server, galera-4, rsync, libfaketime) fails the run at once, in one line
+ * naming them all, before any file starts a cluster. Then every cluster of the run lives under one
+ * folder ($SLUICE_GALERA_ROOT, inherited by the test workers), and whatever is still there when
+ * the run ends — a worker that died before its afterAll, a run stopped by Ctrl-C — is killed and
+ * deleted.
  */
 export default function setup(): () => void {
+  checkPackages();
   const root = mkdtempSync(join(tmpdir(), 'sluice-galera-'));
   chmodSync(root, 0o711); // run as root, galera.sh runs the servers as 'mysql', which must get through
   process.env.SLUICE_GALERA_ROOT = root;
@@ -19,4 +25,16 @@ export default function setup(): () => void {
     process.off('exit', cleanUp);
     cleanUp();
   };
+}
+
+function checkPackages(): void {
+  try {
+    execFileSync('bash', [fileURLToPath(new URL('./galera.sh', import.meta.url)), 'check'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
+  } catch (error) {
+    const said = String((error as { stderr?: string }).stderr ?? '').trim();
+    throw new Error(`npm run test:galera: ${said.replace(/^\[galera\] ERROR: /, '') || (error as Error).message}`);
+  }
 }

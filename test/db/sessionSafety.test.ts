@@ -1,6 +1,6 @@
 import knexFactory from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startThrowawayServer, type ThrowawayServer } from '../../src/cli/server/throwawayServer.ts';
+import { startThrowawayServer, type ThrowawayServer } from '../../src/demo/server/throwawayServer.ts';
 import { createSluice, OptionsError, type Sluice } from '../../src/index.ts';
 import { testLogger } from '../helpers/testDatabase.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startThrowawayServer, type ThrowawayServer } from '../../src/cli/server/throwawayServer.ts';
 import { parseMysqlUrl } from '../../src/db/parseMysqlUrl.ts';
+import { startThrowawayServer, type ThrowawayServer } from '../../src/demo/server/throwawayServer.ts';
 import { createSluice, OptionsError, type Sluice } from '../../src/index.ts';
 import { testLogger } from '../helpers/testDatabase.ts';
 import { makeTlsCertificates, type TlsCertificates } from '../helpers/tlsCertificates.ts';

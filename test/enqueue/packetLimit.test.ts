@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startThrowawayServer, type ThrowawayServer } from '../../src/cli/server/throwawayServer.ts';
+import { startThrowawayServer, type ThrowawayServer } from '../../src/demo/server/throwawayServer.ts';
 import { createSluice, JobValidationError, type Sluice } from '../../src/index.ts';
 import { testLogger } from '../helpers/testDatabase.ts';
 

@@ -17,6 +17,7 @@ const db = useTestDatabase('consumer');
 const TSC = join(ROOT, 'node_modules', '.bin', 'tsc');
 const PM2 = join(ROOT, 'node_modules', '.bin', 'pm2');
 const REFUSE_HEAVY = fileURLToPath(new URL('../fixtures/scripts/refuseHeavyModules.mjs', import.meta.url));
+const REFUSE_DEV_TOOLING = fileURLToPath(new URL('../fixtures/scripts/refuseDevTooling.mjs', import.meta.url));
 
 let app: PackedApp;
 let pm2Home: string | undefined;
@@ -111,6 +112,18 @@ describe('the packed package, installed into an app', () => {
     run.child.kill('SIGINT');
     expect(await exitOf(run.child), run.stdout()).toBe(0);
     expect(run.stdout()).toContain('{"stopped":"stopped"}');
+  });
+
+  it("(a) `import 'sluice'` loads no command and none of the demo or its throwaway server", async () => {
+    const run = await inApp(process.execPath, [
+      '--import',
+      REFUSE_DEV_TOOLING,
+      '--input-type=module',
+      '-e',
+      "const sluice = await import('sluice'); console.log(typeof sluice.createSluice);",
+    ]);
+    expect(run.code, `import 'sluice' loads dist/src/cli or dist/src/demo:\n${run.stderr}`).toBe(0);
+    expect(run.stdout.trim()).toBe('function');
   });
 
   it('(b) a CommonJS app require()s the package', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { serverOrThrowaway } from '../../../src/cli/server/serverOrThrowaway.ts';
+import { serverOrThrowaway } from '../../../src/demo/server/serverOrThrowaway.ts';
 import { ConnectionError } from '../../../src/errors.ts';
 import { useTestDatabase } from '../../helpers/testDatabase.ts';
 

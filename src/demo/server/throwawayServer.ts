@@ -4,9 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ServerStartError } from '../../errors.ts';
 import { findServerBinary, type ServerBinary, type ServerFlavor } from './findServerBinary.ts';
 import { freeLoopbackPort } from './freeLoopbackPort.ts';
+import { ServerStartError } from './ServerStartError.ts';
 import {
   initialiseCommandLine,
   MAX_SOCKET_PATH_BYTES,

@@ -1,4 +1,4 @@
-import { defineJob } from '../../../model/defineJob.ts';
+import { defineJob } from '../../model/defineJob.ts';
 import { SQL_RECORD_RUN } from '../demoRuns.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type { QueueDepthRow } from '../../api/queuesApi.ts';
-import type { Sluice } from '../../Sluice.ts';
+import type { QueueDepthRow } from '../api/queuesApi.ts';
+import type { Sluice } from '../Sluice.ts';
 import type { DemoProcess } from './demoFleet.ts';
 import { runsProof } from './demoRuns.ts';
 

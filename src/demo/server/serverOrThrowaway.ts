@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { redactUrl } from '../../db/redactUrl.ts';
 import { ConnectionError } from '../../errors.ts';
+import { ServerStartError } from './ServerStartError.ts';
 import { startThrowawayServer } from './throwawayServer.ts';
 
 /** A server to run against: the one at the URL, or one started for this run. */
@@ -42,6 +44,12 @@ export async function serverOrThrowaway(url: string, onProgress: (line: string) 
       stop: () => server.stop(),
     };
   } catch (error) {
+    // The one line below cannot hold the server's own words; say them first, so a failure (in CI,
+    // say) can be read without running it again.
+    if (error instanceof ServerStartError && error.logTail) {
+      onProgress("  the throwaway server's log, last lines:");
+      for (const line of error.logTail.split('\n')) onProgress(`    ${line}`);
+    }
     throw new ConnectionError(
       `nothing answers at ${redactUrl(url)} (${code}) and no throwaway server could be started ` +
         `(${(error as Error).message.split('\n')[0]}). Point sluice at a MySQL 8.0+ or MariaDB 10.6+ server: ` +
@@ -80,10 +88,8 @@ async function startContainer(onProgress: (line: string) => void): Promise<Serve
     onProgress('  no container runtime (Docker socket or DOCKER_HOST) for MySQL 8 through testcontainers');
     return null;
   }
-  let containers: typeof import('@testcontainers/mysql');
-  try {
-    containers = await import('@testcontainers/mysql');
-  } catch {
+  const containers = loadTestcontainers();
+  if (!containers) {
     onProgress(
       '  a container runtime exists, but @testcontainers/mysql is not installed (npm i -D @testcontainers/mysql)',
     );
@@ -100,6 +106,22 @@ async function startContainer(onProgress: (line: string) => void): Promise<Serve
       return stopping;
     },
   };
+}
+
+/**
+ * @testcontainers/mysql as the app has it (resolved from the working folder, where `npx sluice demo`
+ * runs), else as installed beside sluice (the repo's devDependency); null where neither has it. It
+ * is no dependency of the package, not even a peer: only this fallback uses it, when present.
+ */
+function loadTestcontainers(): typeof import('@testcontainers/mysql') | null {
+  for (const from of [join(process.cwd(), 'package.json'), import.meta.url]) {
+    try {
+      return createRequire(from)('@testcontainers/mysql') as typeof import('@testcontainers/mysql');
+    } catch {
+      // not installed there
+    }
+  }
+  return null;
 }
 
 export function hasContainerRuntime(): boolean {
