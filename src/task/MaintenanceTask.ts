@@ -14,6 +14,16 @@ export interface MaintenanceTask<N extends string = string, C extends string = s
   observe?(): Promise<void>;
 }
 
+/** The defaults the tasks share; the maintenance process's own options start from the same values. */
+export const TASK_DEFAULTS = {
+  /** Rows per maintenance statement. */
+  batchSize: 500,
+  /** Most random pause between batches (each task caps it lower). */
+  jitterMs: 1_000,
+  /** Most retention-pruning batches per table in one pass. */
+  maxBatches: 20,
+} as const;
+
 /** Claims a release left alone because another transaction holds their rows; tried again next pass. */
 export interface SkippedRelease {
   readonly task: string;
