@@ -60,10 +60,11 @@ export interface FinishBatchesOptions {
 export function finishBatches(
   { db, tables }: TaskDb,
   options: FinishBatchesOptions,
-): MaintenanceTask<'finishBatches', 'batches'> {
+): MaintenanceTask<'finishBatches', 'batches', FinishBatchesOptions> {
   integerIn('batchSize', options.batchSize, 1, 10_000);
   return {
     name: 'finishBatches',
+    options,
     async runOnce() {
       let batches = 0;
       let afterId = 0;

@@ -56,12 +56,13 @@ export interface PruneIdempotencyKeysOptions {
 export function pruneIdempotencyKeys(
   { db, tables }: TaskDb,
   options: PruneIdempotencyKeysOptions,
-): MaintenanceTask<'pruneIdempotencyKeys', 'orphansExpired' | 'pruned'> {
+): MaintenanceTask<'pruneIdempotencyKeys', 'orphansExpired' | 'pruned', PruneIdempotencyKeysOptions> {
   integerIn('idempotencyRetentionMs', options.retentionMs, 1);
   integerIn('batchSize', options.batchSize, 1, 10_000);
   let cursor = 0;
   return {
     name: 'pruneIdempotencyKeys',
+    options,
     async runOnce() {
       const live = (await db.select<{ job_id: number }>(sqlLiveKeys(tables), [cursor, options.batchSize])).map((r) =>
         Number(r.job_id),

@@ -124,7 +124,7 @@ interface Beat {
 export function releaseDeadWorkers(
   { db, tables }: TaskDb,
   options: ReleaseDeadWorkersOptions,
-): MaintenanceTask<'releaseDeadWorkers', 'workers' | 'claims' | 'deadLettered'> {
+): MaintenanceTask<'releaseDeadWorkers', 'workers' | 'claims' | 'deadLettered', ReleaseDeadWorkersOptions> {
   if (!(typeof options.missedHeartbeats === 'number' && options.missedHeartbeats >= 1.5)) {
     throw new OptionsError(
       'missedHeartbeats',
@@ -204,6 +204,7 @@ export function releaseDeadWorkers(
 
   return {
     name: 'releaseDeadWorkers',
+    options,
     async observe() {
       await observe();
     },

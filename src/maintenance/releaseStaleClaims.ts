@@ -119,7 +119,7 @@ interface StaleGroup {
 export function releaseStaleClaims(
   { db, tables }: TaskDb,
   options: ReleaseStaleClaimsOptions,
-): MaintenanceTask<'releaseStaleClaims', 'claims' | 'deadLettered'> {
+): MaintenanceTask<'releaseStaleClaims', 'claims' | 'deadLettered', ReleaseStaleClaimsOptions> {
   integerIn('lockTimeoutMs', options.lockTimeoutMs, 1);
   integerIn('batchSize', options.batchSize, 1, 10_000);
   const seen = new UnchangedSince<number>(options.clock);
@@ -188,6 +188,7 @@ export function releaseStaleClaims(
 
   return {
     name: 'releaseStaleClaims',
+    options,
     async runOnce() {
       // By claim key: a lock_id carries its worker's key (ClaimTokens), not its whole id.
       const registered = new Map(

@@ -2,14 +2,17 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 
 /**
- * One maintenance service: a name, and runOnce(), one bounded step that returns what it changed
- * as named counts. The maintenance loop runs a list of these in order (Maintenance.ts); the pass
- * result, its event and its log line are made from the counts, never restated. A task that judges
- * liveness by watching rows change may also have observe(): it only reads, and every pass runs it
- * first, leader or not, so that a take-over can act on what it already watched.
+ * One maintenance service: a name, its options (resolved from all-optional options with their
+ * defaults and validated once, when the task is made: a bad one throws OptionsError naming it),
+ * and runOnce(), one bounded step that returns what it changed as named counts. The maintenance
+ * loop runs a list of these in order (Maintenance.ts); the pass result, its event and its log line
+ * are made from the counts, never restated. A task that judges liveness by watching rows change
+ * may also have observe(): it only reads, and every pass runs it first, leader or not, so that a
+ * take-over can act on what it already watched.
  */
-export interface MaintenanceTask<N extends string = string, C extends string = string> {
+export interface MaintenanceTask<N extends string = string, C extends string = string, O extends object = object> {
   readonly name: N;
+  readonly options: O;
   runOnce(): Promise<Readonly<Record<C, number>>>;
   observe?(): Promise<void>;
 }
