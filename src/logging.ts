@@ -56,7 +56,15 @@ function fields<E extends object>(event: string, payload: E): Record<string, unk
  * per-job lines are debug.
  */
 export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
-  events.on('batch:enqueued', (e) => logger.info(fields('batch:enqueued', e), 'batch enqueued'));
+  logJobs(events, logger);
+  logJobTrouble(events, logger);
+  logWorkers(events, logger);
+  logBatches(events, logger);
+  logMaintenance(events, logger);
+}
+
+/** A job's way through a worker: claimed and completed (debug), failed, retried, dead-lettered, cancelled. */
+function logJobs(events: SluiceEvents, logger: Logger): void {
   // Per-job lines are debug: build their fields only when debug is on (these fire thousands of times a second).
   events.on(
     'job:claimed',
@@ -86,6 +94,10 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
     ),
   );
   events.on('job:cancelled', (e) => logger.info(fields('job:cancelled', e), `job ${e.jobId} (${e.name}) cancelled`));
+}
+
+/** What went wrong around a job without failing it: a dropped result, a conflicted transaction, a lost claim. */
+function logJobTrouble(events: SluiceEvents, logger: Logger): void {
   events.on('result:dropped', (e) =>
     logger.warn(
       fields('result:dropped', e),
@@ -108,6 +120,10 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
       `${e.operation}: claim ${e.lockId} lost for ${e.lost} job(s); nothing written`,
     ),
   );
+}
+
+/** A worker's life: started, stopping, stopped, its concurrency, its errors, its failed wake-ups. */
+function logWorkers(events: SluiceEvents, logger: Logger): void {
   events.on('worker:started', (e) =>
     logger.info(
       fields('worker:started', e),
@@ -134,6 +150,11 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
       (message) => `wake-up failed (${e.context}): ${message}`,
     ),
   );
+}
+
+/** Batches enqueued and finished, and the scheduler's enqueues. */
+function logBatches(events: SluiceEvents, logger: Logger): void {
+  events.on('batch:enqueued', (e) => logger.info(fields('batch:enqueued', e), 'batch enqueued'));
   events.on('batch:finished', (e) => logger.info(fields('batch:finished', e), `batch ${e.batchId} finished`));
   events.on('schedule:enqueued', (e) =>
     (e.duplicate ? logger.debug : logger.info).call(
@@ -142,6 +163,13 @@ export function subscribeLogger(events: SluiceEvents, logger: Logger): void {
       e.duplicate ? 'slot already enqueued elsewhere' : `scheduled ${e.name}@${e.slot}`,
     ),
   );
+}
+
+/**
+ * The maintenance process: its start, its leadership, its passes (info only when a pass changed
+ * something), the claims it had to skip, its errors.
+ */
+function logMaintenance(events: SluiceEvents, logger: Logger): void {
   events.on('maintenance:started', (e) =>
     logger.info(
       fields('maintenance:started', e),

@@ -141,6 +141,14 @@ export function integerIn(option: string, value: unknown, min: number, max = Num
   return value as number;
 }
 
+/** A number of at least `min` (fractions allowed), or OptionsError naming the option. */
+export function numberAtLeast(option: string, value: unknown, min: number): number {
+  if (!(typeof value === 'number' && value >= min)) {
+    throw new OptionsError(option, `must be a number of at least ${min} (got ${String(value)})`);
+  }
+  return value;
+}
+
 /** Drops keys whose value is undefined, so `{ ...DEFAULTS, ...defined(options) }` keeps defaults. */
 export function defined<T extends object>(options: T | undefined): Partial<T> {
   return Object.fromEntries(Object.entries(options ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -1,7 +1,8 @@
+import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { integerIn } from '../options.ts';
-import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
+import { defined, integerIn } from '../options.ts';
+import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
 import { completionJobKey, type StoredCompletionJob } from './completionJob.ts';
 import { getBatch } from './getBatch.ts';
 
@@ -44,11 +45,20 @@ const sqlInsertCompletionJob = (t: Tables) => `
 INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, idempotency_key, created_at)
 VALUES (?, ?, ?, ?, NOW(3), ?, ?, NOW(3))`;
 
+/** finishBatches' options. Every field is optional. */
 export interface FinishBatchesOptions {
-  /** Unfinished batches read per page. */
-  readonly batchSize: number;
-  /** Told of each batch this pass finished (the maintenance process emits batch:finished). */
-  readonly onFinished?: (batch: { batchId: number; completionJob: boolean }) => void;
+  /** Unfinished batches read per page. @defaultValue 500 */
+  readonly batchSize?: number;
+  /** Told of each batch this pass finished (the maintenance process emits batch:finished). @defaultValue none */
+  readonly onFinished?: ((batch: { batchId: number; completionJob: boolean }) => void) | null;
+}
+
+export type ResolvedFinishBatchesOptions = Readonly<Required<FinishBatchesOptions>>;
+
+function resolveFinishBatchesOptions(options: FinishBatchesOptions): ResolvedFinishBatchesOptions {
+  const r = { batchSize: TASK_DEFAULTS.batchSize, onFinished: null, ...defined(options) };
+  integerIn('batchSize', r.batchSize, 1, 10_000);
+  return r;
 }
 
 /**
@@ -58,55 +68,84 @@ export interface FinishBatchesOptions {
  * pages.
  */
 export function finishBatches(
-  { db, tables }: TaskDb,
-  options: FinishBatchesOptions,
-): MaintenanceTask<'finishBatches', 'batches'> {
-  integerIn('batchSize', options.batchSize, 1, 10_000);
-  return {
-    name: 'finishBatches',
-    async runOnce() {
-      let batches = 0;
-      let afterId = 0;
-      for (;;) {
-        const page = await db.select<{ id: number | string; live: number | string }>(sqlUnfinished(tables), [
-          afterId,
-          options.batchSize,
-        ]);
-        for (const id of page.filter((b) => Number(b.live) === 0).map((b) => Number(b.id))) {
-          const completionJob = await withTransaction(db, async (tx) => {
-            const { affectedRows } = await tx.write(sqlMarkFinished(tables), [id]);
-            if (affectedRows !== 1) return null;
-            const [row] = await tx.select<{ on_complete: string | null }>(sqlOnComplete(tables), [id]);
-            if (!row?.on_complete) return false;
-            const job = JSON.parse(row.on_complete) as StoredCompletionJob;
-            const status = await getBatch(tx, tables, id);
-            const payload = JSON.stringify({
-              ...(JSON.parse(job.payload) as object),
-              batch: status && {
-                id,
-                size: status.size,
-                succeeded: status.succeeded,
-                dead: status.dead,
-                cancelled: status.cancelled,
-              },
-            });
-            await tx.write(sqlInsertCompletionJob(tables), [
-              job.queue,
-              job.name,
-              payload,
-              job.priority,
-              job.maxRetries,
-              completionJobKey(id),
-            ]);
-            return true;
-          });
-          if (completionJob === null) continue;
-          batches++;
-          options.onFinished?.({ batchId: id, completionJob });
-        }
-        if (page.length < options.batchSize) return { batches };
-        afterId = Number(page[page.length - 1]?.id);
-      }
-    },
-  };
+  taskDb: TaskDb,
+  options: FinishBatchesOptions = {},
+): MaintenanceTask<'finishBatches', 'batches', ResolvedFinishBatchesOptions> {
+  return new BatchFinisher(taskDb, options);
+}
+
+class BatchFinisher implements MaintenanceTask<'finishBatches', 'batches', ResolvedFinishBatchesOptions> {
+  readonly name = 'finishBatches';
+  readonly options: ResolvedFinishBatchesOptions;
+  readonly #db: Executor;
+  readonly #tables: Tables;
+
+  constructor({ db, tables }: TaskDb, options: FinishBatchesOptions) {
+    this.options = resolveFinishBatchesOptions(options);
+    this.#db = db;
+    this.#tables = tables;
+  }
+
+  async runOnce(): Promise<{ batches: number }> {
+    let batches = 0;
+    for await (const id of this.#doneBatches()) {
+      const completionJob = await this.#finish(id);
+      if (completionJob === null) continue;
+      batches++;
+      this.options.onFinished?.({ batchId: id, completionJob });
+    }
+    return { batches };
+  }
+
+  /** The unfinished batches with no live job left, read a page at a time in id order. */
+  async *#doneBatches(): AsyncGenerator<number> {
+    let afterId = 0;
+    for (;;) {
+      const page = await this.#db.select<{ id: number | string; live: number | string }>(sqlUnfinished(this.#tables), [
+        afterId,
+        this.options.batchSize,
+      ]);
+      yield* page.filter((b) => Number(b.live) === 0).map((b) => Number(b.id));
+      if (page.length < this.options.batchSize) return;
+      afterId = Number(page[page.length - 1]?.id);
+    }
+  }
+
+  /**
+   * Marks one batch finished and enqueues its completion job, in one transaction. Returns whether
+   * it had a completion job, or null when another process finished the batch first.
+   */
+  #finish(id: number): Promise<boolean | null> {
+    return withTransaction(this.#db, async (tx) => {
+      const { affectedRows } = await tx.write(sqlMarkFinished(this.#tables), [id]);
+      if (affectedRows !== 1) return null;
+      const [row] = await tx.select<{ on_complete: string | null }>(sqlOnComplete(this.#tables), [id]);
+      if (!row?.on_complete) return false;
+      await this.#enqueueCompletionJob(tx, id, JSON.parse(row.on_complete) as StoredCompletionJob);
+      return true;
+    });
+  }
+
+  /** Enqueues the batch's completion job, its payload extended with the batch's final counts. */
+  async #enqueueCompletionJob(tx: Executor, id: number, job: StoredCompletionJob): Promise<void> {
+    const status = await getBatch(tx, this.#tables, id);
+    const payload = JSON.stringify({
+      ...(JSON.parse(job.payload) as object),
+      batch: status && {
+        id,
+        size: status.size,
+        succeeded: status.succeeded,
+        dead: status.dead,
+        cancelled: status.cancelled,
+      },
+    });
+    await tx.write(sqlInsertCompletionJob(this.#tables), [
+      job.queue,
+      job.name,
+      payload,
+      job.priority,
+      job.maxRetries,
+      completionJobKey(id),
+    ]);
+  }
 }

@@ -1,6 +1,7 @@
 import type { Tables } from '../db/tables.ts';
+import { SLUICE_DEFAULTS } from '../options.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
-import { type RetentionOptions, retentionTask } from '../task/pruneInBatches.ts';
+import { type ResolvedRetentionOptions, type RetentionOptions, RetentionTask } from '../task/pruneInBatches.ts';
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of dead jobs past
@@ -22,12 +23,12 @@ WHERE id IN (?)`;
 /** dead_jobs retention: dead jobs older than deadRetentionMs, deleted a bounded batch at a time. */
 export function pruneDeadJobs(
   { db, tables }: TaskDb,
-  options: RetentionOptions,
-): MaintenanceTask<'pruneDeadJobs', 'pruned'> {
-  return retentionTask(
-    'pruneDeadJobs',
-    db,
-    { lock: sqlLockExpired(tables), delete: sqlDelete(tables), keyOf: (r) => r.id },
-    options,
-  );
+  options: RetentionOptions = {},
+): MaintenanceTask<'pruneDeadJobs', 'pruned', ResolvedRetentionOptions> {
+  const statements = {
+    lock: sqlLockExpired(tables),
+    delete: sqlDelete(tables),
+    keyOf: (r: Record<string, unknown>) => r.id,
+  };
+  return new RetentionTask('pruneDeadJobs', db, statements, options, SLUICE_DEFAULTS.deadRetentionMs);
 }

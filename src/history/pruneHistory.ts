@@ -1,6 +1,7 @@
 import type { Tables } from '../db/tables.ts';
+import { SLUICE_DEFAULTS } from '../options.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
-import { type RetentionOptions, retentionTask } from '../task/pruneInBatches.ts';
+import { type ResolvedRetentionOptions, type RetentionOptions, RetentionTask } from '../task/pruneInBatches.ts';
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of history past its
@@ -22,12 +23,12 @@ WHERE job_id IN (?)`;
 /** job_history retention: completed jobs older than historyRetentionMs, deleted a bounded batch at a time. */
 export function pruneHistory(
   { db, tables }: TaskDb,
-  options: RetentionOptions,
-): MaintenanceTask<'pruneHistory', 'pruned'> {
-  return retentionTask(
-    'pruneHistory',
-    db,
-    { lock: sqlLockExpired(tables), delete: sqlDelete(tables), keyOf: (r) => r.job_id },
-    options,
-  );
+  options: RetentionOptions = {},
+): MaintenanceTask<'pruneHistory', 'pruned', ResolvedRetentionOptions> {
+  const statements = {
+    lock: sqlLockExpired(tables),
+    delete: sqlDelete(tables),
+    keyOf: (r: Record<string, unknown>) => r.job_id,
+  };
+  return new RetentionTask('pruneHistory', db, statements, options, SLUICE_DEFAULTS.historyRetentionMs);
 }

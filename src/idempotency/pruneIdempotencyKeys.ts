@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { integerIn } from '../options.ts';
-import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
+import { defined, integerIn, SLUICE_DEFAULTS } from '../options.ts';
+import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
 import { expireIdempotencyKeys } from './expireIdempotencyKeys.ts';
 
 /**
@@ -38,10 +39,25 @@ SELECT id
 FROM ${t.jobs}
 WHERE id IN (?)`;
 
+/** pruneIdempotencyKeys' options. Every field is optional. */
 export interface PruneIdempotencyKeysOptions {
-  /** How long a finished job's key keeps refusing duplicates (an install option). */
-  readonly retentionMs: number;
-  readonly batchSize: number;
+  /** How long a finished job's key keeps refusing duplicates (an install option). @defaultValue 24 h */
+  readonly retentionMs?: number;
+  /** Keys per statement. @defaultValue 500 */
+  readonly batchSize?: number;
+}
+
+export type ResolvedPruneIdempotencyKeysOptions = Readonly<Required<PruneIdempotencyKeysOptions>>;
+
+function resolvePruneIdempotencyKeysOptions(options: PruneIdempotencyKeysOptions): ResolvedPruneIdempotencyKeysOptions {
+  const r = {
+    retentionMs: SLUICE_DEFAULTS.idempotencyRetentionMs,
+    batchSize: TASK_DEFAULTS.batchSize,
+    ...defined(options),
+  };
+  integerIn('idempotencyRetentionMs', r.retentionMs, 1);
+  integerIn('batchSize', r.batchSize, 1, 10_000);
+  return r;
 }
 
 /**
@@ -54,41 +70,66 @@ export interface PruneIdempotencyKeysOptions {
  * The orphan statements are autocommit, re-run by the Executor after a transient conflict.
  */
 export function pruneIdempotencyKeys(
-  { db, tables }: TaskDb,
-  options: PruneIdempotencyKeysOptions,
-): MaintenanceTask<'pruneIdempotencyKeys', 'orphansExpired' | 'pruned'> {
-  integerIn('idempotencyRetentionMs', options.retentionMs, 1);
-  integerIn('batchSize', options.batchSize, 1, 10_000);
-  let cursor = 0;
-  return {
-    name: 'pruneIdempotencyKeys',
-    async runOnce() {
-      const live = (await db.select<{ job_id: number }>(sqlLiveKeys(tables), [cursor, options.batchSize])).map((r) =>
-        Number(r.job_id),
-      );
-      let orphansExpired = 0;
-      if (live.length > 0) {
-        const still = new Set((await db.select<{ id: number }>(sqlLiveJobs(tables), [live])).map((r) => Number(r.id)));
-        const orphans = live.filter((id) => !still.has(id));
-        await expireIdempotencyKeys(db, tables, orphans, options.retentionMs);
-        orphansExpired = orphans.length;
-      }
-      cursor = live.length < options.batchSize ? 0 : (live[live.length - 1] as number);
-      let pruned = 0;
-      for (;;) {
-        const { locked, removed } = await withTransaction(db, async (tx) => {
-          const keys = await tx.select<{ queue: string; idempotency_key: string }>(sqlLockExpired(tables), [
-            options.batchSize,
-          ]);
-          if (keys.length === 0) return { locked: 0, removed: 0 };
-          const pairs = keys.map((k) => [k.queue, k.idempotency_key]);
-          return { locked: keys.length, removed: (await tx.write(sqlDelete(tables), [pairs])).affectedRows };
-        });
-        pruned += removed;
-        if (locked < options.batchSize) break;
-        await sleep(Math.random() * 20);
-      }
-      return { orphansExpired, pruned };
-    },
-  };
+  taskDb: TaskDb,
+  options: PruneIdempotencyKeysOptions = {},
+): MaintenanceTask<'pruneIdempotencyKeys', 'orphansExpired' | 'pruned', ResolvedPruneIdempotencyKeysOptions> {
+  return new IdempotencyKeyPruner(taskDb, options);
+}
+
+class IdempotencyKeyPruner
+  implements MaintenanceTask<'pruneIdempotencyKeys', 'orphansExpired' | 'pruned', ResolvedPruneIdempotencyKeysOptions>
+{
+  readonly name = 'pruneIdempotencyKeys';
+  readonly options: ResolvedPruneIdempotencyKeysOptions;
+  readonly #db: Executor;
+  readonly #tables: Tables;
+  /** Where the next orphan scan starts (a job id; 0 after a short page: the scan wraps). */
+  #cursor = 0;
+
+  constructor({ db, tables }: TaskDb, options: PruneIdempotencyKeysOptions) {
+    this.options = resolvePruneIdempotencyKeysOptions(options);
+    this.#db = db;
+    this.#tables = tables;
+  }
+
+  async runOnce(): Promise<{ orphansExpired: number; pruned: number }> {
+    const orphansExpired = await this.#expireOrphans();
+    const pruned = await this.#pruneExpired();
+    return { orphansExpired, pruned };
+  }
+
+  /** Starts the retention of one page of live keys whose job is gone, and moves the cursor on; returns how many. */
+  async #expireOrphans(): Promise<number> {
+    const { batchSize, retentionMs } = this.options;
+    const live = (await this.#db.select<{ job_id: number }>(sqlLiveKeys(this.#tables), [this.#cursor, batchSize])).map(
+      (r) => Number(r.job_id),
+    );
+    let orphans: number[] = [];
+    if (live.length > 0) {
+      const jobs = await this.#db.select<{ id: number }>(sqlLiveJobs(this.#tables), [live]);
+      const still = new Set(jobs.map((r) => Number(r.id)));
+      orphans = live.filter((id) => !still.has(id));
+      await expireIdempotencyKeys(this.#db, this.#tables, orphans, retentionMs);
+    }
+    this.#cursor = live.length < batchSize ? 0 : (live[live.length - 1] as number);
+    return orphans.length;
+  }
+
+  /** Deletes expired keys, one short transaction per batch, until a short batch; returns how many. */
+  async #pruneExpired(): Promise<number> {
+    let pruned = 0;
+    for (;;) {
+      const { locked, removed } = await withTransaction(this.#db, async (tx) => {
+        const keys = await tx.select<{ queue: string; idempotency_key: string }>(sqlLockExpired(this.#tables), [
+          this.options.batchSize,
+        ]);
+        if (keys.length === 0) return { locked: 0, removed: 0 };
+        const pairs = keys.map((k) => [k.queue, k.idempotency_key]);
+        return { locked: keys.length, removed: (await tx.write(sqlDelete(this.#tables), [pairs])).affectedRows };
+      });
+      pruned += removed;
+      if (locked < this.options.batchSize) return pruned;
+      await sleep(Math.random() * 20);
+    }
+  }
 }

@@ -96,29 +96,58 @@ function livePlan(t: Tables, filter: JobFilter): Plan {
   if (filter.name !== undefined) residual.add('j.name = ?', filter.name);
   if (filter.from !== undefined) residual.add('j.created_at >= ?', filter.from);
   if (filter.to !== undefined) residual.add('j.created_at < ?', filter.to);
+  if (filter.batchId !== undefined) return liveBatchPlan(t, filter, filter.batchId, residual);
   const { state } = filter;
-  if (filter.batchId !== undefined) {
-    if (filter.queue !== undefined) residual.add('j.queue = ?', filter.queue);
-    if (state !== undefined) residual.add(`${liveStateSql('j')} = ?`, state);
-    const segment: Segment = {
-      id: ['b'],
-      from: `${t.jobs} j FORCE INDEX (ix_batch)`,
-      where: 'j.batch_id = ?',
-      params: [filter.batchId],
-      keys: [{ sql: 'j.id', field: 'id' }],
-      descending: false,
-    };
-    return {
-      table: 'jobs',
-      columns: LIVE_COLUMNS,
-      residual: residual.value,
-      segments: async function* () {
-        yield segment;
-      },
-    };
-  }
   if (state === 'delayed') residual.add('j.retry_times = 0');
   if (state === 'retrying') residual.add('j.retry_times > 0');
+  const segmentsOf = queueSegments(t, state);
+  return {
+    table: 'jobs',
+    columns: LIVE_COLUMNS,
+    residual: residual.value,
+    async *segments(db, from) {
+      if (filter.queue !== undefined) {
+        yield* segmentsOf(db, filter.queue, from?.[0] === filter.queue ? from : undefined);
+        return;
+      }
+      let queue = from ? String(from[0]) : await nextQueue(db, t, null);
+      let resume = from;
+      while (queue !== null) {
+        yield* segmentsOf(db, queue, resume);
+        resume = undefined;
+        queue = await nextQueue(db, t, queue);
+      }
+    },
+  };
+}
+
+/** A batch's live jobs: one ix_batch range, by id; queue and state are residual. */
+function liveBatchPlan(t: Tables, filter: JobFilter, batchId: number, residual: Residual): Plan {
+  if (filter.queue !== undefined) residual.add('j.queue = ?', filter.queue);
+  if (filter.state !== undefined) residual.add(`${liveStateSql('j')} = ?`, filter.state);
+  const segment: Segment = {
+    id: ['b'],
+    from: `${t.jobs} j FORCE INDEX (ix_batch)`,
+    where: 'j.batch_id = ?',
+    params: [batchId],
+    keys: [{ sql: 'j.id', field: 'id' }],
+    descending: false,
+  };
+  return {
+    table: 'jobs',
+    columns: LIVE_COLUMNS,
+    residual: residual.value,
+    segments: async function* () {
+      yield segment;
+    },
+  };
+}
+
+/**
+ * The segments of one queue for a live state (or every live state): its free jobs priority by
+ * priority, then its running jobs. Resumes from a cursor's segment id when given one.
+ */
+function queueSegments(t: Tables, state: JobFilter['state']) {
   const due =
     state === 'waiting'
       ? ' AND j.run_at <= NOW(3)'
@@ -127,58 +156,51 @@ function livePlan(t: Tables, filter: JobFilter): Plan {
         : '';
   const free = state !== 'running';
   const running = state === undefined || state === 'running';
-  const queueSegments = async function* (db: Executor, queue: string, from?: readonly (string | number)[]) {
-    const resumeRunning = from?.[1] === 'r';
-    if (free && !resumeRunning) {
-      let priority = from?.[1] === 'f' ? Number(from[2]) : await nextFreePriority(db, t, queue, BELOW_SMALLINT);
-      while (priority !== null) {
-        yield {
-          id: [queue, 'f', priority],
-          from: `${t.jobs} j FORCE INDEX (ix_head)`,
-          where: `j.queue = ? AND j.lock_id = '' AND j.priority = ?${due}`,
-          params: [queue, priority],
-          keys: [
-            { sql: 'j.run_at', field: 'run_at' },
-            { sql: 'j.id', field: 'id' },
-          ],
-          descending: false,
-        } satisfies Segment;
-        priority = await nextFreePriority(db, t, queue, priority);
-      }
-    }
-    if (running) {
-      yield {
-        id: [queue, 'r'],
-        from: `${t.jobs} j FORCE INDEX (ix_head)`,
-        where: `j.queue = ? AND j.lock_id > ''`,
-        params: [queue],
-        keys: [
-          { sql: 'j.lock_id', field: 'lock_id' },
-          { sql: 'j.priority', field: 'priority' },
-          { sql: 'j.run_at', field: 'run_at' },
-          { sql: 'j.id', field: 'id' },
-        ],
-        descending: false,
-      } satisfies Segment;
-    }
+  return async function* (db: Executor, queue: string, from?: readonly (string | number)[]) {
+    if (free && from?.[1] !== 'r') yield* freeSegments(db, t, queue, due, from);
+    if (running) yield runningSegment(t, queue);
   };
+}
+
+/** One queue's free jobs, one ix_head range per priority (each found by one seek), by run_at, id. */
+async function* freeSegments(
+  db: Executor,
+  t: Tables,
+  queue: string,
+  due: string,
+  from?: readonly (string | number)[],
+): AsyncGenerator<Segment> {
+  let priority = from?.[1] === 'f' ? Number(from[2]) : await nextFreePriority(db, t, queue, BELOW_SMALLINT);
+  while (priority !== null) {
+    yield {
+      id: [queue, 'f', priority],
+      from: `${t.jobs} j FORCE INDEX (ix_head)`,
+      where: `j.queue = ? AND j.lock_id = '' AND j.priority = ?${due}`,
+      params: [queue, priority],
+      keys: [
+        { sql: 'j.run_at', field: 'run_at' },
+        { sql: 'j.id', field: 'id' },
+      ],
+      descending: false,
+    };
+    priority = await nextFreePriority(db, t, queue, priority);
+  }
+}
+
+/** One queue's running jobs: ix_head's claimed range, by lock_id. */
+function runningSegment(t: Tables, queue: string): Segment {
   return {
-    table: 'jobs',
-    columns: LIVE_COLUMNS,
-    residual: residual.value,
-    async *segments(db, from) {
-      if (filter.queue !== undefined) {
-        yield* queueSegments(db, filter.queue, from?.[0] === filter.queue ? from : undefined);
-        return;
-      }
-      let queue = from ? String(from[0]) : await nextQueue(db, t, null);
-      let resume = from;
-      while (queue !== null) {
-        yield* queueSegments(db, queue, resume);
-        resume = undefined;
-        queue = await nextQueue(db, t, queue);
-      }
-    },
+    id: [queue, 'r'],
+    from: `${t.jobs} j FORCE INDEX (ix_head)`,
+    where: `j.queue = ? AND j.lock_id > ''`,
+    params: [queue],
+    keys: [
+      { sql: 'j.lock_id', field: 'lock_id' },
+      { sql: 'j.priority', field: 'priority' },
+      { sql: 'j.run_at', field: 'run_at' },
+      { sql: 'j.id', field: 'id' },
+    ],
+    descending: false,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Tables } from '../db/tables.ts';
+import { SLUICE_DEFAULTS } from '../options.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
-import { type RetentionOptions, retentionTask } from '../task/pruneInBatches.ts';
+import { type ResolvedRetentionOptions, type RetentionOptions, RetentionTask } from '../task/pruneInBatches.ts';
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of progress rows
@@ -29,13 +30,19 @@ WHERE job_id IN (?)`;
  */
 export function pruneProgress(
   { db, tables }: TaskDb,
-  options: RetentionOptions,
-): MaintenanceTask<'pruneProgress', 'pruned'> {
-  const resolved = { ...options, retentionMs: Math.max(1, options.retentionMs) };
+  options: RetentionOptions = {},
+): MaintenanceTask<'pruneProgress', 'pruned', ResolvedRetentionOptions> {
   const statements = {
     lock: sqlLockExpired(tables),
     delete: sqlDelete(tables),
     keyOf: (r: Record<string, unknown>) => r.job_id,
   };
-  return retentionTask('pruneProgress', db, statements, resolved);
+  const retentionMs = Math.max(1, options.retentionMs ?? SLUICE_DEFAULTS.historyRetentionMs);
+  return new RetentionTask(
+    'pruneProgress',
+    db,
+    statements,
+    { ...options, retentionMs },
+    SLUICE_DEFAULTS.historyRetentionMs,
+  );
 }

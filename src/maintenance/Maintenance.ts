@@ -22,34 +22,27 @@ import { releaseStaleClaims } from './releaseStaleClaims.ts';
 
 const LEASE_NAME = 'maintenance';
 
-/** The maintenance tasks, in the order a pass runs them. */
+/**
+ * The maintenance tasks, in the order a pass runs them: each made from this process's resolved
+ * options and the install's, and each validating its own when made.
+ */
 function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, holder: string) {
   const { db, tables, events } = runtime;
   const taskDb = { db, tables };
-  const { batchSize, jitterMs, maxPruneBatches: maxBatches, clock } = options;
-  const { redactPayload } = runtime.options;
+  const { missedHeartbeats, lockTimeoutMs, batchSize, jitterMs, maxPruneBatches: maxBatches, clock } = options;
+  const { redactPayload, idempotencyRetentionMs, historyRetentionMs, deadRetentionMs } = runtime.options;
   const onSkipped = (skipped: SkippedRelease) => events.emit('maintenance:skipped', { holder, ...skipped });
+  const onFinished = (batch: { batchId: number; completionJob: boolean }) =>
+    events.emit('batch:finished', { holder, ...batch });
+  const pruning = { batchSize, maxBatches, jitterMs };
   return [
-    releaseDeadWorkers(taskDb, {
-      missedHeartbeats: options.missedHeartbeats,
-      batchSize,
-      clock,
-      onSkipped,
-      redactPayload,
-    }),
-    releaseStaleClaims(taskDb, {
-      lockTimeoutMs: options.lockTimeoutMs,
-      batchSize,
-      jitterMs,
-      clock,
-      onSkipped,
-      redactPayload,
-    }),
-    finishBatches(taskDb, { batchSize, onFinished: (batch) => events.emit('batch:finished', { holder, ...batch }) }),
-    pruneIdempotencyKeys(taskDb, { retentionMs: runtime.options.idempotencyRetentionMs, batchSize }),
-    pruneHistory(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
-    pruneDeadJobs(taskDb, { retentionMs: runtime.options.deadRetentionMs, batchSize, maxBatches, jitterMs }),
-    pruneProgress(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
+    releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, onSkipped, redactPayload }),
+    releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped, redactPayload }),
+    finishBatches(taskDb, { batchSize, onFinished }),
+    pruneIdempotencyKeys(taskDb, { retentionMs: idempotencyRetentionMs, batchSize }),
+    pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
+    pruneDeadJobs(taskDb, { retentionMs: deadRetentionMs, ...pruning }),
+    pruneProgress(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
   ] as const;
 }
 

@@ -1,6 +1,7 @@
 import { OptionsError } from '../errors.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
-import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
+import { defined, integerIn, numberAtLeast, rejectUnknownKeys } from '../options.ts';
+import { TASK_DEFAULTS } from '../task/MaintenanceTask.ts';
 import { type MonotonicClock, monotonicClock } from './UnchangedSince.ts';
 
 /** sluice.maintenance()'s options. Every field is optional. */
@@ -46,12 +47,12 @@ export const MAINTENANCE_DEFAULTS = {
   schedule: '*/5 * * * * *',
   lockTimeoutMs: 30_000,
   leaseMs: 30_000,
-  batchSize: 500,
-  jitterMs: 1_000,
+  batchSize: TASK_DEFAULTS.batchSize,
+  jitterMs: TASK_DEFAULTS.jitterMs,
   jobs: null,
   scheduleJitterMs: 500,
   missedHeartbeats: 2.5,
-  maxPruneBatches: 20,
+  maxPruneBatches: TASK_DEFAULTS.maxBatches,
   clock: monotonicClock,
 } as const satisfies ResolvedMaintenanceOptions;
 
@@ -64,9 +65,7 @@ export function resolveMaintenanceOptions(options: MaintenanceOptions): Resolved
   integerIn('jitterMs', r.jitterMs, 0);
   integerIn('scheduleJitterMs', r.scheduleJitterMs, 0);
   integerIn('maxPruneBatches', r.maxPruneBatches, 1, 10_000);
-  if (!(typeof r.missedHeartbeats === 'number' && r.missedHeartbeats >= 1.5)) {
-    throw new OptionsError('missedHeartbeats', `must be a number of at least 1.5 (got ${String(r.missedHeartbeats)})`);
-  }
+  numberAtLeast('missedHeartbeats', r.missedHeartbeats, 1.5);
   if (typeof r.clock !== 'function') throw new OptionsError('clock', 'must be a function returning milliseconds');
   if (typeof r.schedule !== 'string' || r.schedule.trim() === '')
     throw new OptionsError('schedule', 'must be a cron expression');

@@ -1,13 +1,14 @@
 import { escapeLike } from '../db/escapeLike.ts';
+import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { OptionsError } from '../errors.ts';
 import { workerKeyOf } from '../model/claimKey.ts';
-import { integerIn } from '../options.ts';
+import { defined, integerIn, numberAtLeast } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
+import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /**
@@ -89,18 +90,33 @@ const sqlForgetDoorbells = (t: Tables) => `
 DELETE FROM ${t.doorbells}
 WHERE worker_id = ?`;
 
+/** releaseDeadWorkers' options. Every field is optional. */
 export interface ReleaseDeadWorkersOptions {
-  /** A worker whose beat stood still for this many of its own heartbeat intervals is dead. */
-  readonly missedHeartbeats: number;
-  readonly batchSize: number;
-  /** The clock this process measures liveness on (monotonic, ms). */
-  readonly clock: MonotonicClock;
-  /** Told of claims it could not release because another transaction holds their rows. */
-  readonly onSkipped?: (skipped: SkippedRelease) => void;
-  /** The install's redactPayload hook, for the jobs it dead-letters. */
+  /** A worker whose beat stood still for this many of its own heartbeat intervals is dead. @defaultValue 2.5 */
+  readonly missedHeartbeats?: number;
+  /** Registry rows per page, and claims per release. @defaultValue 500 */
+  readonly batchSize?: number;
+  /** The clock this process measures liveness on (monotonic, ms). @defaultValue performance.now */
+  readonly clock?: MonotonicClock;
+  /** Told of claims it could not release because another transaction holds their rows. @defaultValue none */
+  readonly onSkipped?: ((skipped: SkippedRelease) => void) | null;
+  /** The install's redactPayload hook, for the jobs it dead-letters. @defaultValue none */
   readonly redactPayload?: PayloadRedactor | null;
 }
 
+export type ResolvedReleaseDeadWorkersOptions = Readonly<Required<ReleaseDeadWorkersOptions>>;
+
+function resolveReleaseDeadWorkersOptions(options: ReleaseDeadWorkersOptions): ResolvedReleaseDeadWorkersOptions {
+  const { missedHeartbeats, batchSize, clock } = MAINTENANCE_DEFAULTS;
+  const r = { missedHeartbeats, batchSize, clock, onSkipped: null, redactPayload: null, ...defined(options) };
+  numberAtLeast('missedHeartbeats', r.missedHeartbeats, 1.5);
+  integerIn('batchSize', r.batchSize, 1, 10_000);
+  return r;
+}
+
+type Counts = { workers: number; claims: number; deadLettered: number };
+
+/** A worker's beat as read from the registry: what a release is fenced on. */
 interface Beat {
   readonly id: string;
   readonly heartbeatAt: Date;
@@ -122,131 +138,162 @@ interface Beat {
  * until they are released.
  */
 export function releaseDeadWorkers(
-  { db, tables }: TaskDb,
-  options: ReleaseDeadWorkersOptions,
-): MaintenanceTask<'releaseDeadWorkers', 'workers' | 'claims' | 'deadLettered'> {
-  if (!(typeof options.missedHeartbeats === 'number' && options.missedHeartbeats >= 1.5)) {
-    throw new OptionsError(
-      'missedHeartbeats',
-      `must be a number of at least 1.5 (got ${String(options.missedHeartbeats)})`,
-    );
+  taskDb: TaskDb,
+  options: ReleaseDeadWorkersOptions = {},
+): MaintenanceTask<'releaseDeadWorkers', keyof Counts, ResolvedReleaseDeadWorkersOptions> {
+  return new DeadWorkerRelease(taskDb, options);
+}
+
+class DeadWorkerRelease
+  implements MaintenanceTask<'releaseDeadWorkers', keyof Counts, ResolvedReleaseDeadWorkersOptions>
+{
+  readonly name = 'releaseDeadWorkers';
+  readonly options: ResolvedReleaseDeadWorkersOptions;
+  readonly #db: Executor;
+  readonly #tables: Tables;
+  /** Each worker's beat as last read, and since when (on this process's clock) it has not changed. */
+  readonly #seen: UnchangedSince<string>;
+
+  constructor({ db, tables }: TaskDb, options: ReleaseDeadWorkersOptions) {
+    this.options = resolveReleaseDeadWorkersOptions(options);
+    this.#db = db;
+    this.#tables = tables;
+    this.#seen = new UnchangedSince<string>(this.options.clock);
   }
-  integerIn('batchSize', options.batchSize, 1, 10_000);
-  const seen = new UnchangedSince<string>(options.clock);
+
+  async observe(): Promise<void> {
+    await this.#deadWorkers();
+  }
+
+  async runOnce(): Promise<Counts> {
+    const dead = await this.#deadWorkers();
+    const counts = { workers: 0, claims: 0, deadLettered: 0 };
+    const queues = dead.length > 0 ? await liveQueues(this.#db, this.#tables) : [];
+    for (const beat of dead) await this.#releaseWorker(beat, queues, counts);
+    return counts;
+  }
 
   /** Reads the whole registry; returns the workers whose beat stood still too long. */
-  async function observe(): Promise<Beat[]> {
+  async #deadWorkers(): Promise<Beat[]> {
     const dead: Beat[] = [];
     const present = new Set<string>();
+    for await (const row of this.#registry()) {
+      const beat = { id: row.id, heartbeatAt: row.heartbeat_at, beats: Number(row.beats) };
+      present.add(beat.id);
+      const stillMs = this.#seen.see(beat.id, `${beat.heartbeatAt.getTime()}/${beat.beats}`);
+      if (stillMs >= this.options.missedHeartbeats * Number(row.heartbeat_interval_ms)) dead.push(beat);
+    }
+    this.#seen.keepOnly(present);
+    return dead;
+  }
+
+  /** The registry's rows, read a page at a time in id order. */
+  async *#registry() {
     let after = '';
     for (;;) {
-      const page = await db.select<{
+      const page = await this.#db.select<{
         id: string;
         heartbeat_at: Date;
         beats: number | string;
         heartbeat_interval_ms: number;
-      }>(sqlWorkers(tables), [after, options.batchSize]);
-      for (const row of page) {
-        const beat = { id: row.id, heartbeatAt: row.heartbeat_at, beats: Number(row.beats) };
-        present.add(beat.id);
-        const stillMs = seen.see(beat.id, `${beat.heartbeatAt.getTime()}/${beat.beats}`);
-        if (stillMs >= options.missedHeartbeats * Number(row.heartbeat_interval_ms)) dead.push(beat);
-      }
-      if (page.length < options.batchSize) break;
+      }>(sqlWorkers(this.#tables), [after, this.options.batchSize]);
+      yield* page;
+      if (page.length < this.options.batchSize) return;
       after = (page[page.length - 1] as { id: string }).id;
     }
-    seen.keepOnly(present);
-    return dead;
   }
 
-  /** Releases one dead worker's claims in one queue; false if the worker turned out to be alive. */
-  async function releaseIn(
+  /**
+   * Gives one dead worker's claims back, queue by queue, then removes its registry row — unless it
+   * beat again meanwhile (it keeps its claims and its row) or some claims were skipped.
+   */
+  async #releaseWorker(beat: Beat, queues: readonly string[], counts: Counts): Promise<void> {
+    // A worker id without a claim key (a worker of a sluice before the short lock_id) holds no
+    // claim: migration 202611250101 refuses to run while such claims exist.
+    const key = workerKeyOf(beat.id);
+    let skipped = 0;
+    if (key !== null) {
+      for (const queue of queues) {
+        const result = await this.#releaseIn(queue, beat, `${escapeLike(key)}.%`, counts);
+        skipped += this.#reportSkipped(queue, beat.id, result.skipped);
+        if (result.alive) return;
+      }
+    }
+    // Claims left behind keep the row, so the next pass judges them by this worker's timings again.
+    if (skipped > 0) return;
+    counts.workers += await this.#removeWorker(beat);
+  }
+
+  /** Releases one dead worker's claims in one queue, a page at a time; alive if it turned out to be. */
+  async #releaseIn(
     queue: string,
     beat: Beat,
     pattern: string,
-    counts: { claims: number; deadLettered: number },
-  ) {
-    let skipped: number[] = [];
+    counts: Counts,
+  ): Promise<{ alive: boolean; skipped: number[] }> {
+    const { batchSize, redactPayload } = this.options;
+    const skipped: number[] = [];
     let after = 0;
     for (;;) {
-      const ids = (
-        await db.select<{ id: number }>(sqlClaimsOf(tables), [queue, pattern, after, options.batchSize])
-      ).map((r) => Number(r.id));
+      const ids = await this.#selectIds(sqlClaimsOf(this.#tables), [queue, pattern, after, batchSize]);
       if (ids.length === 0) break;
       after = ids[ids.length - 1] as number;
-      const { locked, released } = await withTransaction(db, async (tx) => {
-        const mine = (await tx.select<{ id: number }>(sqlLockClaims(tables), [ids, pattern])).map((r) => Number(r.id));
-        if (mine.length === 0) return { locked: mine, released: 0 };
-        const result = await tx.write(sqlRelease(tables), [mine, pattern, beat.id, beat.heartbeatAt, beat.beats]);
-        return { locked: mine, released: result.affectedRows };
-      });
+      const { locked, released } = await this.#release(ids, pattern, beat);
       // Nothing released although claims were locked: the worker beat again since it was judged.
       if (locked.length > 0 && released === 0) return { alive: true, skipped };
       counts.claims += released;
-      counts.deadLettered += await deadLetterExhausted(
-        db,
-        tables,
-        locked,
-        options.batchSize,
-        options.redactPayload ?? null,
-      );
+      counts.deadLettered += await deadLetterExhausted(this.#db, this.#tables, locked, batchSize, redactPayload);
       if (locked.length < ids.length) {
         const others = ids.filter((id) => !locked.includes(id));
-        const held = (await db.select<{ id: number }>(sqlStillHeld(tables), [others, pattern])).map((r) =>
-          Number(r.id),
-        );
-        skipped = [...skipped, ...held];
+        skipped.push(...(await this.#selectIds(sqlStillHeld(this.#tables), [others, pattern])));
       }
-      if (ids.length < options.batchSize) break;
+      if (ids.length < batchSize) break;
     }
     return { alive: false, skipped };
   }
 
-  return {
-    name: 'releaseDeadWorkers',
-    async observe() {
-      await observe();
-    },
-    async runOnce() {
-      const dead = await observe();
-      const counts = { workers: 0, claims: 0, deadLettered: 0 };
-      const queues = dead.length > 0 ? await liveQueues(db, tables) : [];
-      for (const beat of dead) {
-        let alive = false;
-        let skipped = 0;
-        // A worker id without a claim key (a worker of a sluice before the short lock_id) holds no
-        // claim: migration 202611250101 refuses to run while such claims exist.
-        const key = workerKeyOf(beat.id);
-        for (const queue of queues) {
-          if (key === null) break;
-          const result = await releaseIn(queue, beat, `${escapeLike(key)}.%`, counts);
-          if (result.skipped.length > 0) {
-            skipped += result.skipped.length;
-            options.onSkipped?.({
-              task: 'releaseDeadWorkers',
-              queue,
-              workerId: beat.id,
-              jobIds: result.skipped,
-              reason:
-                'another transaction holds their rows (a worker frozen or slow between its writes and its COMMIT?)',
-            });
-          }
-          if (result.alive) {
-            alive = true;
-            break;
-          }
-        }
-        if (alive) continue;
-        // Claims left behind keep the row, so the next pass judges them by this worker's timings again.
-        if (skipped > 0) continue;
-        const { affectedRows } = await db.write(sqlRemoveWorker(tables), [beat.id, beat.heartbeatAt, beat.beats]);
-        if (affectedRows > 0) {
-          counts.workers++;
-          seen.forget(beat.id);
-          await db.write(sqlForgetDoorbells(tables), [beat.id]);
-        }
-      }
-      return counts;
-    },
-  };
+  /** Locks those claims nobody else holds and releases them if the worker still shows `beat`, in one transaction. */
+  #release(ids: number[], pattern: string, beat: Beat): Promise<{ locked: number[]; released: number }> {
+    return withTransaction(this.#db, async (tx) => {
+      const locked = (await tx.select<{ id: number }>(sqlLockClaims(this.#tables), [ids, pattern])).map((r) =>
+        Number(r.id),
+      );
+      if (locked.length === 0) return { locked, released: 0 };
+      const fence = [beat.id, beat.heartbeatAt, beat.beats];
+      const { affectedRows } = await tx.write(sqlRelease(this.#tables), [locked, pattern, ...fence]);
+      return { locked, released: affectedRows };
+    });
+  }
+
+  /** The ids a statement returns, as numbers. */
+  async #selectIds(sql: string, params: readonly unknown[]): Promise<number[]> {
+    return (await this.#db.select<{ id: number }>(sql, params)).map((r) => Number(r.id));
+  }
+
+  /** Tells onSkipped of claims in `queue` whose rows another transaction holds; returns how many. */
+  #reportSkipped(queue: string, workerId: string, jobIds: number[]): number {
+    if (jobIds.length > 0) {
+      this.options.onSkipped?.({
+        task: this.name,
+        queue,
+        workerId,
+        jobIds,
+        reason: 'another transaction holds their rows (a worker frozen or slow between its writes and its COMMIT?)',
+      });
+    }
+    return jobIds.length;
+  }
+
+  /** Removes the worker's row if it still shows the beat judged dead, and then its doorbells; 1 if removed. */
+  async #removeWorker(beat: Beat): Promise<number> {
+    const { affectedRows } = await this.#db.write(sqlRemoveWorker(this.#tables), [
+      beat.id,
+      beat.heartbeatAt,
+      beat.beats,
+    ]);
+    if (affectedRows === 0) return 0;
+    this.#seen.forget(beat.id);
+    await this.#db.write(sqlForgetDoorbells(this.#tables), [beat.id]);
+    return 1;
+  }
 }

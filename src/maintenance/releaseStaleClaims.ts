@@ -1,12 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { claimKeyOf, workerKeyOf } from '../model/claimKey.ts';
-import { integerIn } from '../options.ts';
+import { defined, integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
+import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /** Params: none. The lock timeout each registered worker heartbeats against (one row per worker). */
@@ -79,18 +81,31 @@ WHERE id IN (?)
   AND lock_id = ?
   AND locked_at = ?`;
 
+/** releaseStaleClaims' options. Every field is optional. */
 export interface ReleaseStaleClaimsOptions {
-  /** Claims of workers that registered none (dead and removed, or of an older version) expire after this. */
-  readonly lockTimeoutMs: number;
-  readonly batchSize: number;
-  /** Most random pause between batches (capped at 100 ms). */
-  readonly jitterMs: number;
-  /** The clock this process measures liveness on (monotonic, ms). */
-  readonly clock: MonotonicClock;
-  /** Told of claims it could not release because another transaction holds their rows. */
-  readonly onSkipped?: (skipped: SkippedRelease) => void;
-  /** The install's redactPayload hook, for the jobs it dead-letters. */
+  /** Claims of workers that registered none (dead and removed, or of an older version) expire after this. @defaultValue 30,000 */
+  readonly lockTimeoutMs?: number;
+  /** Claims per page and per release. @defaultValue 500 */
+  readonly batchSize?: number;
+  /** Most random pause between batches (capped at 100 ms). @defaultValue 1,000 */
+  readonly jitterMs?: number;
+  /** The clock this process measures liveness on (monotonic, ms). @defaultValue performance.now */
+  readonly clock?: MonotonicClock;
+  /** Told of claims it could not release because another transaction holds their rows. @defaultValue none */
+  readonly onSkipped?: ((skipped: SkippedRelease) => void) | null;
+  /** The install's redactPayload hook, for the jobs it dead-letters. @defaultValue none */
   readonly redactPayload?: PayloadRedactor | null;
+}
+
+export type ResolvedReleaseStaleClaimsOptions = Readonly<Required<ReleaseStaleClaimsOptions>>;
+
+function resolveReleaseStaleClaimsOptions(options: ReleaseStaleClaimsOptions): ResolvedReleaseStaleClaimsOptions {
+  const { lockTimeoutMs, batchSize, jitterMs, clock } = MAINTENANCE_DEFAULTS;
+  const r = { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped: null, redactPayload: null, ...defined(options) };
+  integerIn('lockTimeoutMs', r.lockTimeoutMs, 1);
+  integerIn('batchSize', r.batchSize, 1, 10_000);
+  integerIn('jitterMs', r.jitterMs, 0);
+  return r;
 }
 
 /** Stale jobs of one claim with one observed extension: released together. */
@@ -99,6 +114,13 @@ interface StaleGroup {
   readonly lockId: string;
   readonly lockedAt: Date;
   readonly ids: number[];
+}
+
+/** What releasing one stale group did: claims released, jobs dead-lettered, and ids skipped. */
+interface GroupRelease {
+  claims: number;
+  deadLettered: number;
+  readonly skipped: number[];
 }
 
 /**
@@ -117,103 +139,134 @@ interface StaleGroup {
  * Released jobs past an explicit maxRetries are dead-lettered at once.
  */
 export function releaseStaleClaims(
-  { db, tables }: TaskDb,
-  options: ReleaseStaleClaimsOptions,
-): MaintenanceTask<'releaseStaleClaims', 'claims' | 'deadLettered'> {
-  integerIn('lockTimeoutMs', options.lockTimeoutMs, 1);
-  integerIn('batchSize', options.batchSize, 1, 10_000);
-  const seen = new UnchangedSince<number>(options.clock);
+  taskDb: TaskDb,
+  options: ReleaseStaleClaimsOptions = {},
+): MaintenanceTask<'releaseStaleClaims', 'claims' | 'deadLettered', ResolvedReleaseStaleClaimsOptions> {
+  return new StaleClaimRelease(taskDb, options);
+}
+
+class StaleClaimRelease
+  implements MaintenanceTask<'releaseStaleClaims', 'claims' | 'deadLettered', ResolvedReleaseStaleClaimsOptions>
+{
+  readonly name = 'releaseStaleClaims';
+  readonly options: ResolvedReleaseStaleClaimsOptions;
+  readonly #db: Executor;
+  readonly #tables: Tables;
+  /** Each claimed job's (lock_id, locked_at) as last read, and since when (on this process's clock) it has not changed. */
+  readonly #seen: UnchangedSince<number>;
+
+  constructor({ db, tables }: TaskDb, options: ReleaseStaleClaimsOptions) {
+    this.options = resolveReleaseStaleClaimsOptions(options);
+    this.#db = db;
+    this.#tables = tables;
+    this.#seen = new UnchangedSince<number>(this.options.clock);
+  }
+
+  async runOnce(): Promise<{ claims: number; deadLettered: number }> {
+    const timeoutOf = await this.#lockTimeouts();
+    let claims = 0;
+    let deadLettered = 0;
+    for (const group of await this.#staleGroups(timeoutOf)) {
+      const result = await this.#releaseGroup(group, timeoutOf(group.lockId));
+      claims += result.claims;
+      deadLettered += result.deadLettered;
+      this.#reportSkipped(group, result.skipped);
+    }
+    return { claims, deadLettered };
+  }
+
+  /** The lock timeout each claim follows: the one its worker registered, else options.lockTimeoutMs. */
+  async #lockTimeouts(): Promise<(lockId: string) => number> {
+    const rows = await this.#db.select<{ id: string; lock_timeout_ms: number }>(sqlRegisteredTimeouts(this.#tables));
+    // By claim key: a lock_id carries its worker's key (ClaimTokens), not its whole id.
+    const registered = new Map(rows.map((r) => [workerKeyOf(r.id), Number(r.lock_timeout_ms)]));
+    return (lockId) => registered.get(claimKeyOf(lockId)) ?? this.options.lockTimeoutMs;
+  }
 
   /** Reads every claimed job; returns those whose claim stood still for its lock timeout, grouped. */
-  async function observe(timeoutOf: (lockId: string) => number): Promise<StaleGroup[]> {
+  async #staleGroups(timeoutOf: (lockId: string) => number): Promise<StaleGroup[]> {
     const stale = new Map<string, StaleGroup>();
     const present = new Set<number>();
-    for (const queue of await liveQueues(db, tables)) {
-      let after = '';
-      for (;;) {
-        const claims = (await db.select<{ lock_id: string }>(sqlClaims(tables), [queue, after, options.batchSize])).map(
-          (r) => r.lock_id,
-        );
-        if (claims.length === 0) break;
-        const jobs = await db.select<{ id: number; lock_id: string; locked_at: Date | null }>(sqlClaimedJobs(tables), [
-          queue,
-          claims,
-        ]);
-        for (const job of jobs) {
-          const id = Number(job.id);
-          present.add(id);
-          // (A claim always sets locked_at; only a free job of an older version's release has none.)
-          if (job.locked_at === null) continue;
-          const stillMs = seen.see(id, `${job.lock_id}/${job.locked_at.getTime()}`);
-          if (stillMs < timeoutOf(job.lock_id)) continue;
-          const key = `${job.lock_id}/${job.locked_at.getTime()}`;
-          const group = stale.get(key) ?? { queue, lockId: job.lock_id, lockedAt: job.locked_at, ids: [] };
-          group.ids.push(id);
-          stale.set(key, group);
-        }
-        if (claims.length < options.batchSize) break;
-        after = claims[claims.length - 1] as string;
+    for (const queue of await liveQueues(this.#db, this.#tables)) {
+      for await (const job of this.#claimedJobs(queue)) {
+        const id = Number(job.id);
+        present.add(id);
+        // (A claim always sets locked_at; only a free job of an older version's release has none.)
+        if (job.locked_at === null) continue;
+        const claim = `${job.lock_id}/${job.locked_at.getTime()}`;
+        if (this.#seen.see(id, claim) < timeoutOf(job.lock_id)) continue;
+        const group = stale.get(claim) ?? { queue, lockId: job.lock_id, lockedAt: job.locked_at, ids: [] };
+        group.ids.push(id);
+        stale.set(claim, group);
       }
     }
-    seen.keepOnly(present);
+    this.#seen.keepOnly(present);
     return [...stale.values()];
   }
 
-  /** Releases one stale group in slices; returns claims released, jobs dead-lettered and ids skipped. */
-  async function release(group: StaleGroup, timeoutMs: number) {
-    let claims = 0;
-    let deadLettered = 0;
-    const skipped: number[] = [];
-    for (let i = 0; i < group.ids.length; i += options.batchSize) {
-      const ids = group.ids.slice(i, i + options.batchSize);
-      const fence = [group.lockId, group.lockedAt];
-      const locked = await withTransaction(db, async (tx) => {
-        const mine = (await tx.select<{ id: number }>(sqlLockStale(tables), [ids, ...fence])).map((r) => Number(r.id));
-        if (mine.length > 0) await tx.write(sqlReleaseStale(tables), [timeoutMs * 1000, mine, ...fence]);
-        return mine;
-      });
-      claims += locked.length;
-      for (const id of locked) seen.forget(id);
-      deadLettered += await deadLetterExhausted(db, tables, locked, options.batchSize, options.redactPayload ?? null);
-      if (locked.length < ids.length) {
-        const others = ids.filter((id) => !locked.includes(id));
-        skipped.push(
-          ...(await db.select<{ id: number }>(sqlStillStale(tables), [others, ...fence])).map((r) => Number(r.id)),
-        );
-      }
-      if (i + options.batchSize < group.ids.length) await sleep(Math.random() * Math.min(options.jitterMs, 100));
+  /** The claimed jobs of one queue, read a page of claims (distinct lock_ids) at a time. */
+  async *#claimedJobs(queue: string) {
+    const { batchSize } = this.options;
+    let after = '';
+    for (;;) {
+      const page = await this.#db.select<{ lock_id: string }>(sqlClaims(this.#tables), [queue, after, batchSize]);
+      const claims = page.map((r) => r.lock_id);
+      if (claims.length === 0) return;
+      yield* await this.#db.select<{ id: number; lock_id: string; locked_at: Date | null }>(
+        sqlClaimedJobs(this.#tables),
+        [queue, claims],
+      );
+      if (claims.length < batchSize) return;
+      after = claims[claims.length - 1] as string;
     }
-    return { claims, deadLettered, skipped };
   }
 
-  return {
-    name: 'releaseStaleClaims',
-    async runOnce() {
-      // By claim key: a lock_id carries its worker's key (ClaimTokens), not its whole id.
-      const registered = new Map(
-        (await db.select<{ id: string; lock_timeout_ms: number }>(sqlRegisteredTimeouts(tables))).map((r) => [
-          workerKeyOf(r.id),
-          Number(r.lock_timeout_ms),
-        ]),
-      );
-      const timeoutOf = (lockId: string) => registered.get(claimKeyOf(lockId)) ?? options.lockTimeoutMs;
-      let claims = 0;
-      let deadLettered = 0;
-      for (const group of await observe(timeoutOf)) {
-        const result = await release(group, timeoutOf(group.lockId));
-        claims += result.claims;
-        deadLettered += result.deadLettered;
-        if (result.skipped.length > 0) {
-          options.onSkipped?.({
-            task: 'releaseStaleClaims',
-            queue: group.queue,
-            workerId: null,
-            jobIds: result.skipped,
-            reason: `claim ${group.lockId}: another transaction holds their rows (a worker frozen or slow between its writes and its COMMIT?)`,
-          });
-        }
+  /** Releases one stale group, a slice of batchSize at a time with a jittered pause between. */
+  async #releaseGroup(group: StaleGroup, timeoutMs: number): Promise<GroupRelease> {
+    const { batchSize, jitterMs, redactPayload } = this.options;
+    const result: GroupRelease = { claims: 0, deadLettered: 0, skipped: [] };
+    for (let i = 0; i < group.ids.length; i += batchSize) {
+      const ids = group.ids.slice(i, i + batchSize);
+      const locked = await this.#release(group, ids, timeoutMs);
+      result.claims += locked.length;
+      for (const id of locked) this.#seen.forget(id);
+      result.deadLettered += await deadLetterExhausted(this.#db, this.#tables, locked, batchSize, redactPayload);
+      if (locked.length < ids.length) {
+        const others = ids.filter((id) => !locked.includes(id));
+        const still = await this.#db.select<{ id: number }>(sqlStillStale(this.#tables), [others, ...fenceOf(group)]);
+        result.skipped.push(...still.map((r) => Number(r.id)));
       }
-      return { claims, deadLettered };
-    },
-  };
+      if (i + batchSize < group.ids.length) await sleep(Math.random() * Math.min(jitterMs, 100));
+    }
+    return result;
+  }
+
+  /** Locks those of `ids` that still carry the group's claim and nobody else holds, and releases them; returns their ids. */
+  #release(group: StaleGroup, ids: number[], timeoutMs: number): Promise<number[]> {
+    return withTransaction(this.#db, async (tx) => {
+      const fence = fenceOf(group);
+      const locked = (await tx.select<{ id: number }>(sqlLockStale(this.#tables), [ids, ...fence])).map((r) =>
+        Number(r.id),
+      );
+      if (locked.length > 0) await tx.write(sqlReleaseStale(this.#tables), [timeoutMs * 1000, locked, ...fence]);
+      return locked;
+    });
+  }
+
+  /** Tells onSkipped of the group's jobs whose rows another transaction holds. */
+  #reportSkipped(group: StaleGroup, jobIds: number[]): void {
+    if (jobIds.length === 0) return;
+    this.options.onSkipped?.({
+      task: this.name,
+      queue: group.queue,
+      workerId: null,
+      jobIds,
+      reason: `claim ${group.lockId}: another transaction holds their rows (a worker frozen or slow between its writes and its COMMIT?)`,
+    });
+  }
+}
+
+/** The claim and extension a release is fenced on, as the statements take them. */
+function fenceOf(group: StaleGroup): [string, Date] {
+  return [group.lockId, group.lockedAt];
 }

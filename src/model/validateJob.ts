@@ -44,20 +44,40 @@ export interface ValidationLimits {
   readonly maxPayloadBytes: number;
 }
 
+/** Throws the JobValidationError of one field of the job being validated. */
+type Fail = (field: string, reason: string) => never;
+
 /**
  * Pure: checks one job and returns its normalized form, or throws JobValidationError naming
- * the job's index, the field and the reason.
+ * the job's index, the field and the reason. Fields are checked in a fixed order (the first bad
+ * one is the one reported).
  */
 export function validateJob(spec: JobSpec, index: number, limits: ValidationLimits): NormalizedJob {
-  const fail = (field: string, reason: string): never => {
+  const fail: Fail = (field, reason) => {
     throw new JobValidationError(index, field, reason);
   };
+  checkFields(spec, fail);
+  const { name, queue } = namesOf(spec, fail);
+  const payload = payloadOf(spec, limits, fail);
+  const priority = priorityOf(spec, fail);
+  const { runAt, delayMs } = dueOf(spec, fail);
+  const maxRetries = maxRetriesOf(spec, fail);
+  const idempotencyKey = idempotencyKeyOf(spec, fail);
+  const backoff = backoffOf(spec, fail);
+  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey };
+}
+
+/** The job is an object of known fields only. */
+function checkFields(spec: JobSpec, fail: Fail): void {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
-    return fail('job', `must be an object (got ${describe(spec)})`);
+    fail('job', `must be an object (got ${describe(spec)})`);
   }
   for (const key of Object.keys(spec)) {
     if (!KNOWN_FIELDS.has(key)) fail(key, `is not a job field (known: ${[...KNOWN_FIELDS].join(', ')})`);
   }
+}
+
+function namesOf(spec: JobSpec, fail: Fail): { name: string; queue: string } {
   if (typeof spec.name !== 'string' || !NAME_PATTERN.test(spec.name)) {
     fail('name', `must be 1–128 characters of [A-Za-z0-9_.:-] (got ${describe(spec.name)})`);
   }
@@ -65,26 +85,36 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   if (typeof queue !== 'string' || !QUEUE_NAME.test(queue)) {
     fail('queue', `must be 1–64 characters of [A-Za-z0-9_.:-] (got ${describe(spec.queue)})`);
   }
+  return { name: spec.name, queue };
+}
 
+/** The payload as JSON text, within the install's size limit. */
+function payloadOf(spec: JobSpec, limits: ValidationLimits, fail: Fail): string {
   let payload: string | undefined;
   try {
     payload = JSON.stringify(spec.payload === undefined ? {} : spec.payload);
   } catch (error) {
     fail('payload', `is not JSON-serialisable: ${(error as Error).message}`);
   }
-  if (payload === undefined) fail('payload', `is not JSON-serialisable (got ${describe(spec.payload)})`);
+  if (payload === undefined) return fail('payload', `is not JSON-serialisable (got ${describe(spec.payload)})`);
   // UTF-8 needs at most 3 bytes per UTF-16 code unit: most payloads need no byte count at all.
-  const bytes =
-    (payload as string).length * 3 <= limits.maxPayloadBytes ? 0 : Buffer.byteLength(payload as string, 'utf8');
+  const bytes = payload.length * 3 <= limits.maxPayloadBytes ? 0 : Buffer.byteLength(payload, 'utf8');
   if (bytes > limits.maxPayloadBytes) {
     fail('payload', `is ${bytes} bytes as JSON, over the limit of ${limits.maxPayloadBytes}`);
   }
+  return payload;
+}
 
+function priorityOf(spec: JobSpec, fail: Fail): number {
   const priority = spec.priority ?? 0;
   if (!Number.isInteger(priority) || priority < -32768 || priority > 32767) {
     fail('priority', `must be an integer in [-32768, 32767] (got ${describe(spec.priority)})`);
   }
+  return priority;
+}
 
+/** When the job is due: at an absolute runAt, or delayMs from now on the DB clock (runAt null); never both. */
+function dueOf(spec: JobSpec, fail: Fail): { runAt: Date | null; delayMs: number } {
   if (spec.runAt !== undefined && spec.delayMs !== undefined) fail('runAt', 'and delayMs cannot both be set');
   let runAt: Date | null = null;
   if (spec.runAt !== undefined) {
@@ -100,12 +130,19 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
     fail('delayMs', `must be a number of milliseconds in [0, ${MAX_DELAY_MS}] (got ${describe(spec.delayMs)})`);
   }
+  return { runAt, delayMs: Math.round(delayMs) };
+}
 
+function maxRetriesOf(spec: JobSpec, fail: Fail): number | null {
   const maxRetries = spec.maxRetries ?? null;
   if (maxRetries !== null && !(Number.isInteger(maxRetries) && maxRetries >= 0 && maxRetries <= 1_000_000)) {
     fail('maxRetries', `must be an integer in [0, 1000000] (got ${describe(spec.maxRetries)})`);
   }
+  return maxRetries;
+}
 
+/** The idempotency key, if any: one the server stores and compares as exactly the key given. */
+function idempotencyKeyOf(spec: JobSpec, fail: Fail): string | null {
   const idempotencyKey = spec.idempotencyKey ?? null;
   if (
     idempotencyKey !== null &&
@@ -126,25 +163,15 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   if (typeof idempotencyKey === 'string' && idempotencyKey.startsWith(RESERVED_KEY_PREFIX)) {
     fail('idempotencyKey', `must not start with "${RESERVED_KEY_PREFIX}" (reserved for sluice's own jobs)`);
   }
+  return idempotencyKey;
+}
 
-  let backoff: string | null = null;
-  if (spec.backoff !== undefined) {
-    const problem = backoffProblem(spec.backoff, false);
-    if (problem) fail('backoff', problem);
-    backoff = JSON.stringify(spec.backoff);
-  }
-
-  return {
-    backoff,
-    queue,
-    name: spec.name,
-    payload: payload as string,
-    priority,
-    runAt,
-    delayMs: Math.round(delayMs),
-    maxRetries,
-    idempotencyKey,
-  };
+/** The job's own backoff as JSON text, or null for its definition's. */
+function backoffOf(spec: JobSpec, fail: Fail): string | null {
+  if (spec.backoff === undefined) return null;
+  const problem = backoffProblem(spec.backoff, false);
+  if (problem) fail('backoff', problem);
+  return JSON.stringify(spec.backoff);
 }
 
 function describe(value: unknown): string {

@@ -2,17 +2,30 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 
 /**
- * One maintenance service: a name, and runOnce(), one bounded step that returns what it changed
- * as named counts. The maintenance loop runs a list of these in order (Maintenance.ts); the pass
- * result, its event and its log line are made from the counts, never restated. A task that judges
- * liveness by watching rows change may also have observe(): it only reads, and every pass runs it
- * first, leader or not, so that a take-over can act on what it already watched.
+ * One maintenance service: a name, its options (resolved from all-optional options with their
+ * defaults and validated once, when the task is made: a bad one throws OptionsError naming it),
+ * and runOnce(), one bounded step that returns what it changed as named counts. The maintenance
+ * loop runs a list of these in order (Maintenance.ts); the pass result, its event and its log line
+ * are made from the counts, never restated. A task that judges liveness by watching rows change
+ * may also have observe(): it only reads, and every pass runs it first, leader or not, so that a
+ * take-over can act on what it already watched.
  */
-export interface MaintenanceTask<N extends string = string, C extends string = string> {
+export interface MaintenanceTask<N extends string = string, C extends string = string, O extends object = object> {
   readonly name: N;
+  readonly options: O;
   runOnce(): Promise<Readonly<Record<C, number>>>;
   observe?(): Promise<void>;
 }
+
+/** The defaults the tasks share; the maintenance process's own options start from the same values. */
+export const TASK_DEFAULTS = {
+  /** Rows per maintenance statement. */
+  batchSize: 500,
+  /** Most random pause between batches (each task caps it lower). */
+  jitterMs: 1_000,
+  /** Most retention-pruning batches per table in one pass. */
+  maxBatches: 20,
+} as const;
 
 /** Claims a release left alone because another transaction holds their rows; tried again next pass. */
 export interface SkippedRelease {

@@ -1,23 +1,35 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Executor } from '../db/executor.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { integerIn } from '../options.ts';
-import type { MaintenanceTask } from './MaintenanceTask.ts';
+import { defined, integerIn } from '../options.ts';
+import { type MaintenanceTask, TASK_DEFAULTS } from './MaintenanceTask.ts';
 
+/** A retention task's options. Every field is optional. */
 export interface RetentionOptions {
-  /** Rows older than this are deleted; 0 keeps none (all are deleted), Infinity keeps every row. */
-  readonly retentionMs: number;
-  readonly batchSize: number;
-  /** Most batches in one pass; the next pass goes on where this one stopped. */
-  readonly maxBatches: number;
-  /** Most random pause between batches (capped at 50 ms). */
-  readonly jitterMs: number;
+  /**
+   * Rows older than this are deleted; 0 keeps none (all are deleted), Infinity keeps every row.
+   * @defaultValue the install's retention of that table
+   */
+  readonly retentionMs?: number;
+  /** Rows per batch. @defaultValue 500 */
+  readonly batchSize?: number;
+  /** Most batches in one pass; the next pass goes on where this one stopped. @defaultValue 20 */
+  readonly maxBatches?: number;
+  /** Most random pause between batches (capped at 50 ms). @defaultValue 1,000 */
+  readonly jitterMs?: number;
 }
 
-export function validateRetention(options: RetentionOptions): void {
-  if (options.retentionMs !== Number.POSITIVE_INFINITY) integerIn('retentionMs', options.retentionMs, 0);
-  integerIn('batchSize', options.batchSize, 1, 10_000);
-  integerIn('maxPruneBatches', options.maxBatches, 1, 10_000);
+export type ResolvedRetentionOptions = Readonly<Required<RetentionOptions>>;
+
+/** Fills in the defaults (`retentionMs`: the table's own, from the install's options) and validates. */
+function resolveRetention(options: RetentionOptions, retentionMs: number): ResolvedRetentionOptions {
+  const { batchSize, maxBatches, jitterMs } = TASK_DEFAULTS;
+  const r = { retentionMs, batchSize, maxBatches, jitterMs, ...defined(options) };
+  if (r.retentionMs !== Number.POSITIVE_INFINITY) integerIn('retentionMs', r.retentionMs, 0);
+  integerIn('batchSize', r.batchSize, 1, 10_000);
+  integerIn('maxPruneBatches', r.maxBatches, 1, 10_000);
+  integerIn('jitterMs', r.jitterMs, 0);
+  return r;
 }
 
 /** The two statements of one prune: lock a batch of expired rows, delete those rows by key. */
@@ -42,7 +54,11 @@ export interface PruneStatements {
  * log, and never a wait on a row someone else holds (it stays for a later pass). Returns rows
  * deleted; a retention of Infinity deletes nothing.
  */
-export async function pruneInBatches(db: Executor, sql: PruneStatements, options: RetentionOptions): Promise<number> {
+export async function pruneInBatches(
+  db: Executor,
+  sql: PruneStatements,
+  options: ResolvedRetentionOptions,
+): Promise<number> {
   if (options.retentionMs === Number.POSITIVE_INFINITY) return 0;
   let deleted = 0;
   for (let batch = 0; batch < options.maxBatches; batch++) {
@@ -60,15 +76,24 @@ export async function pruneInBatches(db: Executor, sql: PruneStatements, options
 }
 
 /**
- * A retention task: `statements` (lock, delete by key) run by pruneInBatches at each pass. The
- * tables' own files hold their SQL; this is their one shape.
+ * A retention task: its table's `statements` (lock, delete by key) run by pruneInBatches at each
+ * pass. The tables' own files hold their SQL and name the task; this is their one shape.
  */
-export function retentionTask<N extends string>(
-  name: N,
-  db: Executor,
-  statements: PruneStatements,
-  options: RetentionOptions,
-): MaintenanceTask<N, 'pruned'> {
-  validateRetention(options);
-  return { name, runOnce: async () => ({ pruned: await pruneInBatches(db, statements, options) }) };
+export class RetentionTask<N extends string> implements MaintenanceTask<N, 'pruned', ResolvedRetentionOptions> {
+  readonly options: ResolvedRetentionOptions;
+
+  /** `tableRetentionMs` is the retention used when the options give none. */
+  constructor(
+    readonly name: N,
+    private readonly db: Executor,
+    private readonly statements: PruneStatements,
+    options: RetentionOptions,
+    tableRetentionMs: number,
+  ) {
+    this.options = resolveRetention(options, tableRetentionMs);
+  }
+
+  async runOnce(): Promise<{ pruned: number }> {
+    return { pruned: await pruneInBatches(this.db, this.statements, this.options) };
+  }
 }
