@@ -1,17 +1,6 @@
-import { defineJob } from 'sluice';
-
 /**
- * The demo's job: records that it ran, with the job's number and the worker's pid, in the
- * application's own table. `npm run demo` counts these rows to prove every job ran exactly once.
+ * The repository's job folder, as an app's `jobs/` would be: the PM2 apps of ecosystem.config.js
+ * run it. Its one job is the demo's own (src/demo/jobs/demo.ts, which `sluice demo` ships and
+ * loads): one copy, re-exported here so that the PM2 fleet drains the same job the demo proves.
  */
-export default defineJob<{ n: number }>({
-  name: 'demo',
-  maxRetries: 5,
-  async handle(payload, ctx) {
-    await ctx.knex.raw('INSERT INTO sluice_demo_runs (job_id, n, pid) VALUES (?, ?, ?)', [
-      ctx.job.id,
-      payload.n,
-      process.pid,
-    ]);
-  },
-});
+export { default } from '../src/demo/jobs/demo.ts';

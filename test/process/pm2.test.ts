@@ -15,7 +15,7 @@ let pm2Home: string | undefined;
 /**
  * The real PM2 with the real ecosystem.config.js: its own daemon (PM2_HOME in a temp folder),
  * 3 worker instances and the maintenance app against this file's database, draining the demo job
- * (jobs/demo.ts: one row per run in sluice_demo_runs).
+ * (jobs/demo.ts, the demo's job: one row per run in sluice_demo_runs).
  */
 async function pm2(...args: string[]): Promise<string> {
   const { stdout } = await run(PM2, [...args, '--no-color'], {
