@@ -5,6 +5,7 @@ import { defineJob, type Maintenance, OptionsError, type Sluice, type SluiceEven
 import { createFixtureTables } from '../fixtures/fixtureTables.ts';
 import { ago, countRows, insertJobs, MINUTE } from '../helpers/factory.ts';
 import { processState } from '../helpers/processState.ts';
+import { runCli } from '../helpers/runCli.ts';
 import { spawnWorker } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
@@ -252,5 +253,33 @@ describe('queue latency promises', () => {
     } finally {
       await maintenance.stop();
     }
+  });
+
+  it('sluice queue promise sets and withdraws a promise, promises lists it; wrong flags exit 2', async () => {
+    const url = ['--url', db.url];
+    const json = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1) as string) as unknown;
+    const set = await runCli(['queue', 'promise', 'mail', '--start-within-ms', '30000', '--max-ready', '500', ...url]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(json(set.stdout)).toEqual({ queue: 'mail', promise: { startWithinMs: 30_000, maxReady: 500 } });
+    const listed = await runCli(['queue', 'promises', ...url]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(json(listed.stdout)).toEqual({
+      promises: [{ queue: 'mail', startWithinMs: 30_000, maxReady: 500, brokenAt: null, brokenForMs: null }],
+    });
+    const [bare, both, elsewhere, zero] = await Promise.all([
+      runCli(['queue', 'promise', 'mail', ...url]),
+      runCli(['queue', 'promise', 'mail', '--none', '--max-ready', '5', ...url]),
+      runCli(['queue', 'pause', 'mail', '--max-ready', '5', ...url]),
+      runCli(['queue', 'promise', 'mail', '--start-within-ms', '0', ...url]),
+    ]);
+    expect([bare.code, both.code, elsewhere.code, zero.code]).toEqual([2, 2, 2, 2]);
+    expect(bare.stderr).toContain('promise needs --start-within-ms, --max-ready, or --none');
+    expect(both.stderr).toContain('--none withdraws the promise: give it alone');
+    expect(elsewhere.stderr).toContain('go with promise, not pause');
+    expect(zero.stderr).toContain('--start-within-ms must be a whole number ≥ 1');
+    const withdrawn = await runCli(['queue', 'promise', 'mail', '--none', ...url]);
+    expect(withdrawn.code, withdrawn.stderr).toBe(0);
+    expect(json(withdrawn.stdout)).toEqual({ queue: 'mail', promise: null });
+    expect(await db.sluice.queues.promises()).toEqual([]);
   });
 });
