@@ -184,6 +184,7 @@ CREATE TABLE `<prefix>workers` (
   `free_mem` double DEFAULT NULL,
   `claim_latency_ms` double DEFAULT NULL,
   `counters` text DEFAULT NULL,
+  `metrics` mediumtext DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_heartbeat` (`heartbeat_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
