@@ -53,6 +53,8 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
     pruneDeadJobs(taskDb, { retentionMs: runtime.options.deadRetentionMs, batchSize, maxBatches, jitterMs }),
     pruneProgress(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
     checkQueues(taskDb, {
+      intervalMs: options.queueCheckIntervalMs,
+      clock,
       maxQueues: DEPTH_QUEUES_DEFAULT,
       depthMax: DEPTH_MAX_DEFAULT,
       onBroken: (broken) => events.emit('promise:broken', { holder, ...broken }),

@@ -5,8 +5,12 @@ import { markPromiseBroken, markPromiseKept, type QueuePromiseState, queuePromis
 import { queueDepth } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, recordQueueDepths } from '../stats/recordedDepth.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
+import type { MonotonicClock } from './UnchangedSince.ts';
 
 export interface CheckQueuesOptions {
+  /** Passes within this long of the last reading (on `clock`) skip it. */
+  readonly intervalMs: number;
+  readonly clock: MonotonicClock;
   /** Most queues read in one pass, in name order (a promised queue is read in any case). */
   readonly maxQueues: number;
   /** Each count stops after this many index entries (a ready-count promise reads one past its limit). */
@@ -30,8 +34,9 @@ export type Breach = PromiseBroken['breaches'][number];
  * promise is written once, by a statement that matches only a kept one, and reported once (event
  * and log line) by whichever leader wrote it; it stays broken through passes and changes of leader
  * until a pass finds it kept, which is written and reported once the same way. A paused queue is
- * judged like any other: its jobs wait all the same. Counts: the promises broken and kept in this
- * pass (state changes, not queues behind).
+ * judged like any other: its jobs wait all the same. A pass within intervalMs of the last reading
+ * (this process's clock) reads nothing. Counts: the promises broken and kept in this pass (state
+ * changes, not queues behind).
  */
 export function checkQueues(
   { db, tables }: TaskDb,
@@ -43,9 +48,13 @@ export function checkQueues(
     const dead = await countJobs(db, tables, { queue, state: 'dead' }, { max: options.depthMax });
     return { queue, ...depth, dead };
   };
+  let readAt = Number.NEGATIVE_INFINITY;
   return {
     name: 'checkQueues',
     async runOnce() {
+      const now = options.clock();
+      if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
+      readAt = now;
       const promises = new Map((await queuePromises(db, tables)).map((p) => [p.queue, p]));
       const names = new Set(await listQueueNames(db, tables, options.maxQueues));
       for (const queue of promises.keys()) names.add(queue);

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { defineJob, type Maintenance, OptionsError, type Sluice, type SluiceEventMap } from '../../src/index.ts';
 import { createFixtureTables } from '../fixtures/fixtureTables.ts';
 import { ago, countRows, insertJobs, MINUTE } from '../helpers/factory.ts';
+import { fakeClock } from '../helpers/fakeClock.ts';
 import { processState } from '../helpers/processState.ts';
 import { runCli } from '../helpers/runCli.ts';
 import { spawnWorker } from '../helpers/spawnSluice.ts';
@@ -250,6 +251,24 @@ describe('queue latency promises', () => {
       await db.query('DELETE FROM sluice_jobs');
       await passes(maintenance, 1);
       expect(await db.sluice.queues.recordedDepth()).toEqual([]);
+    } finally {
+      await maintenance.stop();
+    }
+  });
+
+  it('queueCheckIntervalMs: passes within it of the last reading read nothing', async () => {
+    const clock = fakeClock();
+    const maintenance = db.open().maintenance({ jitterMs: 0, queueCheckIntervalMs: 60_000, clock: clock.now });
+    try {
+      await insertJobs(db, 1, { queue: 'first' });
+      await maintenance.runOnce();
+      await insertJobs(db, 1, { queue: 'second' });
+      clock.advance(59_000);
+      await maintenance.runOnce();
+      expect((await db.sluice.queues.recordedDepth()).map((r) => r.queue)).toEqual(['first']);
+      clock.advance(1_000);
+      await maintenance.runOnce();
+      expect((await db.sluice.queues.recordedDepth()).map((r) => r.queue)).toEqual(['first', 'second']);
     } finally {
       await maintenance.stop();
     }
