@@ -1,6 +1,31 @@
 import { EventEmitter } from 'node:events';
 import type { MaintenancePass, SkippedRelease } from './task/MaintenanceTask.ts';
 
+/** A queue's promise and what the maintenance pass read of the queue (src/maintenance/checkQueues.ts). */
+interface PromiseReading {
+  readonly queue: string;
+  /** The promise: a ready job starts within this long (ms), or null. */
+  readonly startWithinMs: number | null;
+  /** The promise: at most this many jobs ready, or null. */
+  readonly maxReady: number | null;
+  /** The oldest ready job's wait (ms, DB clock) when read, or null when none was ready. */
+  readonly oldestReadyMs: number | null;
+  /** Jobs ready when read (`exact: false`: at least this many). */
+  readonly ready: { readonly count: number; readonly exact: boolean };
+}
+
+/** A promised queue fell behind its promise: reported once, when its state changed. */
+export interface PromiseBroken extends PromiseReading {
+  /** What was broken: the oldest ready job waited too long (`startWithin`), too many are ready (`maxReady`). */
+  readonly breaches: readonly ('startWithin' | 'maxReady')[];
+}
+
+/** A broken promise is kept again: reported once, when its state changed. */
+export interface PromiseKept extends PromiseReading {
+  /** How long it was broken (DB clock). */
+  readonly brokenForMs: number;
+}
+
 /**
  * What sluice reports while it works. Business code emits; the log subscriber (logging.ts) and
  * any application listener read the same events. Names are `noun:verb`, past tense.
@@ -51,6 +76,10 @@ export interface SluiceEventMap {
   'maintenance:error': { holder: string; error: Error; context: string };
   /** Claims a release left alone because another transaction holds their rows; tried again next pass. */
   'maintenance:skipped': { holder: string } & SkippedRelease;
+  /** A queue fell behind its promise (sluice.queues.setPromise), as the maintenance leader read it. Once per breach. */
+  'promise:broken': { holder: string } & PromiseBroken;
+  /** A broken promise is kept again. Once per breach. */
+  'promise:kept': { holder: string } & PromiseKept;
 }
 
 export type SluiceEventName = keyof SluiceEventMap;

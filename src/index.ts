@@ -1,4 +1,4 @@
-export type { QueueStats } from './api/queuesApi.ts';
+export type { QueuePromise, QueuePromiseState, QueueStats, RecordedQueueDepth } from './api/queuesApi.ts';
 export type { BatchStatus } from './batches/getBatch.ts';
 export { basicAuth } from './dashboard/basicAuth.ts';
 export type { DashboardHandler } from './dashboard/createDashboard.ts';
@@ -29,7 +29,7 @@ export {
   UnknownJobTypeError,
   WaitTimeoutError,
 } from './errors.ts';
-export type { SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
+export type { PromiseBroken, PromiseKept, SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
 export type { JobCount } from './jobControl/countJobs.ts';
 export type { JobInfo, JobLock } from './jobControl/getJob.ts';
 export type { ChangesOptions, JobChange } from './jobControl/jobChanges.ts';
@@ -55,6 +55,7 @@ export type { ScheduleInfo } from './scheduler/listSchedules.ts';
 export { type Stoppable, stopOnSignals } from './shutdown.ts';
 export type { SkippedRelease } from './task/MaintenanceTask.ts';
 export type { LoadReading } from './worker/hostLoad.ts';
+export type { HistogramCounts, JobNameMetrics, QueueMetrics, WorkerMetrics } from './worker/metricsSnapshot.ts';
 export { Worker } from './worker/Worker.ts';
 export type { ClaimStrategy, WorkerOptions } from './worker/workerOptions.ts';
 export type { WorkerInfo } from './worker/workerRegistry.ts';

@@ -1,6 +1,6 @@
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 import { errorFields } from './errorText.ts';
-import type { SluiceEvents } from './events.ts';
+import type { SluiceEventMap, SluiceEvents } from './events.ts';
 
 export type { Logger } from 'pino';
 
@@ -195,9 +195,32 @@ function logMaintenance(events: SluiceEvents, logger: Logger): void {
       `${e.task}: could not release ${e.jobIds.length} job(s) in queue ${e.queue}${e.workerId ? ` of dead worker ${e.workerId}` : ''}: ${e.reason}; will try again next pass`,
     ),
   );
+  events.on('promise:broken', (e) =>
+    logger.warn(
+      fields('promise:broken', e),
+      `queue ${e.queue} broke its promise: ${e.breaches.map((b) => breachText(b, e)).join('; ')}`,
+    ),
+  );
+  events.on('promise:kept', (e) =>
+    logger.info(
+      fields('promise:kept', e),
+      `queue ${e.queue} keeps its promise again, after ${seconds(e.brokenForMs)} behind`,
+    ),
+  );
   events.on('maintenance:error', ({ error, ...e }) =>
     logged(logger, 'error', fields('maintenance:error', e), error, (message) => message),
   );
+}
+
+/** One broken half of a promise, for a log line. */
+function breachText(breach: 'startWithin' | 'maxReady', e: SluiceEventMap['promise:broken']): string {
+  return breach === 'startWithin'
+    ? `the oldest ready job waited ${seconds(e.oldestReadyMs ?? 0)} (promised ${seconds(e.startWithinMs ?? 0)})`
+    : `${e.ready.count}${e.ready.exact ? '' : '+'} jobs ready (promised at most ${e.maxReady})`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }
 
 /**

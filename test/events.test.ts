@@ -119,6 +119,7 @@ describe('events', () => {
           pruneHistory: { pruned: 0 },
           pruneDeadJobs: { pruned: 0 },
           pruneProgress: { pruned: 0 },
+          checkQueues: { broken: 0, kept: 0 },
         },
         durationMs: expect.any(Number),
       },

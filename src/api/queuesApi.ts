@@ -4,23 +4,21 @@ import { countJobs } from '../jobControl/countJobs.ts';
 import { integerIn } from '../options.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import { pausedQueues, pauseQueue, resumeQueue } from '../queues/pauseQueue.ts';
-import { type BoundedCount, type QueueDepth, queueDepth } from '../stats/queueDepth.ts';
+import { type QueuePromise, type QueuePromiseState, queuePromises, setQueuePromise } from '../queues/queuePromises.ts';
+import { type BoundedCount, DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT, queueDepth } from '../stats/queueDepth.ts';
+import { type QueueDepthReading, type RecordedQueueDepth, recordedQueueDepths } from '../stats/recordedDepth.ts';
 
-export type { BoundedCount };
+export type { BoundedCount, QueuePromise, QueuePromiseState, RecordedQueueDepth };
 
 import type { Guard } from './Guard.ts';
 
-/** Each count of a depth read stops after this many index entries unless the caller says otherwise. */
-export const DEPTH_MAX_DEFAULT = 10_000;
-/** Most queues one depth read of every queue covers (queue names in order). */
-export const DEPTH_QUEUES_DEFAULT = 200;
+export { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT };
+
+/** Most queues one read of the recorded depth returns: every queue a pass reads (promised ones too). */
+const RECORDED_QUEUES_DEFAULT = 2_000;
 
 /** How deep one queue is: each count read from index entries and stopped at the read's `max`. */
-export interface QueueDepthRow extends QueueDepth {
-  readonly queue: string;
-  /** Dead jobs not yet re-driven. */
-  readonly dead: BoundedCount;
-}
+export type QueueDepthRow = QueueDepthReading;
 
 /** @deprecated The shape of `sluice.stats()`; `queues.depth()` says which counts are exact. */
 export interface QueueStats {
@@ -82,6 +80,30 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard) {
     resume: (queue: string): Promise<void> => guard(() => resumeQueue(db, tables, queue)),
     /** The queues paused now, with when. */
     paused: (): Promise<{ queue: string; pausedAt: Date }[]> => guard(() => pausedQueues(db, tables)),
+    /**
+     * Sets a queue's latency promise — `{ startWithinMs: 30_000 }` (a ready job starts within
+     * 30 s), `{ maxReady: 10_000 }` (no more than 10,000 ready), or both — for every process of
+     * the install; `null` withdraws it. The maintenance leader holds the queue to it at each pass:
+     * a broken promise raises `promise:broken` (and a log line) once, and `promise:kept` once when
+     * it is met again; the dashboard and the metrics show it.
+     */
+    setPromise: (queue: string, promise: QueuePromise | null): Promise<void> =>
+      guard(() => setQueuePromise(db, tables, queue, promise)),
+    /** The queues with a promise, with whether each is kept (as the maintenance leader last judged it): one statement. */
+    promises: (): Promise<QueuePromiseState[]> => guard(() => queuePromises(db, tables)),
+    /**
+     * Each queue's depth as the maintenance leader last read it (once per pass, bounded index
+     * reads), with the reading's age: one statement whatever the number of queues or jobs — what
+     * the metrics scrape serves. Empty until a maintenance process has run a pass.
+     */
+    recordedDepth: (options: { maxQueues?: number } = {}): Promise<RecordedQueueDepth[]> =>
+      guard(() =>
+        recordedQueueDepths(
+          db,
+          tables,
+          integerIn('maxQueues', options.maxQueues ?? RECORDED_QUEUES_DEFAULT, 1, 100_000),
+        ),
+      ),
   };
 }
 

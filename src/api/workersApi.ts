@@ -8,7 +8,12 @@ import type { Guard } from './Guard.ts';
  * heartbeat age. Callable as `sluice.workers()` too: the earlier name, deprecated.
  */
 export function workersApi(db: Executor, tables: Tables, guard: Guard) {
-  const list = (): Promise<WorkerInfo[]> => guard(() => listWorkers(db, tables));
+  /**
+   * The live workers (one statement). With `metrics: true` each carries its counters and
+   * histograms as it last sent them (what `sluice metrics` serves).
+   */
+  const list = (options: { metrics?: boolean } = {}): Promise<WorkerInfo[]> =>
+    guard(() => listWorkers(db, tables, options.metrics === true));
   /** @deprecated Use `sluice.workers.list()`. */
   const deprecatedCall = (): Promise<WorkerInfo[]> => list();
   return Object.assign(deprecatedCall, { list });

@@ -17,6 +17,8 @@ finishes batches, prunes, enqueues recurring jobs) until SIGINT/SIGTERM
   --batch-size N       rows per maintenance statement (default: ${D.batchSize})
   --jitter-ms N        random delay before each tick (default: ${D.jitterMs})
   --missed-heartbeats F  a worker that missed this many of its heartbeat intervals is dead (default: ${D.missedHeartbeats})
+  --queue-check-interval-ms N  read every queue's depth (metrics, latency promises) at most this often
+                       (default: ${D.queueCheckIntervalMs}: every pass)
   --metrics-port N     also serve Prometheus metrics on GET /metrics
   --metrics-host H     address the metrics bind (default: 127.0.0.1)
   --jobs DIR           job files whose \`schedule\` this process enqueues, resolved against the current
@@ -35,6 +37,7 @@ export async function maintenanceCommand(argv: string[]): Promise<number> {
     'metrics-port': { type: 'string' },
     'metrics-host': { type: 'string' },
     'missed-heartbeats': { type: 'string' },
+    'queue-check-interval-ms': { type: 'string' },
   });
   if (v.help) return help(MAINTENANCE_HELP);
   const folder = jobsFolder(v.jobs);
@@ -46,6 +49,7 @@ export async function maintenanceCommand(argv: string[]): Promise<number> {
     jitterMs: intFlag('jitter-ms', v['jitter-ms']),
     jobs: folder.explicit || folder.exists ? requireJobsFolder(folder) : undefined,
     missedHeartbeats: positiveFlag('missed-heartbeats', v['missed-heartbeats']),
+    queueCheckIntervalMs: intFlag('queue-check-interval-ms', v['queue-check-interval-ms']),
   };
   const metricsPort = portFlag('metrics-port', v['metrics-port']);
   const sluice = await openSluice(v, { poolMax: 4 });

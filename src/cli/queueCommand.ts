@@ -1,33 +1,77 @@
 import { openSluice } from './openSluice.ts';
-import { COMMON_HELP, choice, help, parse } from './parse.ts';
+import { COMMON_HELP, choice, help, intFlag, parse } from './parse.ts';
 import { UsageError } from './UsageError.ts';
 
-export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue
+export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; set its latency promise
 
   sluice queue pause NAME     no worker claims from NAME; running jobs finish
   sluice queue resume NAME
   sluice queue paused         list paused queues
+  sluice queue promise NAME [--start-within-ms N] [--max-ready N]
+                              promise that a ready job of NAME starts within N ms (its oldest
+                              ready job's wait) and that at most N jobs are ready: the
+                              maintenance process logs once when the promise breaks, and once
+                              when it is kept again (the dashboard and the metrics show it)
+  sluice queue promise NAME --none
+                              withdraw NAME's promise
+  sluice queue promises       list promises, each with since when it is broken (null: kept)
 ${COMMON_HELP}`;
 
-const ACTIONS = ['pause', 'resume', 'paused'] as const;
+const ACTIONS = ['pause', 'resume', 'paused', 'promise', 'promises'] as const;
+const NAMED: readonly string[] = ['pause', 'resume', 'promise'];
 
 export async function queueCommand(argv: string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, {}, 2);
+  const { values: v, positionals } = parse(
+    argv,
+    { 'start-within-ms': { type: 'string' }, 'max-ready': { type: 'string' }, none: { type: 'boolean' } },
+    2,
+  );
   if (v.help) return help(QUEUE_HELP);
   const action = choice('action', positionals[0], ACTIONS);
   const name = positionals[1];
-  if (action !== 'paused' && !name) throw new UsageError(`${action} needs a queue name`);
-  if (action === 'paused' && name) throw new UsageError(`paused takes no queue name (got "${name}")`);
+  if (NAMED.includes(action) && !name) throw new UsageError(`${action} needs a queue name`);
+  if (!NAMED.includes(action) && name) throw new UsageError(`${action} takes no queue name (got "${name}")`);
+  const promise = promiseFlags(action, v);
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    if (action === 'paused') {
-      process.stdout.write(`${JSON.stringify({ paused: await sluice.queues.paused() })}\n`);
-      return 0;
+    const queue = name as string;
+    switch (action) {
+      case 'paused':
+        return print({ paused: await sluice.queues.paused() });
+      case 'promises':
+        return print({ promises: await sluice.queues.promises() });
+      case 'promise':
+        await sluice.queues.setPromise(queue, promise);
+        return print({ queue, promise });
+      case 'pause':
+      case 'resume':
+        await (action === 'pause' ? sluice.queues.pause(queue) : sluice.queues.resume(queue));
+        return print({ queue, paused: action === 'pause' });
     }
-    await (action === 'pause' ? sluice.queues.pause(name as string) : sluice.queues.resume(name as string));
-    process.stdout.write(`${JSON.stringify({ queue: name, paused: action === 'pause' })}\n`);
-    return 0;
   } finally {
     await sluice.close();
   }
+}
+
+/** The promise the flags describe (null: --none), refused on any other action. */
+function promiseFlags(
+  action: (typeof ACTIONS)[number],
+  v: { 'start-within-ms'?: string; 'max-ready'?: string; none?: boolean },
+): { startWithinMs: number | null; maxReady: number | null } | null {
+  const startWithinMs = intFlag('start-within-ms', v['start-within-ms'], 1) ?? null;
+  const maxReady = intFlag('max-ready', v['max-ready'], 1) ?? null;
+  const given = startWithinMs !== null || maxReady !== null;
+  if (action !== 'promise') {
+    if (given || v.none)
+      throw new UsageError(`--start-within-ms, --max-ready and --none go with promise, not ${action}`);
+    return null;
+  }
+  if (v.none && given) throw new UsageError('--none withdraws the promise: give it alone');
+  if (!v.none && !given) throw new UsageError('promise needs --start-within-ms, --max-ready, or --none');
+  return v.none ? null : { startWithinMs, maxReady };
+}
+
+function print(value: unknown): number {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+  return 0;
 }

@@ -26,6 +26,9 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
   --history-retention-ms N keep completed jobs in job_history this long; 0 keeps none (default: ${SLUICE_DEFAULTS.historyRetentionMs})
   --no-doorbell            no wake-up connection: jobs enqueued by other processes wait for a poll
                            (default: a doorbell, one more connection per worker)
+  --metrics-interval-ms N  how often the heartbeat carries this worker's counters and histograms to
+                           \`sluice metrics\`; 0: every beat (default: ${D.metricsIntervalMs})
+  --metrics-max-names N    job names counted apart in the metrics; the rest as "(other)" (default: ${D.metricsMaxNames})
 ${COMMON_HELP}`;
 
 export async function workCommand(argv: string[]): Promise<number> {
@@ -46,6 +49,8 @@ export async function workCommand(argv: string[]): Promise<number> {
     'history-retention-ms': { type: 'string' },
     'job-timeout-ms': { type: 'string' },
     'no-doorbell': { type: 'boolean' },
+    'metrics-interval-ms': { type: 'string' },
+    'metrics-max-names': { type: 'string' },
   });
   if (v.help) return help(WORK_HELP);
   const concurrency = intFlag('concurrency', v.concurrency, 1) ?? D.concurrency;
@@ -62,6 +67,8 @@ export async function workCommand(argv: string[]): Promise<number> {
     claimBatchSize: intFlag('claim-batch-size', v['claim-batch-size']),
     headSize: intFlag('head-size', v['head-size']),
     maxPollIntervalMs: intFlag('max-poll-interval-ms', v['max-poll-interval-ms']),
+    metricsIntervalMs: intFlag('metrics-interval-ms', v['metrics-interval-ms']),
+    metricsMaxNames: intFlag('metrics-max-names', v['metrics-max-names'], 1),
     ...(v['no-doorbell'] ? { doorbell: false } : {}),
     loadPolicy: {
       maxCpu: fractionFlag('max-cpu', v['max-cpu']),

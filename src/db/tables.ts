@@ -13,6 +13,7 @@ export interface Tables {
   readonly jobHistory: string;
   readonly jobProgress: string;
   readonly doorbells: string;
+  readonly queueDepths: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -43,6 +44,7 @@ export function tablesFor(prefix: string): Tables {
     jobHistory: `\`${prefix}job_history\``,
     jobProgress: `\`${prefix}job_progress\``,
     doorbells: `\`${prefix}doorbells\``,
+    queueDepths: `\`${prefix}queue_depths\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };

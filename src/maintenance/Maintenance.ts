@@ -11,10 +11,12 @@ import { pruneIdempotencyKeys } from '../idempotency/pruneIdempotencyKeys.ts';
 import { pruneProgress } from '../jobControl/pruneProgress.ts';
 import { Scheduler } from '../scheduler/Scheduler.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT } from '../stats/queueDepth.ts';
 import type { MaintenancePass as GenericPass, PassCounts, SkippedRelease } from '../task/MaintenanceTask.ts';
 import { totalChanged } from '../task/MaintenanceTask.ts';
 import { ClaimTokens } from '../worker/ClaimTokens.ts';
 import { loadHandlers } from '../worker/loadHandlers.ts';
+import { checkQueues } from './checkQueues.ts';
 import { LeaderLease } from './LeaderLease.ts';
 import type { ResolvedMaintenanceOptions } from './maintenanceOptions.ts';
 import { releaseDeadWorkers } from './releaseDeadWorkers.ts';
@@ -43,6 +45,14 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
     pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
     pruneDeadJobs(taskDb, { retentionMs: deadRetentionMs, ...pruning }),
     pruneProgress(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
+    checkQueues(taskDb, {
+      intervalMs: options.queueCheckIntervalMs,
+      clock,
+      maxQueues: DEPTH_QUEUES_DEFAULT,
+      depthMax: DEPTH_MAX_DEFAULT,
+      onBroken: (broken) => events.emit('promise:broken', { holder, ...broken }),
+      onKept: (kept) => events.emit('promise:kept', { holder, ...kept }),
+    }),
   ] as const;
 }
 

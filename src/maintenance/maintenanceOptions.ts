@@ -32,6 +32,14 @@ export interface MaintenanceOptions {
   /** Most retention-pruning batches per table in one pass. @defaultValue 20 */
   maxPruneBatches?: number;
   /**
+   * How often the leader reads every queue's depth (bounded index reads, a few per queue and
+   * priority), records it for the metrics and holds promised queues to their promise: once per
+   * pass, skipping passes within this long of the last reading. Raise it where hundreds of deep
+   * queues make the reading heavy; promises are then judged, and the queue series refreshed,
+   * that much less often. @defaultValue 0: every pass
+   */
+  queueCheckIntervalMs?: number;
+  /**
    * The monotonic clock (ms) on which this process measures liveness: how long a worker's beat,
    * a claim or the lease has stood unchanged between its own observations. Tests pass one they
    * move. @defaultValue performance.now
@@ -53,6 +61,7 @@ export const MAINTENANCE_DEFAULTS = {
   scheduleJitterMs: 500,
   missedHeartbeats: 2.5,
   maxPruneBatches: TASK_DEFAULTS.maxBatches,
+  queueCheckIntervalMs: 0,
   clock: monotonicClock,
 } as const satisfies ResolvedMaintenanceOptions;
 
@@ -65,6 +74,7 @@ export function resolveMaintenanceOptions(options: MaintenanceOptions): Resolved
   integerIn('jitterMs', r.jitterMs, 0);
   integerIn('scheduleJitterMs', r.scheduleJitterMs, 0);
   integerIn('maxPruneBatches', r.maxPruneBatches, 1, 10_000);
+  integerIn('queueCheckIntervalMs', r.queueCheckIntervalMs, 0);
   numberAtLeast('missedHeartbeats', r.missedHeartbeats, 1.5);
   if (typeof r.clock !== 'function') throw new OptionsError('clock', 'must be a function returning milliseconds');
   if (typeof r.schedule !== 'string' || r.schedule.trim() === '')

@@ -45,6 +45,11 @@ FROM (
   LIMIT ?
 ) x`;
 
+/** Each count of a depth read stops after this many index entries unless the caller says otherwise. */
+export const DEPTH_MAX_DEFAULT = 10_000;
+/** Most queues one depth read of every queue covers (queue names in order). */
+export const DEPTH_QUEUES_DEFAULT = 200;
+
 /** A count that read at most its cap of index entries: exact, or at least `count`. */
 export interface BoundedCount {
   readonly count: number;

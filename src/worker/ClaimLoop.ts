@@ -5,6 +5,7 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { ClaimTokens } from './ClaimTokens.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
+import { type ClaimedRow, claimedJob } from './claims/claimedRow.ts';
 import { claimRandomHead } from './claims/claimRandomHead.ts';
 import { claimSkipLocked } from './claims/claimSkipLocked.ts';
 import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
@@ -154,7 +155,7 @@ export class ClaimLoop {
     return rows;
   }
 
-  async #claimWith(queue: string, want: number, priorities: readonly number[]): Promise<JobRow[]> {
+  async #claimWith(queue: string, want: number, priorities: readonly number[]): Promise<ClaimedRow[]> {
     if (priorities.length === 0) return [];
     const { workerDb: db, tables } = this.runtime;
     const lockId = this.tokens.next();
@@ -165,6 +166,7 @@ export class ClaimLoop {
         : await claimRandomHead(db, tables, { queue, priorities, want, lockId, headSize: this.options.headSize });
     const latencyMs = performance.now() - started;
     this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
+    this.report.claimRound(queue, rows.map(claimedJob));
     if (rows.length > 0) this.report.claimed(lockId, queue, rows.length, this.options.claim);
     return rows;
   }

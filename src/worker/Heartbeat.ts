@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { cancelledAmong } from '../jobControl/cancelledAmong.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
@@ -31,7 +32,10 @@ export interface HeartbeatSource {
  *    a change, none otherwise);
  * 2. adjusts the worker's concurrency limit from the host's load (ConcurrencyLimit);
  * 3. refreshes the worker's registry row (host, pid, load, in-flight, counts), by which the
- *    maintenance process tells a dead worker from a live one within a few heartbeats.
+ *    maintenance process tells a dead worker from a live one within a few heartbeats; every
+ *    metricsIntervalMs the same statement also carries the worker's metrics (its counters and
+ *    histograms, its memory, the longest event-loop stall since the last send), so that the
+ *    metrics cost no statement of their own.
  * The load is sampled in the background (os-utils samples CPU over a second), so a beat never
  * waits for it.
  */
@@ -41,6 +45,9 @@ export class Heartbeat {
   #load: LoadReading | null = null;
   #sampling = false;
   #stopped = false;
+  /** When the metrics were last written (performance.now), or -Infinity: send them with the next beat. */
+  #metricsSentAt = Number.NEGATIVE_INFINITY;
+  readonly #loopDelay = monitorEventLoopDelay({ resolution: 20 });
 
   constructor(
     private readonly runtime: SluiceRuntime,
@@ -51,6 +58,7 @@ export class Heartbeat {
   ) {}
 
   async start(): Promise<void> {
+    this.#loopDelay.enable();
     await this.#register();
     this.#sample();
     this.#schedule();
@@ -74,6 +82,7 @@ export class Heartbeat {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#beating;
+    this.#loopDelay.disable();
     await deregisterWorker(this.runtime.heartbeatDb, this.runtime.tables, this.report.workerId).catch(
       (error: unknown) => this.report.error(error, 'deregistering'),
     );
@@ -91,6 +100,11 @@ export class Heartbeat {
     await this.#extendClaims();
     this.#adjustLimit();
     this.#sample();
+    const now = performance.now();
+    const metrics =
+      now - this.#metricsSentAt >= this.options.metricsIntervalMs
+        ? this.report.counters.snapshot(this.#loopDelay.max / 1e6)
+        : null;
     try {
       const present = await heartbeatWorker(this.runtime.heartbeatDb, this.runtime.tables, this.report.workerId, {
         inFlight: [...this.source.running()].length,
@@ -101,9 +115,18 @@ export class Heartbeat {
         concurrencyLimit: this.limit.current,
         claimLatencyMs: this.source.claimLatencyMs(),
         counters: this.report.perQueue(),
+        metrics,
       });
-      // Declared dead (e.g. after a long pause) and removed by the maintenance process: come back.
-      if (!present && !this.#stopped) await this.#register();
+      if (present && metrics !== null) {
+        this.#metricsSentAt = now;
+        this.#loopDelay.reset();
+      }
+      // Declared dead (e.g. after a long pause) and removed by the maintenance process: come back,
+      // and send the metrics with the next beat (the new row has none).
+      if (!present && !this.#stopped) {
+        this.#metricsSentAt = Number.NEGATIVE_INFINITY;
+        await this.#register();
+      }
     } catch (error) {
       this.report.error(error, 'heartbeat');
     }

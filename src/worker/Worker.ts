@@ -16,6 +16,7 @@ import { type FinishDeps, finishJob } from './finishJob.ts';
 import { Heartbeat } from './Heartbeat.ts';
 import { loadHandlers } from './loadHandlers.ts';
 import { groupByClaim, RunningJob } from './RunningJob.ts';
+import { WorkerCounters } from './WorkerCounters.ts';
 import { WorkerEvents } from './WorkerEvents.ts';
 import type { ResolvedWorkerOptions } from './workerOptions.ts';
 
@@ -57,7 +58,7 @@ export class Worker {
     readonly options: ResolvedWorkerOptions,
   ) {
     this.id = this.#tokens.workerId;
-    this.#report = new WorkerEvents(runtime.events, this.id);
+    this.#report = new WorkerEvents(runtime.events, this.id, new WorkerCounters(options.metricsMaxNames));
     this.#limit = new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => this.#wake());
     this.#completions = new CompletionBuffer(runtime, this.#report, options.lockTimeoutMs, () => this.#wake());
     this.#claims = new ClaimLoop(runtime, options, this.#tokens, this.#limit, this.#completions, this.#report, {

@@ -1,12 +1,15 @@
 import type { SluiceEvents } from '../events.ts';
 import type { Job } from '../model/job.ts';
 import type { LoadReading } from './hostLoad.ts';
+import { WorkerCounters } from './WorkerCounters.ts';
+import { WORKER_DEFAULTS } from './workerOptions.ts';
 import type { QueueCounters } from './workerRegistry.ts';
 
 /**
  * Everything one worker reports, one method per event: each event of a worker is emitted from
  * exactly one place, here, and the counts its registry row carries (failed attempts, per-queue
- * totals) are kept by the same calls, so they cannot drift from the events.
+ * totals, the metrics' counters and histograms) are kept by the same calls, so they cannot drift
+ * from the events.
  */
 export class WorkerEvents {
   #failed = 0;
@@ -15,6 +18,8 @@ export class WorkerEvents {
   constructor(
     private readonly events: SluiceEvents,
     readonly workerId: string,
+    /** The metrics' counters and histograms (per queue and name), carried by the heartbeat. */
+    readonly counters = new WorkerCounters(WORKER_DEFAULTS.metricsMaxNames),
   ) {}
 
   /** Attempts that failed (retried, dead-lettered or dropped), and jobs dead-lettered without running. */
@@ -45,25 +50,36 @@ export class WorkerEvents {
     this.events.emit('worker:stopped', { workerId: this.workerId, released, processed });
   }
 
+  /** One claim round trip to `queue`: the jobs it claimed (none: an empty claim), each with how long it had been due. */
+  claimRound(queue: string, jobs: readonly { readonly name: string; readonly waitedMs: number | null }[]): void {
+    this.counters.claimed(queue, jobs);
+  }
+
   claimed(lockId: string, queue: string, count: number, strategy: string): void {
     this.events.emit('job:claimed', { workerId: this.workerId, lockId, queue, count, strategy });
   }
 
   completed(job: Job, durationMs: number): void {
     this.#count(job.queue, 'completed');
+    this.counters.outcome(job.queue, job.name, 'completed', durationMs);
     const { id: jobId, name, queue } = job;
     this.events.emit('job:completed', { workerId: this.workerId, jobId, name, queue, durationMs });
   }
 
-  /** An attempt failed; `retried` or `dead` follows with what became of the job (at-most-once: nothing). */
-  failedAttempt(job: Job, error: Error, attempt: number): void {
+  /**
+   * An attempt failed, `durationMs` after its claim; `retried` or `dead` follows with what became
+   * of the job (at-most-once: nothing).
+   */
+  failedAttempt(job: Job, error: Error, attempt: number, durationMs?: number): void {
     this.#failed++;
     this.#count(job.queue, 'failed');
+    this.counters.outcome(job.queue, job.name, 'failed', durationMs);
     const { id: jobId, name, queue } = job;
     this.events.emit('job:failed', { workerId: this.workerId, jobId, name, queue, error, attempt });
   }
 
   retried(job: Job, delayMs: number, retryTimes: number): void {
+    this.counters.outcome(job.queue, job.name, 'retried');
     this.events.emit('job:retried', { workerId: this.workerId, jobId: job.id, name: job.name, delayMs, retryTimes });
   }
 
@@ -71,6 +87,7 @@ export class WorkerEvents {
   dead(job: Job, error: Error, ranNow: boolean): void {
     if (!ranNow) this.#failed++;
     this.#count(job.queue, 'dead');
+    this.counters.outcome(job.queue, job.name, 'dead');
     const { id: jobId, name, queue } = job;
     this.events.emit('job:dead', { workerId: this.workerId, jobId, name, queue, error });
   }
@@ -78,6 +95,7 @@ export class WorkerEvents {
   /** The job was cancelled while this worker ran it; its handler's outcome was discarded. */
   cancelled(job: Job, durationMs: number): void {
     this.#count(job.queue, 'cancelled');
+    this.counters.outcome(job.queue, job.name, 'cancelled', durationMs);
     const { id: jobId, name, queue } = job;
     this.events.emit('job:cancelled', { workerId: this.workerId, jobId, name, queue, durationMs });
   }

@@ -48,7 +48,7 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
         report.completed(job, running.elapsedMs);
         break;
       case 'dropped':
-        report.failedAttempt(job, outcome.error, job.retryTimes + 1);
+        report.failedAttempt(job, outcome.error, job.retryTimes + 1, running.elapsedMs);
         await startKeyRetention(runtime, [job.id], job.idempotencyKey);
         break;
       case 'exhausted':
@@ -82,7 +82,7 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
 async function failed(deps: FinishDeps, running: RunningJob, error: Error, permanent: boolean): Promise<void> {
   const { job } = running;
   const attempt = job.retryTimes + 1;
-  deps.report.failedAttempt(job, error, attempt);
+  deps.report.failedAttempt(job, error, attempt, running.elapsedMs);
   const lastError = errorText(error);
   if (permanent || attempt > deps.maxRetriesOf(running)) {
     await deadLetter(deps, running, attempt, error, lastError, true);

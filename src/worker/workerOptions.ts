@@ -72,6 +72,19 @@ export interface WorkerOptions {
   name?: string;
   /** Reads the host's load (tests inject one). @defaultValue os-utils CPU, Node's memory figures */
   loadSampler?: () => Promise<LoadReading>;
+  /**
+   * How often this worker's counters and histograms (the metrics: jobs per queue, name and
+   * outcome, attempt durations, start latencies) ride its heartbeat into its registry row, where
+   * `sluice metrics` reads them: the metrics are at most this stale (plus a heartbeat interval).
+   * 0 sends them with every beat. @defaultValue 10,000
+   */
+  metricsIntervalMs?: number;
+  /**
+   * Most job names the metrics count separately, over all queues of this worker; the jobs of
+   * further names count under the name `(other)`. Bounds the series a worker sends and the
+   * metrics expose, whatever names jobs carry. @defaultValue 50
+   */
+  metricsMaxNames?: number;
 }
 
 /** Every option set, checked; lists are read-only. */
@@ -108,6 +121,8 @@ export const WORKER_DEFAULTS = {
   loadPolicy: { enabled: true, maxCpu: 1, minFreeMem: 0.05 },
   loadSampler: readHostLoad,
   name: defaultWorkerName(),
+  metricsIntervalMs: 10_000,
+  metricsMaxNames: 50,
 } as const satisfies ResolvedWorkerOptions;
 
 function defaultWorkerName(): string {
@@ -150,6 +165,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   integerIn('shutdownTimeoutMs', r.shutdownTimeoutMs, 1);
   integerIn('jobTimeoutMs', r.jobTimeoutMs, 1, 2_147_483_647);
   integerIn('maxRetries', r.maxRetries, 0, 1_000_000);
+  integerIn('metricsIntervalMs', r.metricsIntervalMs, 0);
+  integerIn('metricsMaxNames', r.metricsMaxNames, 1, 1_000);
   const { maxCpu, minFreeMem } = r.loadPolicy;
   if (!(maxCpu > 0 && maxCpu <= 1)) throw new OptionsError('loadPolicy.maxCpu', `must be in (0, 1] (got ${maxCpu})`);
   if (!(minFreeMem >= 0 && minFreeMem < 1))

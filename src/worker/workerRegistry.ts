@@ -1,5 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { decodeWorkerMetrics, type WorkerMetrics } from './metricsSnapshot.ts';
 
 /**
  * Params: id, host, name, pid, queues, heartbeat interval, lock timeout, concurrency, concurrency
@@ -11,8 +12,8 @@ VALUES (?, ?, ?, ?, ?, NOW(3), NOW(3), ?, ?, ?, ?)
 ON DUPLICATE KEY UPDATE heartbeat_at = NOW(3), beats = beats + 1`;
 
 /**
- * Params: in_flight, processed, failed, cpu, free_mem, concurrency_limit, claim latency, id.
- * A worker's heartbeat: heartbeat_at (for people: on this server's clock) and the beat counter
+ * Params: in_flight, processed, failed, cpu, free_mem, concurrency_limit, claim latency, counters,
+ * metrics (NULL: leave the row's as they are), id. A worker's heartbeat: heartbeat_at (for people: on this server's clock) and the beat counter
  * change, which is all the maintenance process looks at. affectedRows 0 means the maintenance
  * process already declared it dead and removed it. Autocommit: re-run by the Executor after a
  * transient conflict.
@@ -28,7 +29,8 @@ SET heartbeat_at = NOW(3),
     free_mem = ?,
     concurrency_limit = ?,
     claim_latency_ms = ?,
-    counters = ?
+    counters = ?,
+    metrics = COALESCE(?, metrics)
 WHERE id = ?`;
 
 /** Params: id. */
@@ -36,9 +38,12 @@ const sqlDeregister = (t: Tables) => `
 DELETE FROM ${t.workers}
 WHERE id = ?`;
 
-/** Params: none. The fleet, with each heartbeat's age on the DB clock. */
-const sqlList = (t: Tables) => `
-SELECT id, host, name, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, lock_timeout_ms, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms, counters,
+/**
+ * Params: none. The fleet, with each heartbeat's age on the DB clock, and with each worker's
+ * metrics when asked (the widest column: a few KB a worker).
+ */
+const sqlList = (t: Tables, metrics: boolean) => `
+SELECT id, host, name, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, lock_timeout_ms, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms, counters,${metrics ? ' metrics,' : ''}
        TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 AS heartbeat_age_ms
 FROM ${t.workers}
 ORDER BY host, pid, id`;
@@ -66,6 +71,11 @@ export interface WorkerHeartbeat {
   readonly claimLatencyMs: number | null;
   /** Per queue: jobs this worker completed, failed (attempts), dead-lettered and saw cancelled since it started. */
   readonly counters: Record<string, QueueCounters>;
+  /**
+   * The worker's metrics as last sent (every metricsIntervalMs): JSON text (metricsSnapshot.ts),
+   * or null to leave the row's as they are.
+   */
+  readonly metrics: string | null;
 }
 
 export interface QueueCounters {
@@ -76,9 +86,15 @@ export interface QueueCounters {
   cancelled: number;
 }
 
-export interface WorkerInfo extends Omit<WorkerRegistration, 'lockTimeoutMs'>, WorkerHeartbeat {
+export interface WorkerInfo extends Omit<WorkerRegistration, 'lockTimeoutMs'>, Omit<WorkerHeartbeat, 'metrics'> {
   /** null for a worker of a version that did not register it. */
   readonly lockTimeoutMs: number | null;
+  /**
+   * The worker's counters and histograms as it last sent them (at most metricsIntervalMs ago):
+   * read only by `workers.list({ metrics: true })`; null otherwise, before its first send, or for
+   * a worker of another version.
+   */
+  readonly metrics: WorkerMetrics | null;
   readonly startedAt: Date;
   readonly heartbeatAt: Date;
   readonly heartbeatAgeMs: number;
@@ -109,6 +125,7 @@ export async function heartbeatWorker(db: Executor, tables: Tables, id: string, 
     h.concurrencyLimit,
     h.claimLatencyMs,
     JSON.stringify(h.counters),
+    h.metrics,
     id,
   ]);
   return affectedRows === 1;
@@ -118,8 +135,9 @@ export async function deregisterWorker(db: Executor, tables: Tables, id: string)
   await db.write(sqlDeregister(tables), [id]);
 }
 
-export async function listWorkers(db: Executor, tables: Tables): Promise<WorkerInfo[]> {
-  const rows = await db.select<Record<string, unknown>>(sqlList(tables));
+/** The fleet (one statement); with each worker's metrics when `metrics`. */
+export async function listWorkers(db: Executor, tables: Tables, metrics = false): Promise<WorkerInfo[]> {
+  const rows = await db.select<Record<string, unknown>>(sqlList(tables, metrics));
   return rows.map((r) => ({
     id: String(r.id),
     host: String(r.host),
@@ -137,6 +155,7 @@ export async function listWorkers(db: Executor, tables: Tables): Promise<WorkerI
     freeMem: r.free_mem === null ? null : Number(r.free_mem),
     claimLatencyMs: r.claim_latency_ms === null ? null : Number(r.claim_latency_ms),
     counters: r.counters ? (JSON.parse(String(r.counters)) as Record<string, QueueCounters>) : {},
+    metrics: metrics ? decodeWorkerMetrics(r.metrics) : null,
     startedAt: r.started_at as Date,
     heartbeatAt: r.heartbeat_at as Date,
     heartbeatAgeMs: Number(r.heartbeat_age_ms),

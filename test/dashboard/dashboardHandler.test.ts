@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html, jsonScript } from '../../src/dashboard/html.ts';
 import { basicAuth, OptionsError } from '../../src/index.ts';
-import { insertJob } from '../helpers/factory.ts';
+import { ago, insertJob, MINUTE } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -118,6 +118,34 @@ describe('dashboard handler', () => {
       const proxied = await post('alice', alice, { origin: 'https://ops.example', 'x-forwarded-host': 'ops.example' });
       expect(proxied.status).toBe(303);
       expect((await db.sluice.queues.paused()).map((p) => p.queue)).toEqual(['q1']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the overview shows each queue’s promise, and a broken one as a problem', async () => {
+    await db.sluice.queues.setPromise('kept', { maxReady: 10_000 });
+    await db.sluice.queues.setPromise('late', { startWithinMs: 30_000, maxReady: 50 });
+    await insertJob(db, { queue: 'late', runAt: ago(2 * MINUTE) });
+    await insertJob(db, { queue: 'plain' });
+    const maintenance = db.sluice.maintenance({ jitterMs: 0 });
+    try {
+      expect((await maintenance.runOnce()).tasks.checkQueues).toEqual({ broken: 1, kept: 0 });
+    } finally {
+      await maintenance.stop();
+    }
+    const app = await serve(db.sluice.dashboard({ auth: false }), '');
+    try {
+      const text = await (await fetch(`${app.url}/`)).text();
+      const row = (queue: string) => new RegExp(`<tr data-queue="${queue}"[^]*?</tr>`).exec(text)?.[0] ?? '';
+      expect(row('kept')).toContain('<td class="promise" data-promise="kept">at most 10,000 ready</td>');
+      expect(row('kept')).not.toContain('class="problem"');
+      expect(row('late')).toMatch(
+        /<td class="promise bad" data-promise="broken">starts within 30 s · at most 50 ready: broken for \d+ ms<\/td>/,
+      );
+      expect(row('late')).toContain('class="problem"');
+      expect(row('late')).toContain('promise broken');
+      expect(row('plain')).toContain('<td class="promise">—</td>');
     } finally {
       await app.close();
     }

@@ -228,6 +228,7 @@ export interface WorkerFlags {
   readonly shutdownTimeoutMs?: number;
   /** false: `--no-doorbell`. */
   readonly doorbell?: false;
+  readonly metricsIntervalMs?: number;
 }
 
 /** `sluice work --url URL --jobs test/fixtures/jobs …`: a worker process running the fixture jobs. */
@@ -248,6 +249,7 @@ export function spawnWorker(url: string, flags: WorkerFlags, options?: SpawnOpti
       ...flag('--poll-interval-ms', flags.pollIntervalMs),
       ...flag('--max-poll-interval-ms', flags.maxPollIntervalMs),
       ...flag('--shutdown-timeout-ms', flags.shutdownTimeoutMs),
+      ...flag('--metrics-interval-ms', flags.metricsIntervalMs),
       ...(flags.doorbell === false ? ['--no-doorbell'] : []),
     ],
     options,

@@ -27,6 +27,8 @@ export const ALL_EVENTS: readonly SluiceEventName[] = [
   'maintenance:completed',
   'maintenance:error',
   'maintenance:skipped',
+  'promise:broken',
+  'promise:kept',
 ];
 
 export type Recorded = { [K in SluiceEventName]: SluiceEventMap[K][] };

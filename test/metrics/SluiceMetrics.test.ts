@@ -7,9 +7,10 @@ import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
 /**
- * README "Metrics": Prometheus text format read from the database at each scrape: queue depth by
- * state, oldest ready age, dead jobs, the worker count, and per-worker in-flight, concurrency
- * limit, claim latency and per-queue completed / failed / dead totals from the registry rows.
+ * docs/operating.md "Metrics": Prometheus text format read from the database in a fixed number of
+ * statements: queue depth by state, oldest ready age and dead jobs as the maintenance leader last
+ * read them, the worker count, and per worker its gauges and what it counted (jobs per queue, name
+ * and outcome, claims, attempt durations, start latencies), carried by its heartbeat.
  */
 const db = useTestDatabase('ops_metrics');
 
@@ -92,8 +93,11 @@ describe('metrics', () => {
       pollIntervalMs: 20,
       maxPollIntervalMs: 100,
       loadSampler: async () => CALM,
+      metricsIntervalMs: 0,
     });
     const metrics = new SluiceMetrics(sluice, 0);
+    const maintenance = sluice.maintenance({ jitterMs: 0 });
+    const pass = async () => expect((await maintenance.runOnce()).leader).toBe(true);
     await worker.start();
     try {
       await waitFor(
@@ -104,6 +108,16 @@ describe('metrics', () => {
         },
         { what: 'a heartbeat with the worker’s totals' },
       );
+      await waitFor(
+        async () => {
+          const [w] = await sluice.workers.list({ metrics: true });
+          const q = w?.metrics?.queues.w;
+          // An empty claim round comes when the worker next looks and finds nothing: wait for one.
+          return q?.names.ok?.completed === 3 && q.names.hold?.claimed === 1 && q.emptyClaims > 0;
+        },
+        { what: 'a heartbeat with the worker’s metrics' },
+      );
+      await pass();
       const labels = { worker: worker.name, host: hostname().slice(0, 64) };
       expect(worker.name).toBe(`pid-${process.pid}`);
 
@@ -129,6 +143,42 @@ describe('metrics', () => {
       expect(sampleValue(samples, 'sluice_worker_jobs_total', { ...labels, queue: 'w', outcome: 'completed' })).toBe(4);
       expect(sampleValue(samples, 'sluice_worker_jobs_total', { ...labels, queue: 'w', outcome: 'failed' })).toBe(2);
       expect(sampleValue(samples, 'sluice_worker_jobs_total', { ...labels, queue: 'w', outcome: 'dead' })).toBe(1);
+      const outcome = (name: string, outcome: string) =>
+        sampleValue(samples, 'sluice_job_outcomes_total', { ...labels, queue: 'w', name, outcome });
+      expect([
+        outcome('ok', 'completed'),
+        outcome('ok', 'failed'),
+        outcome('bad', 'failed'),
+        outcome('bad', 'dead'),
+      ]).toEqual([3, 0, 1, 1]);
+      expect([outcome('flaky', 'failed'), outcome('flaky', 'retried'), outcome('flaky', 'completed')]).toEqual([
+        1, 1, 1,
+      ]);
+      expect(outcome('hold', 'completed')).toBe(0);
+      expect(sampleValue(samples, 'sluice_jobs_claimed_total', { ...labels, queue: 'w', name: 'flaky' })).toBe(2);
+      expect(sampleValue(samples, 'sluice_jobs_claimed_total', { ...labels, queue: 'w', name: 'hold' })).toBe(1);
+      expect(sampleValue(samples, 'sluice_claims_total', { ...labels, queue: 'w', result: 'claimed' })).toBeGreaterThan(
+        0,
+      );
+      expect(sampleValue(samples, 'sluice_claims_total', { ...labels, queue: 'w', result: 'empty' })).toBeGreaterThan(
+        0,
+      );
+      // Histograms: cumulative buckets, +Inf = count; every attempt that ran and every claimed job observed.
+      const attempts = { ...labels, queue: 'w', name: 'flaky' };
+      expect(sampleValue(samples, 'sluice_job_attempt_duration_seconds_count', attempts)).toBe(2);
+      expect(sampleValue(samples, 'sluice_job_attempt_duration_seconds_bucket', { ...attempts, le: '+Inf' })).toBe(2);
+      expect(sampleValue(samples, 'sluice_job_attempt_duration_seconds_sum', attempts)).toBeGreaterThan(0);
+      const le = samples
+        .filter((s) => s.name === 'sluice_job_attempt_duration_seconds_bucket' && s.labels.name === 'flaky')
+        .map((s) => s.value);
+      expect(le).toEqual([...le].sort((a, b) => a - b));
+      expect(sampleValue(samples, 'sluice_job_start_latency_seconds_count', { ...labels, queue: 'w' })).toBe(7);
+      expect(text).toMatch(/^# TYPE sluice_job_start_latency_seconds histogram$/m);
+      expect(sampleValue(samples, 'sluice_worker_concurrency', labels)).toBe(4);
+      expect(sampleValue(samples, 'sluice_worker_host_cpu_ratio', labels)).toBe(0.1);
+      expect(sampleValue(samples, 'sluice_worker_resident_memory_bytes', labels)).toBeGreaterThan(1_000_000);
+      expect(sampleValue(samples, 'sluice_worker_heartbeat_age_seconds', labels)).toBeGreaterThanOrEqual(0);
+      expect(sampleValue(samples, 'sluice_queue_depth_age_seconds', { queue: 'm' })).toBeGreaterThanOrEqual(0);
 
       // The same over HTTP.
       const server = await metrics.listen(0, '127.0.0.1');
@@ -161,6 +211,8 @@ describe('metrics', () => {
     }
 
     // Each scrape reads afresh: the stopped worker and its series are gone, w is drained.
+    await pass();
+    await maintenance.stop();
     const after = parseExposition(await metrics.render());
     expect(sampleValue(after, 'sluice_workers')).toBe(0);
     expect(after.filter((s) => s.name.startsWith('sluice_worker_'))).toEqual([]);

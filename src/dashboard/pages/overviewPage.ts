@@ -1,3 +1,4 @@
+import type { QueuePromiseState } from '../../api/queuesApi.ts';
 import { count, duration } from '../format.ts';
 import { html, jsonScript } from '../html.ts';
 import type { Page } from '../PageContext.ts';
@@ -5,13 +6,15 @@ import { queueCounts } from '../queueCounts.ts';
 
 /**
  * Per queue: ready / delayed or retrying / running / dead, the oldest ready job's age, its
- * workers, its jobs finished in the last 5 minutes, problems highlighted; the fleet's throughput
+ * workers, its jobs finished in the last 5 minutes, its latency promise and whether the maintenance
+ * leader found it kept, problems highlighted; the fleet's throughput
  * over the last hour (per minute) and day (per hour), from the history and the dead jobs.
  */
 export const overviewPage: Page = async (ctx) => {
-  const [names, paused, workers, minutes, hours, recent] = await Promise.all([
+  const [names, paused, promises, workers, minutes, hours, recent] = await Promise.all([
     ctx.sluice.queues.list(),
     ctx.sluice.queues.paused(),
+    ctx.sluice.queues.promises(),
     ctx.sluice.workers.list(),
     ctx.sluice.history.throughput({ bucketSeconds: 60, buckets: 60 }),
     ctx.sluice.history.throughput({ bucketSeconds: 3_600, buckets: 24 }),
@@ -19,24 +22,28 @@ export const overviewPage: Page = async (ctx) => {
   ]);
   const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
   const queues = await Promise.all(names.map((name) => queueCounts(ctx, name, context)));
+  const promiseOf = new Map(promises.map((p) => [p.queue, p]));
   const cell = (c: { count: number; exact: boolean }, state: string) =>
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
   const body = html`
 <table class="queues">
-<thead><tr><th>queue</th><th>ready</th><th>delayed / retrying</th><th>running</th><th>dead</th><th>oldest ready</th><th>finished, 5 min</th><th>workers</th><th>status</th></tr></thead>
-<tbody>${queues.map(
-    (q) => html`<tr data-queue="${q.queue}" class="${q.problems.length > 0 ? 'problem' : ''}">
+<thead><tr><th>queue</th><th>ready</th><th>delayed / retrying</th><th>running</th><th>dead</th><th>oldest ready</th><th>finished, 5 min</th><th>workers</th><th>promise</th><th>status</th></tr></thead>
+<tbody>${queues.map((counts) => {
+    const promise = promiseOf.get(counts.queue);
+    const q = promise?.brokenAt ? { ...counts, problems: [...counts.problems, 'promise broken'] } : counts;
+    return html`<tr data-queue="${q.queue}" class="${q.problems.length > 0 ? 'problem' : ''}">
 <td><a href="${ctx.href(`/queues/${encodeURIComponent(q.queue)}`)}">${q.queue}</a></td>
 ${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.running, 'running')}${cell(q.dead, 'dead')}
 <td class="num ${q.oldestReadyMs !== null && q.oldestReadyMs > ctx.options.problemAgeMs ? 'bad' : ''}">${duration(q.oldestReadyMs)}</td>
 <td class="num" data-count="finished">${count(recent.counts.get(q.queue) ?? 0, !recent.capped)}</td>
 <td class="num">${q.workers}</td>
+${promiseCell(promise)}
 <td>${q.problems.length > 0 ? html`<span class="problems">${q.problems.join(', ')}</span>` : 'ok'}</td>
-</tr>`,
-  )}</tbody>
+</tr>`;
+  })}</tbody>
 </table>
 ${queues.length === 0 ? html`<p class="empty">No queues yet: nothing has been enqueued.</p>` : ''}
-<p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N, "?" that none was found among them.</p>
+<p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N, "?" that none was found among them. A promise ("starts within", "at most ready") is judged by the maintenance leader at each pass (<code>sluice queue promise</code>).</p>
 <section class="charts">
 <figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-minutes"></div></figure>
 <figure><figcaption>Finished and dead per hour, last day${hours.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-hours"></div></figure>
@@ -45,3 +52,15 @@ ${jsonScript('throughput-minutes', minutes)}
 ${jsonScript('throughput-hours', hours)}`;
   return { title: 'Overview', section: 'overview', body };
 };
+
+/** A queue's promise ("≤ 30 s · ≤ 10,000 ready"), and since when it is broken; "—" without one. */
+function promiseCell(promise: QueuePromiseState | undefined) {
+  if (!promise) return html`<td class="promise">—</td>`;
+  const terms = [
+    ...(promise.startWithinMs === null ? [] : [`starts within ${duration(promise.startWithinMs)}`]),
+    ...(promise.maxReady === null ? [] : [`at most ${count(promise.maxReady)} ready`]),
+  ].join(' · ');
+  return promise.brokenAt
+    ? html`<td class="promise bad" data-promise="broken">${terms}: broken for ${duration(promise.brokenForMs)}</td>`
+    : html`<td class="promise" data-promise="kept">${terms}</td>`;
+}

@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/executor.ts';
 import { idSet } from '../../db/idSet.ts';
 import type { Tables } from '../../db/tables.ts';
-import type { JobRow } from '../../model/job.ts';
+import type { ClaimedRow } from './claimedRow.ts';
 import { loadClaimedJobs } from './loadClaimedJobs.ts';
 
 /**
@@ -50,7 +50,7 @@ export interface ClaimRequest {
  * locking read: contention costs a wasted round trip, never a double claim. Three autocommit
  * statements, each re-run by the Executor after a transient conflict.
  */
-export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRequest): Promise<JobRow[]> {
+export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRequest): Promise<ClaimedRow[]> {
   if (req.priorities.length === 0) return [];
   const head = await db.select<{ id: number; priority: number }>(sqlHead(tables), [
     req.queue,

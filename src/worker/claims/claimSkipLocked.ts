@@ -2,16 +2,18 @@ import type { Executor } from '../../db/executor.ts';
 import { idSet } from '../../db/idSet.ts';
 import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
-import { JOB_ROW_COLUMNS, type JobRow } from '../../model/job.ts';
+import { JOB_ROW_COLUMNS } from '../../model/job.ts';
+import { type ClaimedRow, waitedMsColumn } from './claimedRow.ts';
 import type { ClaimRequest } from './claimRandomHead.ts';
 
 /**
  * Params: ?1 queue, ?2 priorities (list), ?3 want. Locks up to `want` free, due rows at the head
  * (bounded ix_head ranges, as in claimRandomHead), skipping rows other transactions hold (their
- * claims, uncommitted enqueues). Returns the full rows.
+ * claims, uncommitted enqueues). Returns the full rows, each with how long it has been due
+ * (waited_ms, DB clock: the claim that follows in this transaction sets locked_at to the same NOW).
  */
 const sqlLockHead = (t: Tables) => `
-SELECT ${JOB_ROW_COLUMNS}
+SELECT ${JOB_ROW_COLUMNS}, ${waitedMsColumn('NOW(3)')}
 FROM ${t.jobs}
 WHERE queue = ?
   AND lock_id = ''
@@ -41,10 +43,10 @@ export type SkipLockedRequest = Omit<ClaimRequest, 'headSize'>;
  * transaction (MySQL 8.0+, MariaDB 10.6+). A transient conflict (deadlocks are seen with 50-row
  * claims on MariaDB) re-runs the whole transaction, inside withTransaction.
  */
-export async function claimSkipLocked(db: Executor, tables: Tables, req: SkipLockedRequest): Promise<JobRow[]> {
+export async function claimSkipLocked(db: Executor, tables: Tables, req: SkipLockedRequest): Promise<ClaimedRow[]> {
   if (req.priorities.length === 0) return [];
   return withTransaction(db, async (tx) => {
-    const rows = await tx.select<JobRow>(sqlLockHead(tables), [req.queue, req.priorities, req.want]);
+    const rows = await tx.select<ClaimedRow>(sqlLockHead(tables), [req.queue, req.priorities, req.want]);
     if (rows.length === 0) return [];
     const ids = idSet(
       'id',

@@ -141,6 +141,25 @@ CREATE TABLE `<prefix>queues` (
   `queue` varchar(64) NOT NULL,
   `paused_at` datetime(3) DEFAULT NULL,
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  `promise_start_within_ms` int(10) unsigned DEFAULT NULL,
+  `promise_max_ready` int(10) unsigned DEFAULT NULL,
+  `promise_broken_at` datetime(3) DEFAULT NULL,
+  PRIMARY KEY (`queue`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>queue_depths
+CREATE TABLE `<prefix>queue_depths` (
+  `queue` varchar(64) NOT NULL,
+  `ready` int(10) unsigned NOT NULL,
+  `ready_exact` tinyint(1) NOT NULL,
+  `not_due` int(10) unsigned NOT NULL,
+  `not_due_exact` tinyint(1) NOT NULL,
+  `running` int(10) unsigned NOT NULL,
+  `running_exact` tinyint(1) NOT NULL,
+  `dead` int(10) unsigned NOT NULL,
+  `dead_exact` tinyint(1) NOT NULL,
+  `oldest_ready_ms` bigint(20) unsigned DEFAULT NULL,
+  `read_at` datetime(3) NOT NULL,
   PRIMARY KEY (`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -165,6 +184,7 @@ CREATE TABLE `<prefix>workers` (
   `free_mem` double DEFAULT NULL,
   `claim_latency_ms` double DEFAULT NULL,
   `counters` text DEFAULT NULL,
+  `metrics` mediumtext DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_heartbeat` (`heartbeat_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -1,0 +1,109 @@
+import type { PromiseBroken, PromiseKept } from '../events.ts';
+import { countJobs } from '../jobControl/countJobs.ts';
+import { listQueueNames } from '../queues/listQueueNames.ts';
+import { markPromiseBroken, markPromiseKept, type QueuePromiseState, queuePromises } from '../queues/queuePromises.ts';
+import { queueDepth } from '../stats/queueDepth.ts';
+import { type QueueDepthReading, recordQueueDepths } from '../stats/recordedDepth.ts';
+import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
+import type { MonotonicClock } from './UnchangedSince.ts';
+
+export interface CheckQueuesOptions {
+  /** Passes within this long of the last reading (on `clock`) skip it. */
+  readonly intervalMs: number;
+  readonly clock: MonotonicClock;
+  /** Most queues read in one pass, in name order (a promised queue is read in any case). */
+  readonly maxQueues: number;
+  /** Each count stops after this many index entries (a ready-count promise reads one past its limit). */
+  readonly depthMax: number;
+  /** A promise was found broken: called once, when its state changed. */
+  readonly onBroken: (broken: PromiseBroken) => void;
+  /** A broken promise was found kept again: called once, when its state changed. */
+  readonly onKept: (kept: PromiseKept) => void;
+}
+
+/** What a promise is measured on, and how it was broken. */
+export type Breach = PromiseBroken['breaches'][number];
+
+/**
+ * Once per pass, reads how deep every queue is — the bounded index reads of sluice.queues.depth():
+ * ready, not yet due and running jobs from ix_head's covering ranges, the oldest ready job's wait,
+ * dead jobs — records the readings (the metrics scrape serves them in one statement, whatever the
+ * number of queues or jobs), and holds each promised queue to its promise (sluice.queues.setPromise).
+ *
+ * A promise's state lives in its queue's row (`promise_broken_at`), not in this process: a broken
+ * promise is written once, by a statement that matches only a kept one, and reported once (event
+ * and log line) by whichever leader wrote it; it stays broken through passes and changes of leader
+ * until a pass finds it kept, which is written and reported once the same way. A paused queue is
+ * judged like any other: its jobs wait all the same. A pass within intervalMs of the last reading
+ * (this process's clock) reads nothing. Counts: the promises broken and kept in this pass (state
+ * changes, not queues behind).
+ */
+export function checkQueues(
+  { db, tables }: TaskDb,
+  options: CheckQueuesOptions,
+): MaintenanceTask<'checkQueues', 'broken' | 'kept', CheckQueuesOptions> {
+  const read = async (queue: string, promise: QueuePromiseState | undefined): Promise<QueueDepthReading> => {
+    const max = Math.max(options.depthMax, (promise?.maxReady ?? 0) + 1);
+    const depth = await queueDepth(db, tables, queue, { max });
+    const dead = await countJobs(db, tables, { queue, state: 'dead' }, { max: options.depthMax });
+    return { queue, ...depth, dead };
+  };
+  let readAt = Number.NEGATIVE_INFINITY;
+  return {
+    name: 'checkQueues',
+    options,
+    async runOnce() {
+      const now = options.clock();
+      if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
+      readAt = now;
+      const promises = new Map((await queuePromises(db, tables)).map((p) => [p.queue, p]));
+      const names = new Set(await listQueueNames(db, tables, options.maxQueues));
+      for (const queue of promises.keys()) names.add(queue);
+      const readings: QueueDepthReading[] = [];
+      for (const queue of [...names].sort()) readings.push(await read(queue, promises.get(queue)));
+      await recordQueueDepths(db, tables, readings);
+      let broken = 0;
+      let kept = 0;
+      for (const reading of readings) {
+        const promise = promises.get(reading.queue);
+        if (!promise) continue;
+        const breaches = breachesOf(promise, reading);
+        const measured = {
+          queue: reading.queue,
+          startWithinMs: promise.startWithinMs,
+          maxReady: promise.maxReady,
+          oldestReadyMs: reading.oldestReadyMs,
+          ready: reading.ready,
+        };
+        if (breaches.length > 0 && promise.brokenAt === null) {
+          if (await markPromiseBroken(db, tables, reading.queue)) {
+            broken++;
+            options.onBroken({ ...measured, breaches });
+          }
+        } else if (breaches.length === 0 && promise.brokenAt !== null) {
+          if (await markPromiseKept(db, tables, reading.queue)) {
+            kept++;
+            options.onKept({ ...measured, brokenForMs: promise.brokenForMs ?? 0 });
+          }
+        }
+      }
+      return { broken, kept };
+    },
+  };
+}
+
+/**
+ * Pure: how a reading breaks a promise (empty: it keeps it). The oldest ready job waited longer
+ * than startWithinMs; more than maxReady jobs are ready (the count read one entry past the limit,
+ * so "at least" is enough to tell).
+ */
+export function breachesOf(
+  promise: Pick<QueuePromiseState, 'startWithinMs' | 'maxReady'>,
+  reading: Pick<QueueDepthReading, 'oldestReadyMs' | 'ready'>,
+): Breach[] {
+  const breaches: Breach[] = [];
+  if (promise.startWithinMs !== null && reading.oldestReadyMs !== null && reading.oldestReadyMs > promise.startWithinMs)
+    breaches.push('startWithin');
+  if (promise.maxReady !== null && reading.ready.count > promise.maxReady) breaches.push('maxReady');
+  return breaches;
+}

@@ -1,0 +1,65 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { QueuePromiseState, RecordedQueueDepth } from '../api/queuesApi.ts';
+
+/**
+ * The series of each queue: its depth as the maintenance leader last read it (the readings of
+ * `sluice.queues.recordedDepth()`), how old that reading is, and its latency promise with whether
+ * it is kept (`sluice.queues.promises()`).
+ */
+export class QueueSeries {
+  readonly #jobs: Gauge<'queue' | 'state'>;
+  readonly #dead: Gauge<'queue'>;
+  readonly #oldest: Gauge<'queue'>;
+  readonly #age: Gauge<'queue'>;
+  readonly #broken: Gauge<'queue'>;
+  readonly #startWithin: Gauge<'queue'>;
+  readonly #maxReady: Gauge<'queue'>;
+
+  constructor(registry: Registry) {
+    const gauge = <L extends string>(name: string, help: string, labelNames: L[]) =>
+      new Gauge({ name, help, labelNames, registers: [registry] });
+    this.#jobs = gauge('sluice_jobs', 'Live jobs by queue and state (ready, delayed, running).', ['queue', 'state']);
+    this.#dead = gauge('sluice_dead_jobs', 'Dead jobs (not re-driven) by queue.', ['queue']);
+    this.#oldest = gauge('sluice_oldest_ready_seconds', 'Age of the oldest ready job by queue (0: none ready).', [
+      'queue',
+    ]);
+    this.#age = gauge(
+      'sluice_queue_depth_age_seconds',
+      'How long ago the maintenance leader read the queue depth these series show (a pass, while one runs).',
+      ['queue'],
+    );
+    this.#broken = gauge(
+      'sluice_queue_promise_broken',
+      'Whether the queue is behind its latency promise (1) or keeps it (0), as the maintenance leader judged it.',
+      ['queue'],
+    );
+    this.#startWithin = gauge(
+      'sluice_queue_promise_start_within_seconds',
+      'The queue’s promise: a ready job starts within this long.',
+      ['queue'],
+    );
+    this.#maxReady = gauge('sluice_queue_promise_max_ready', 'The queue’s promise: at most this many jobs ready.', [
+      'queue',
+    ]);
+  }
+
+  set(depths: readonly RecordedQueueDepth[], promises: readonly QueuePromiseState[]): void {
+    for (const g of [this.#jobs, this.#dead, this.#oldest, this.#age, this.#broken, this.#startWithin, this.#maxReady])
+      g.reset();
+    for (const d of depths) {
+      const queue = { queue: d.queue };
+      this.#jobs.set({ queue: d.queue, state: 'ready' }, d.ready.count);
+      this.#jobs.set({ queue: d.queue, state: 'delayed' }, d.notDue.count);
+      this.#jobs.set({ queue: d.queue, state: 'running' }, d.running.count);
+      this.#dead.set(queue, d.dead.count);
+      this.#oldest.set(queue, d.oldestReadyMs === null ? 0 : d.oldestReadyMs / 1000);
+      this.#age.set(queue, d.readAgeMs / 1000);
+    }
+    for (const p of promises) {
+      const queue = { queue: p.queue };
+      this.#broken.set(queue, p.brokenAt === null ? 0 : 1);
+      if (p.startWithinMs !== null) this.#startWithin.set(queue, p.startWithinMs / 1000);
+      if (p.maxReady !== null) this.#maxReady.set(queue, p.maxReady);
+    }
+  }
+}
