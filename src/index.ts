@@ -40,6 +40,7 @@ export type { WaitOptions } from './jobControl/waitForJob.ts';
 export { Maintenance, type MaintenanceCounts, type MaintenancePass } from './maintenance/Maintenance.ts';
 export type { MaintenanceOptions } from './maintenance/maintenanceOptions.ts';
 export { SluiceMetrics } from './metrics/SluiceMetrics.ts';
+export type { AttemptError } from './model/attemptError.ts';
 export {
   type Delivery,
   defineJob,

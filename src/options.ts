@@ -44,6 +44,13 @@ export interface SluiceOptions {
    */
   maxResultBytes?: number;
   /**
+   * How many of a job's latest failed attempts keep their error (its number, time, worker,
+   * message, code and stack, each cut to a bounded size). Shown by `sluice.jobs.get(id)` while the
+   * job is live and then with its history or dead row; written only when an attempt fails (with
+   * its retry or dead-letter write). 0 keeps none. @defaultValue 10
+   */
+  keptAttempts?: number;
+  /**
    * On MariaDB, sluice's own sessions (not an application's knex) set `idle_transaction_timeout`
    * to this, in whole seconds: a transaction left open and idle that long — a worker frozen
    * between its exactly-once writes and its COMMIT (SIGSTOP, a paused VM, a partitioned host) —
@@ -79,6 +86,7 @@ export const SLUICE_DEFAULTS = {
   deadRetentionMs: 7 * 24 * 3600 * 1000,
   logRedact: [],
   maxResultBytes: 64 * 1024,
+  keptAttempts: 10,
   idleTransactionTimeoutMs: 60_000,
   redactPayload: null,
 } as const satisfies ResolvedSluiceOptions;
@@ -102,6 +110,7 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
     throw new OptionsError('logRedact', 'must be a list of pino redaction paths (strings)');
   }
   integerIn('maxResultBytes', r.maxResultBytes, 0, MAX_RESULT_BYTES);
+  integerIn('keptAttempts', r.keptAttempts, 0, 1_000);
   if (r.redactPayload !== null && typeof r.redactPayload !== 'function') {
     throw new OptionsError('redactPayload', 'must be a function (job) => payload to keep, or null');
   }

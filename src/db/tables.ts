@@ -12,6 +12,7 @@ export interface Tables {
   readonly workers: string;
   readonly jobHistory: string;
   readonly jobProgress: string;
+  readonly jobErrors: string;
   readonly doorbells: string;
   readonly migrations: string;
   readonly migrationsLock: string;
@@ -42,6 +43,7 @@ export function tablesFor(prefix: string): Tables {
     workers: `\`${prefix}workers\``,
     jobHistory: `\`${prefix}job_history\``,
     jobProgress: `\`${prefix}job_progress\``,
+    jobErrors: `\`${prefix}job_errors\``,
     doorbells: `\`${prefix}doorbells\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,

@@ -1,8 +1,10 @@
 import { escapeLike } from '../db/escapeLike.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
+import { listAttemptErrors } from './listAttemptErrors.ts';
 
 /**
  * Params: ?1 id (×3). The job wherever it is: one primary-key lookup in each of jobs, job_history
@@ -77,6 +79,12 @@ export interface JobInfo {
   readonly lock: JobLock | null;
   /** The last failure (message and stack), if any attempt failed. */
   readonly lastError: string | null;
+  /**
+   * The errors of its latest failed attempts (keptAttempts, 10 by default), newest first: attempt
+   * number, time, worker, message, code and stack. A claim the maintenance process took back counts
+   * as a failed attempt.
+   */
+  readonly errors: readonly AttemptError[];
   /** The last value the handler reported with ctx.progress, and when it was written. */
   readonly progress: { readonly value: unknown; readonly at: Date } | null;
   /** What the handler returned (completed jobs; undefined when it returned nothing or it was not kept). */
@@ -123,6 +131,8 @@ interface GetRow {
 export async function getJob(db: Executor, tables: Tables, id: number): Promise<JobInfo | null> {
   const [row] = await db.select<GetRow>(sqlGet(tables), [id, id, id]);
   if (!row) return null;
+  // Attempt errors exist only once an attempt failed, which counted it in retry_times.
+  const errors = row.retry_times > 0 ? await listAttemptErrors(db, tables, id) : [];
   return {
     id: Number(row.id),
     state: row.state,
@@ -135,6 +145,7 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     runAt: row.run_at,
     lock: row.lock_id && row.locked_at ? await lockOf(db, tables, row.lock_id, row.locked_at) : null,
     lastError: row.last_error,
+    errors,
     progress:
       row.progress === null || !row.progress_at ? null : { value: parseJson(row.progress), at: row.progress_at },
     result: row.result === null ? undefined : parseJson(row.result),

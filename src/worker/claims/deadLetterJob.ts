@@ -4,6 +4,8 @@ import { withTransaction } from '../../db/transaction.ts';
 import { DEAD_JOB_INSERT_COLUMNS } from '../../deadJobs/deadJobColumns.ts';
 import { ClaimLostError } from '../../errors.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
+import { recordFailedAttempt } from './recordFailedAttempt.ts';
+import type { AttemptTrace } from './retryJob.ts';
 
 /**
  * Params: ?1 retry_times to record, ?2 max_retries in force, ?3 last error, ?4 id, ?5 lockId.
@@ -25,6 +27,7 @@ WHERE id = ?
 /**
  * Moves a claimed job to dead_jobs in one transaction (re-run whole by withTransaction after a
  * transient conflict), fenced: if the claim was lost, ClaimLostError rolls it back and nothing moves.
+ * A trace (the error of the attempt that just failed) is written in the same transaction.
  */
 export async function deadLetterJob(
   db: Executor,
@@ -32,6 +35,7 @@ export async function deadLetterJob(
   job: { id: number; lockId: string; retryTimes: number; maxRetries: number },
   lastError: string,
   redact: PayloadRedactor | null = null,
+  trace: AttemptTrace | null = null,
 ): Promise<void> {
   await withTransaction(db, async (tx) => {
     const copied = await tx.write(sqlCopyToDead(tables), [
@@ -43,6 +47,7 @@ export async function deadLetterJob(
     ]);
     if (copied.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
     await redactCopied(tx, tables, 'dead', [job.id], redact);
+    if (trace?.failed) await recordFailedAttempt(tx, tables, trace.failed, trace.keep);
     const deleted = await tx.write(sqlDeleteClaimed(tables), [job.id, job.lockId]);
     if (deleted.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
   });

@@ -81,6 +81,19 @@ CREATE TABLE `<prefix>jobs` (
   KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>job_errors
+CREATE TABLE `<prefix>job_errors` (
+  `job_id` bigint(20) unsigned NOT NULL,
+  `attempt` int(10) unsigned NOT NULL,
+  `failed_at` datetime(3) NOT NULL,
+  `worker_id` varchar(128) DEFAULT NULL,
+  `code` varchar(64) DEFAULT NULL,
+  `message` text NOT NULL,
+  `stack` text DEFAULT NULL,
+  PRIMARY KEY (`job_id`,`attempt`),
+  KEY `ix_failed` (`failed_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>job_history
 CREATE TABLE `<prefix>job_history` (
   `job_id` bigint(20) unsigned NOT NULL,
