@@ -50,6 +50,7 @@ export {
   type PayloadOf,
 } from './model/defineJob.ts';
 export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './model/job.ts';
+export type { JobLogLine } from './model/jobLogLine.ts';
 export type { SluiceOptions } from './options.ts';
 export { createSluice, Sluice } from './Sluice.ts';
 export type { ScheduleInfo } from './scheduler/listSchedules.ts';

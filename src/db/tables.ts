@@ -13,6 +13,7 @@ export interface Tables {
   readonly jobHistory: string;
   readonly jobProgress: string;
   readonly jobErrors: string;
+  readonly jobLogs: string;
   readonly doorbells: string;
   readonly migrations: string;
   readonly migrationsLock: string;
@@ -44,6 +45,7 @@ export function tablesFor(prefix: string): Tables {
     jobHistory: `\`${prefix}job_history\``,
     jobProgress: `\`${prefix}job_progress\``,
     jobErrors: `\`${prefix}job_errors\``,
+    jobLogs: `\`${prefix}job_logs\``,
     doorbells: `\`${prefix}doorbells\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,

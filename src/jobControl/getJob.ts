@@ -3,8 +3,11 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
+import type { JobLogLine } from '../model/jobLogLine.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
 import { listAttemptErrors } from './listAttemptErrors.ts';
+import { listJobLogs } from './listJobLogs.ts';
+import { parseJson } from './parseJson.ts';
 
 /**
  * Params: ?1 id (×3). The job wherever it is: one primary-key lookup in each of jobs, job_history
@@ -82,9 +85,13 @@ export interface JobInfo {
   /**
    * The errors of its latest failed attempts (keptAttempts, 10 by default), newest first: attempt
    * number, time, worker, message, code and stack. A claim the maintenance process took back counts
-   * as a failed attempt.
+   * as a failed attempt (code SLUICE_WORKER_DIED or SLUICE_CLAIM_EXPIRED).
    */
   readonly errors: readonly AttemptError[];
+  /** The lines its handler kept with ctx.log (its latest keptAttempts attempts), oldest first. */
+  readonly logs: readonly JobLogLine[];
+  /** Lines its attempts logged past their caps (maxLogLines, maxLogBytes) and did not keep. */
+  readonly logsDropped: number;
   /** The last value the handler reported with ctx.progress, and when it was written. */
   readonly progress: { readonly value: unknown; readonly at: Date } | null;
   /** What the handler returned (completed jobs; undefined when it returned nothing or it was not kept). */
@@ -133,6 +140,7 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
   if (!row) return null;
   // Attempt errors exist only once an attempt failed, which counted it in retry_times.
   const errors = row.retry_times > 0 ? await listAttemptErrors(db, tables, id) : [];
+  const logs = await listJobLogs(db, tables, id);
   return {
     id: Number(row.id),
     state: row.state,
@@ -146,6 +154,8 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     lock: row.lock_id && row.locked_at ? await lockOf(db, tables, row.lock_id, row.locked_at) : null,
     lastError: row.last_error,
     errors,
+    logs: logs.lines,
+    logsDropped: logs.dropped,
     progress:
       row.progress === null || !row.progress_at ? null : { value: parseJson(row.progress), at: row.progress_at },
     result: row.result === null ? undefined : parseJson(row.result),
@@ -171,13 +181,4 @@ async function lockOf(db: Executor, tables: Tables, lockId: string, lockedAt: Da
     pid: holder ? Number(holder.pid) : null,
     heartbeatAt: holder?.heartbeat_at ?? null,
   };
-}
-
-/** Stored JSON, parsed; text that is not JSON (written around sluice) comes back as it is. */
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }

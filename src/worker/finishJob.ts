@@ -29,8 +29,8 @@ export interface FinishDeps {
  * Records one attempt's outcome — the one switch over Outcome: success → fenced delete (batched
  * for at-least-once, by the CompletionBuffer); failure → fenced release with backoff; permanent
  * failure or retries exhausted → fenced move to dead_jobs (a failure writes the attempt's error
- * in the same transaction); cancelled → nothing to write (the
- * cancel already moved the row to the history), only reported; conflicts only → fenced release,
+ * and its last log lines in the same transaction); cancelled → reported, and only its unwritten
+ * log lines to write (the cancel already moved the row to the history); conflicts only → fenced release,
  * uncounted. A job cancelled while it ran ends as cancelled whatever its attempt came to. A job
  * released by a stop is left alone: its claim is no longer ours. Errors other than a lost claim
  * leave the claim to expire (the maintenance process then hands the job out again:
@@ -49,6 +49,7 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
       case 'committed':
         await startKeyRetention(runtime, [job.id], job.idempotencyKey);
         report.completed(job, running.elapsedMs);
+        await afterRow(deps, running, null);
         break;
       case 'dropped':
         report.failedAttempt(job, outcome.error, job.retryTimes + 1);
@@ -66,6 +67,7 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
         break;
       case 'cancelled':
         report.cancelled(job, running.elapsedMs);
+        await afterRow(deps, running, null);
         break;
       case 'conflicted':
         // Given back as a stop gives a claim back: due at once, retry_times unchanged.
@@ -125,7 +127,7 @@ async function deadLetter(
 
 /**
  * What a failed attempt leaves behind, written with its retry or dead-letter: its error (unless
- * keptAttempts is 0).
+ * keptAttempts is 0) and the lines it logged since its last heartbeat.
  */
 function traceOf(deps: FinishDeps, running: RunningJob, error: Error | null): AttemptTrace {
   const keep = deps.runtime.options.keptAttempts;
@@ -140,20 +142,22 @@ function traceOf(deps: FinishDeps, running: RunningJob, error: Error | null): At
             workerId: deps.report.workerId,
             error: attemptErrorFields(error),
           },
+    logs: running.pendingLogs()?.rows ?? [],
     keep,
   };
 }
 
 /**
  * An attempt whose row already left the live table — at-most-once (deleted before its handler
- * ran) — keeps its error by job id (no claim can write to it any more). Only with history:
- * nothing else shows it.
+ * ran), or cancelled while it ran — keeps its unwritten log lines, and its error if it failed, by
+ * job id (no claim can write to it any more). Only with history: nothing else shows them. Nothing
+ * for an attempt that neither logged nor failed.
  */
 async function afterRow(deps: FinishDeps, running: RunningJob, error: Error | null): Promise<void> {
   const { runtime } = deps;
   if (runtime.options.historyRetentionMs === 0) return;
   const trace = traceOf(deps, running, error);
-  if (trace.failed === null) return;
+  if (trace.failed === null && trace.logs.length === 0) return;
   await recordAfterRow(runtime.workerDb, runtime.tables, trace);
 }
 

@@ -18,6 +18,12 @@ DELETE FROM ${t.jobErrors}
 WHERE job_id = ?
   AND attempt <= ?`;
 
+/** Params: ?1 job id, ?2 the newest attempt to drop. Drops the log lines of attempts older than the kept ones. */
+const sqlTrimLogs = (t: Tables) => `
+DELETE FROM ${t.jobLogs}
+WHERE job_id = ?
+  AND attempt <= ?`;
+
 /** One failed attempt, as the worker that ran it records it. */
 export interface FailedAttempt {
   readonly jobId: number;
@@ -28,7 +34,7 @@ export interface FailedAttempt {
 }
 
 /**
- * Keeps a failed attempt's error and trims the job's errors to its latest `keep`
+ * Keeps a failed attempt's error and trims the job's errors and log lines to its latest `keep`
  * attempts (a trim only from attempt keep + 1 on: until then, one statement). Not fenced itself:
  * call it in the transaction of the fenced write that records the failure (retryJob,
  * deadLetterJob), after that write matched, so a lost claim rolls it back with the rest. Nothing
@@ -46,4 +52,5 @@ export async function recordFailedAttempt(
   await tx.write(sqlInsertError(tables), [failed.jobId, failed.attempt, ...columns, ...columns]);
   if (failed.attempt <= keep) return;
   await tx.write(sqlTrimErrors(tables), [failed.jobId, failed.attempt - keep]);
+  await tx.write(sqlTrimLogs(tables), [failed.jobId, failed.attempt - keep]);
 }

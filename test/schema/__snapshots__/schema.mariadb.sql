@@ -115,6 +115,19 @@ CREATE TABLE `<prefix>job_history` (
   KEY `ix_finished` (`finished_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>job_logs
+CREATE TABLE `<prefix>job_logs` (
+  `job_id` bigint(20) unsigned NOT NULL,
+  `attempt` int(10) unsigned NOT NULL,
+  `line` int(10) unsigned NOT NULL,
+  `logged_at` datetime(3) NOT NULL,
+  `message` text NOT NULL,
+  `fields` text DEFAULT NULL,
+  `dropped` int(10) unsigned NOT NULL DEFAULT 0,
+  PRIMARY KEY (`job_id`,`attempt`,`line`),
+  KEY `ix_logged` (`logged_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>job_progress
 CREATE TABLE `<prefix>job_progress` (
   `job_id` bigint(20) unsigned NOT NULL,
