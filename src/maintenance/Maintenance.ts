@@ -27,7 +27,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
   const { db, tables, events } = runtime;
   const taskDb = { db, tables };
   const { batchSize, jitterMs, maxPruneBatches: maxBatches, clock } = options;
-  const { redactPayload } = runtime.options;
+  const { redactPayload, keptAttempts } = runtime.options;
   const onSkipped = (skipped: SkippedRelease) => events.emit('maintenance:skipped', { holder, ...skipped });
   return [
     releaseDeadWorkers(taskDb, {
@@ -36,6 +36,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
       clock,
       onSkipped,
       redactPayload,
+      keptAttempts,
     }),
     releaseStaleClaims(taskDb, {
       lockTimeoutMs: options.lockTimeoutMs,
@@ -44,6 +45,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
       clock,
       onSkipped,
       redactPayload,
+      keptAttempts,
     }),
     finishBatches(taskDb, { batchSize, onFinished: (batch) => events.emit('batch:finished', { holder, ...batch }) }),
     pruneIdempotencyKeys(taskDb, { retentionMs: runtime.options.idempotencyRetentionMs, batchSize }),

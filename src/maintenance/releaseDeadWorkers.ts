@@ -8,6 +8,7 @@ import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
+import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /**
@@ -99,6 +100,8 @@ export interface ReleaseDeadWorkersOptions {
   readonly onSkipped?: (skipped: SkippedRelease) => void;
   /** The install's redactPayload hook, for the jobs it dead-letters. */
   readonly redactPayload?: PayloadRedactor | null;
+  /** The install's keptAttempts: each released claim is recorded as its attempt's error (0: none). */
+  readonly keptAttempts?: number;
 }
 
 interface Beat {
@@ -178,6 +181,7 @@ export function releaseDeadWorkers(
         const mine = (await tx.select<{ id: number }>(sqlLockClaims(tables), [ids, pattern])).map((r) => Number(r.id));
         if (mine.length === 0) return { locked: mine, released: 0 };
         const result = await tx.write(sqlRelease(tables), [mine, pattern, beat.id, beat.heartbeatAt, beat.beats]);
+        await recordReleasedAttempts(tx, tables, mine, { workerId: beat.id }, options.keptAttempts ?? 0);
         return { locked: mine, released: result.affectedRows };
       });
       // Nothing released although claims were locked: the worker beat again since it was judged.

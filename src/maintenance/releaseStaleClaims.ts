@@ -7,6 +7,7 @@ import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
+import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /** Params: none. The lock timeout each registered worker heartbeats against (one row per worker). */
@@ -91,6 +92,8 @@ export interface ReleaseStaleClaimsOptions {
   readonly onSkipped?: (skipped: SkippedRelease) => void;
   /** The install's redactPayload hook, for the jobs it dead-letters. */
   readonly redactPayload?: PayloadRedactor | null;
+  /** The install's keptAttempts: each released claim is recorded as its attempt's error (0: none). */
+  readonly keptAttempts?: number;
 }
 
 /** Stale jobs of one claim with one observed extension: released together. */
@@ -170,6 +173,7 @@ export function releaseStaleClaims(
       const locked = await withTransaction(db, async (tx) => {
         const mine = (await tx.select<{ id: number }>(sqlLockStale(tables), [ids, ...fence])).map((r) => Number(r.id));
         if (mine.length > 0) await tx.write(sqlReleaseStale(tables), [timeoutMs * 1000, mine, ...fence]);
+        await recordReleasedAttempts(tx, tables, mine, { lockId: group.lockId }, options.keptAttempts ?? 0);
         return mine;
       });
       claims += locked.length;
