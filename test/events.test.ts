@@ -119,6 +119,8 @@ describe('events', () => {
           pruneHistory: { pruned: 0 },
           pruneDeadJobs: { pruned: 0 },
           pruneProgress: { pruned: 0 },
+          pruneJobErrors: { pruned: 0 },
+          pruneJobLogs: { pruned: 0 },
         },
         durationMs: expect.any(Number),
       },

@@ -8,6 +8,8 @@ import { pruneDeadJobs } from '../deadJobs/pruneDeadJobs.ts';
 import { OptionsError } from '../errors.ts';
 import { pruneHistory } from '../history/pruneHistory.ts';
 import { pruneIdempotencyKeys } from '../idempotency/pruneIdempotencyKeys.ts';
+import { attemptRetentionMs, pruneJobErrors } from '../jobControl/pruneJobErrors.ts';
+import { pruneJobLogs } from '../jobControl/pruneJobLogs.ts';
 import { pruneProgress } from '../jobControl/pruneProgress.ts';
 import { Scheduler } from '../scheduler/Scheduler.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
@@ -52,6 +54,8 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
     pruneHistory(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
     pruneDeadJobs(taskDb, { retentionMs: runtime.options.deadRetentionMs, batchSize, maxBatches, jitterMs }),
     pruneProgress(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
+    pruneJobErrors(taskDb, { retentionMs: attemptRetentionMs(runtime.options), batchSize, maxBatches, jitterMs }),
+    pruneJobLogs(taskDb, { retentionMs: attemptRetentionMs(runtime.options), batchSize, maxBatches, jitterMs }),
   ] as const;
 }
 
