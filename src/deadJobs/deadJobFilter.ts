@@ -26,7 +26,8 @@ export interface DeadJobFilter {
 
 /**
  * The code of the error a dead job died of: its newest kept attempt error (one primary-key probe,
- * read backwards; a plain read even inside a locking statement).
+ * read backwards). A plain read in list and in redrive's SELECT … FOR UPDATE; purge's DELETE reads
+ * it with a shared lock, on rows nothing writes once their job is dead.
  */
 const sqlDiedOfCode = (t: Tables) => `(
     SELECT e.code
