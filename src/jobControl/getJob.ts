@@ -13,11 +13,12 @@ import { parseJson } from './parseJson.ts';
  * Params: ?1 id (×3). The job wherever it is: one primary-key lookup in each of jobs, job_history
  * and dead_jobs, in one statement — so one snapshot (READ COMMITTED reads per statement): a job
  * that moves between the tables meanwhile is seen in exactly one of them. Its progress row joins
- * by primary key; whether it has log lines is one probe of job_logs' primary key (they are read
- * only then). At most one row comes back.
+ * by primary key; whether it has attempt errors and log lines is one probe each of job_errors'
+ * and job_logs' primary keys (they are read only then). At most one row comes back.
  */
 const sqlGet = (t: Tables) => `
 SELECT x.*, p.progress, p.updated_at AS progress_at,
+       EXISTS (SELECT 1 FROM ${t.jobErrors} e WHERE e.job_id = x.id) AS has_errors,
        EXISTS (SELECT 1 FROM ${t.jobLogs} l WHERE l.job_id = x.id) AS has_logs
 FROM (
   SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,
@@ -134,6 +135,7 @@ interface GetRow {
   redriven_as: number | string | null;
   progress: string | null;
   progress_at: Date | null;
+  has_errors: number;
   has_logs: number;
 }
 
@@ -141,8 +143,7 @@ interface GetRow {
 export async function getJob(db: Executor, tables: Tables, id: number): Promise<JobInfo | null> {
   const [row] = await db.select<GetRow>(sqlGet(tables), [id, id, id]);
   if (!row) return null;
-  // Attempt errors exist only once an attempt failed, which counted it in retry_times.
-  const errors = row.retry_times > 0 ? await listAttemptErrors(db, tables, id) : [];
+  const errors = Number(row.has_errors) ? await listAttemptErrors(db, tables, id) : [];
   const logs = Number(row.has_logs) ? await listJobLogs(db, tables, id) : { lines: [], dropped: 0 };
   return {
     id: Number(row.id),

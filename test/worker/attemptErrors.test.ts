@@ -116,6 +116,22 @@ describe('attempt errors', () => {
     expect(error?.stack).toMatch(/^CodedError: €+…$/);
   });
 
+  it('an at-most-once job that fails keeps its error with its history row (no claim left to fence)', async () => {
+    const sluice = db.open();
+    const events = recordEvents(sluice);
+    const once = defineJob({
+      name: 'once',
+      delivery: 'at-most-once',
+      handle() {
+        throw new CodedError('lost on purpose', 'ONCE');
+      },
+    });
+    const { id } = await sluice.enqueue({ name: 'once' });
+    await withWorker(sluice, [once], {}, () => waitFor(() => events['job:failed'].length === 1));
+    await waitFor(async () => ((await sluice.jobs.get(id))?.errors.length ?? 0) === 1, { what: 'the error kept' });
+    expect((await sluice.jobs.get(id))?.errors[0]).toMatchObject({ attempt: 1, code: 'ONCE' });
+  });
+
   it('a lost claim writes no attempt error (the retry and the error share one fenced transaction)', async () => {
     const sluice = db.open();
     const events = recordEvents(sluice);
