@@ -40,6 +40,7 @@ export type { WaitOptions } from './jobControl/waitForJob.ts';
 export { Maintenance, type MaintenanceCounts, type MaintenancePass } from './maintenance/Maintenance.ts';
 export type { MaintenanceOptions } from './maintenance/maintenanceOptions.ts';
 export { SluiceMetrics } from './metrics/SluiceMetrics.ts';
+export type { AttemptError } from './model/attemptError.ts';
 export {
   type Delivery,
   defineJob,
@@ -49,6 +50,7 @@ export {
   type PayloadOf,
 } from './model/defineJob.ts';
 export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './model/job.ts';
+export type { JobLogLine } from './model/jobLogLine.ts';
 export type { SluiceOptions } from './options.ts';
 export { createSluice, Sluice } from './Sluice.ts';
 export type { ScheduleInfo } from './scheduler/listSchedules.ts';

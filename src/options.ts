@@ -44,6 +44,24 @@ export interface SluiceOptions {
    */
   maxResultBytes?: number;
   /**
+   * How many of a job's latest attempts keep what they left behind: the error of each failed
+   * attempt (its number, time, worker, message, code and stack, each cut to a bounded size) and
+   * the lines each attempt kept with `ctx.log`. Shown by `sluice.jobs.get(id)` while the job is
+   * live and then with its history or dead row; written only when an attempt fails (with its
+   * retry or dead-letter write) or logs. 0 keeps none. @defaultValue 10
+   */
+  keptAttempts?: number;
+  /**
+   * Most lines one attempt keeps with `ctx.log`; later lines are counted as dropped, not kept.
+   * 0 keeps none. @defaultValue 100
+   */
+  maxLogLines?: number;
+  /**
+   * Most bytes (message and fields, as UTF-8) one attempt keeps with `ctx.log`; a line that does
+   * not fit is counted as dropped. @defaultValue 32 KiB
+   */
+  maxLogBytes?: number;
+  /**
    * On MariaDB, sluice's own sessions (not an application's knex) set `idle_transaction_timeout`
    * to this, in whole seconds: a transaction left open and idle that long — a worker frozen
    * between its exactly-once writes and its COMMIT (SIGSTOP, a paused VM, a partitioned host) —
@@ -79,12 +97,18 @@ export const SLUICE_DEFAULTS = {
   deadRetentionMs: 7 * 24 * 3600 * 1000,
   logRedact: [],
   maxResultBytes: 64 * 1024,
+  keptAttempts: 10,
+  maxLogLines: 100,
+  maxLogBytes: 32 * 1024,
   idleTransactionTimeoutMs: 60_000,
   redactPayload: null,
 } as const satisfies ResolvedSluiceOptions;
 
 /** The result column is a MEDIUMTEXT (16 MiB); a result also travels in one statement, under max_allowed_packet. */
 const MAX_RESULT_BYTES = 8 * 1024 * 1024;
+
+/** One attempt's log lines travel in the statements that write them, under max_allowed_packet. */
+const MAX_LOG_BYTES = 1024 * 1024;
 
 const SLUICE_KEYS = [...Object.keys(SLUICE_DEFAULTS), 'url', 'knex', 'logger'];
 
@@ -102,6 +126,9 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
     throw new OptionsError('logRedact', 'must be a list of pino redaction paths (strings)');
   }
   integerIn('maxResultBytes', r.maxResultBytes, 0, MAX_RESULT_BYTES);
+  integerIn('keptAttempts', r.keptAttempts, 0, 1_000);
+  integerIn('maxLogLines', r.maxLogLines, 0, 10_000);
+  integerIn('maxLogBytes', r.maxLogBytes, 1, MAX_LOG_BYTES);
   if (r.redactPayload !== null && typeof r.redactPayload !== 'function') {
     throw new OptionsError('redactPayload', 'must be a function (job) => payload to keep, or null');
   }

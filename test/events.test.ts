@@ -120,6 +120,8 @@ describe('events', () => {
           pruneDeadJobs: { pruned: 0 },
           pruneProgress: { pruned: 0 },
           checkQueues: { broken: 0, kept: 0 },
+          pruneJobErrors: { pruned: 0 },
+          pruneJobLogs: { pruned: 0 },
         },
         durationMs: expect.any(Number),
       },

@@ -12,6 +12,8 @@ export const DEAD_HELP = `sluice dead: inspect and act on dead jobs
 
 filters (combined with AND):
   --queue Q  --name N  --older-than-ms N  --newer-than-ms N  --id N[,N…]
+  --error-code C       died of an error with this code (its last kept attempt error)
+  --error-contains T   died of an error whose text contains T (ignoring case)
   --all      purge: every dead job (purge refuses to run without a filter or --all)
 ${COMMON_HELP}`;
 
@@ -26,6 +28,8 @@ export async function deadCommand(argv: string[]): Promise<number> {
       'older-than-ms': { type: 'string' },
       'newer-than-ms': { type: 'string' },
       id: { type: 'string' },
+      'error-code': { type: 'string' },
+      'error-contains': { type: 'string' },
       all: { type: 'boolean' },
       limit: { type: 'string' },
       'after-id': { type: 'string' },
@@ -44,13 +48,21 @@ export async function deadCommand(argv: string[]): Promise<number> {
     newerThanMs: intFlag('newer-than-ms', v['newer-than-ms']),
     ids: v.id?.split(',').map((id) => intFlag('id', id.trim(), 1) as number),
     includeRedriven: v['include-redriven'],
+    errorCode: v['error-code'],
+    errorContains: v['error-contains'],
   };
-  const narrowed = [filter.queue, filter.name, filter.olderThanMs, filter.newerThanMs, filter.ids].some(
-    (f) => f !== undefined,
-  );
+  const narrowed = [
+    filter.queue,
+    filter.name,
+    filter.olderThanMs,
+    filter.newerThanMs,
+    filter.ids,
+    filter.errorCode,
+    filter.errorContains,
+  ].some((f) => f !== undefined);
   if (action === 'purge' && !narrowed && !v.all)
     throw new UsageError(
-      'purge without a filter deletes every dead job: add --all to mean that, or a filter (--queue, --name, --older-than-ms, --newer-than-ms, --id)',
+      'purge without a filter deletes every dead job: add --all to mean that, or a filter (--queue, --name, --older-than-ms, --newer-than-ms, --id, --error-code, --error-contains)',
     );
   if (v.all && (action !== 'purge' || narrowed)) throw new UsageError('--all is for purge without filters');
   const batchSize = intFlag('batch-size', v['batch-size'], 1);

@@ -10,7 +10,8 @@ import { renderTable } from './renderTable.ts';
 
 export const JOBS_HELP = `sluice jobs: look up, list, cancel and expedite jobs (the same calls as sluice.jobs.*)
 
-  sluice jobs get ID [--json]               one job wherever it is: state, holder, progress, result, error
+  sluice jobs get ID [--json]               one job wherever it is: state, holder, progress, result,
+                                            its attempts' errors and its ctx.log lines
   sluice jobs list [filters] [--limit N] [--after CURSOR] [--json]
                                             a page of jobs (without --state: the live ones); the last
                                             line gives the --after for the next page
@@ -157,7 +158,7 @@ function listTable(jobs: readonly JobSummary[]): string {
   return renderTable(['id', 'state', 'queue', 'name', 'priority', 'failed', 'at', 'holder / last error'], rows);
 }
 
-/** A job as lines of `field  value`, the error's stack last. */
+/** A job as lines of `field  value`, then its last error's stack, its attempts' errors and its log lines. */
 export function describeJob(job: JobInfo): string {
   const time = (d: Date | null) => d?.toISOString() ?? '-';
   const json = (value: unknown) => (value === undefined ? '-' : JSON.stringify(value));
@@ -187,6 +188,21 @@ export function describeJob(job: JobInfo): string {
   const width = Math.max(...fields.map(([name]) => name.length));
   const lines = [`job ${job.id}`, ...fields.map(([name, value]) => `  ${name.padEnd(width)}  ${value}`)];
   if (job.lastError) lines.push('  last error', ...job.lastError.split('\n').map((l) => `    ${l}`));
+  if (job.errors.length > 0) {
+    lines.push('  attempt errors (newest first; stacks with --json)');
+    for (const e of job.errors) {
+      const code = e.code === null ? '' : `[${e.code}] `;
+      lines.push(`    #${e.attempt}  ${time(e.failedAt)}  ${e.workerId ?? '-'}  ${code}${firstLine(e.message)}`);
+    }
+  }
+  if (job.logs.length > 0 || job.logsDropped > 0) {
+    lines.push('  log');
+    for (const l of job.logs) {
+      const fields = l.fields === undefined ? '' : `  ${JSON.stringify(l.fields)}`;
+      lines.push(`    ${time(l.at)}  #${l.attempt}  ${l.message}${fields}`);
+    }
+    if (job.logsDropped > 0) lines.push(`    … ${job.logsDropped} more line(s) dropped`);
+  }
   return lines.join('\n');
 }
 

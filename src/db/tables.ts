@@ -12,6 +12,8 @@ export interface Tables {
   readonly workers: string;
   readonly jobHistory: string;
   readonly jobProgress: string;
+  readonly jobErrors: string;
+  readonly jobLogs: string;
   readonly doorbells: string;
   readonly queueDepths: string;
   readonly migrations: string;
@@ -43,6 +45,8 @@ export function tablesFor(prefix: string): Tables {
     workers: `\`${prefix}workers\``,
     jobHistory: `\`${prefix}job_history\``,
     jobProgress: `\`${prefix}job_progress\``,
+    jobErrors: `\`${prefix}job_errors\``,
+    jobLogs: `\`${prefix}job_logs\``,
     doorbells: `\`${prefix}doorbells\``,
     queueDepths: `\`${prefix}queue_depths\``,
     migrations: `${prefix}migrations`,

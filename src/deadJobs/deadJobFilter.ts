@@ -1,3 +1,5 @@
+import { escapeLike } from '../db/escapeLike.ts';
+import type { Tables } from '../db/tables.ts';
 import { OptionsError } from '../errors.ts';
 
 /** Which dead jobs a list / re-drive / purge applies to. All fields optional; they combine with AND. */
@@ -12,13 +14,34 @@ export interface DeadJobFilter {
   ids?: number[];
   /** Also match rows already re-driven (kept as history). @defaultValue false */
   includeRedriven?: boolean;
+  /**
+   * Died of an error with this `code` (exactly): the code of its last kept attempt error (see
+   * `keptAttempts`; `SLUICE_WORKER_DIED` or `SLUICE_CLAIM_EXPIRED` when the maintenance process
+   * took its last claim back). A job dead with no kept error matches no code.
+   */
+  errorCode?: string;
+  /** Died of an error whose text (its last_error: message, code and stack) contains this, ignoring case. */
+  errorContains?: string;
 }
 
 /**
- * Pure: renders a filter as SQL conditions with `?` placeholders (values never concatenated),
- * restricted to rows not yet re-driven unless `includeRedriven`.
+ * The code of the error a dead job died of: its newest kept attempt error (one primary-key probe,
+ * read backwards). A plain read in list and in redrive's SELECT … FOR UPDATE; purge's DELETE reads
+ * it with a shared lock, on rows nothing writes once their job is dead.
  */
-export function deadJobConditions(filter: DeadJobFilter): { sql: string; params: unknown[] } {
+const sqlDiedOfCode = (t: Tables) => `(
+    SELECT e.code
+    FROM ${t.jobErrors} e
+    WHERE e.job_id = ${t.deadJobs}.id
+    ORDER BY e.attempt DESC
+    LIMIT 1) = ?`;
+
+/**
+ * Pure: renders a filter as SQL conditions on `tables.deadJobs` (not aliased) with `?`
+ * placeholders (values never concatenated), restricted to rows not yet re-driven unless
+ * `includeRedriven`.
+ */
+export function deadJobConditions(filter: DeadJobFilter, tables: Tables): { sql: string; params: unknown[] } {
   const clauses = filter.includeRedriven ? ['TRUE'] : ['redriven_at IS NULL'];
   const params: unknown[] = [];
   if (filter.queue !== undefined) {
@@ -36,6 +59,14 @@ export function deadJobConditions(filter: DeadJobFilter): { sql: string; params:
   if (filter.newerThanMs !== undefined) {
     clauses.push('failed_at > NOW(3) - INTERVAL ? MICROSECOND');
     params.push(milliseconds('newerThanMs', filter.newerThanMs) * 1000);
+  }
+  if (filter.errorCode !== undefined) {
+    clauses.push(sqlDiedOfCode(tables));
+    params.push(filter.errorCode);
+  }
+  if (filter.errorContains !== undefined) {
+    clauses.push('LOWER(last_error) LIKE LOWER(?)');
+    params.push(`%${escapeLike(filter.errorContains)}%`);
   }
   if (filter.ids !== undefined) {
     if (filter.ids.length === 0) clauses.push('FALSE');

@@ -48,7 +48,7 @@ export async function listDeadJobs(
   filter: DeadJobFilter = {},
   page: { afterId?: number; limit?: number } = {},
 ): Promise<DeadJob[]> {
-  const { sql, params } = deadJobConditions(filter);
+  const { sql, params } = deadJobConditions(filter, tables);
   const rows = await db.select<DeadJobRow>(sqlList(tables, sql), [...params, page.afterId ?? 0, page.limit ?? 100]);
   return rows.map((r) => ({
     id: Number(r.id),

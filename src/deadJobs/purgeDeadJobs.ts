@@ -18,7 +18,7 @@ export async function purgeDeadJobs(
   options: { batchSize?: number } = {},
 ): Promise<{ purged: number }> {
   const batchSize = options.batchSize ?? 1000;
-  const { sql, params } = deadJobConditions(filter);
+  const { sql, params } = deadJobConditions(filter, tables);
   let purged = 0;
   for (;;) {
     const { affectedRows } = await db.write(sqlPurgeBatch(tables, sql), [...params, batchSize]);

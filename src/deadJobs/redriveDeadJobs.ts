@@ -49,7 +49,7 @@ export async function redriveDeadJobs(
   } = {},
 ): Promise<{ redriven: number }> {
   const batchSize = options.batchSize ?? 200;
-  const { sql, params } = deadJobConditions({ ...filter, includeRedriven: false });
+  const { sql, params } = deadJobConditions({ ...filter, includeRedriven: false }, tables);
   let redriven = 0;
   for (;;) {
     const rows = await withTransaction(db, async (tx) => {

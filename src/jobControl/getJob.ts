@@ -1,17 +1,25 @@
 import { escapeLike } from '../db/escapeLike.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
+import type { JobLogLine } from '../model/jobLogLine.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
+import { listAttemptErrors } from './listAttemptErrors.ts';
+import { listJobLogs } from './listJobLogs.ts';
+import { parseJson } from './parseJson.ts';
 
 /**
  * Params: ?1 id (×3). The job wherever it is: one primary-key lookup in each of jobs, job_history
  * and dead_jobs, in one statement — so one snapshot (READ COMMITTED reads per statement): a job
  * that moves between the tables meanwhile is seen in exactly one of them. Its progress row joins
- * by primary key. At most one row comes back.
+ * by primary key; whether it has attempt errors and log lines is one probe each of job_errors'
+ * and job_logs' primary keys (they are read only then). At most one row comes back.
  */
 const sqlGet = (t: Tables) => `
-SELECT x.*, p.progress, p.updated_at AS progress_at
+SELECT x.*, p.progress, p.updated_at AS progress_at,
+       EXISTS (SELECT 1 FROM ${t.jobErrors} e WHERE e.job_id = x.id) AS has_errors,
+       EXISTS (SELECT 1 FROM ${t.jobLogs} l WHERE l.job_id = x.id) AS has_logs
 FROM (
   SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,
          j.lock_id, IF(j.lock_id = '', NULL, j.locked_at) AS locked_at, j.retry_times, j.max_retries,
@@ -77,6 +85,16 @@ export interface JobInfo {
   readonly lock: JobLock | null;
   /** The last failure (message and stack), if any attempt failed. */
   readonly lastError: string | null;
+  /**
+   * The errors of its latest failed attempts (keptAttempts, 10 by default), newest first: attempt
+   * number, time, worker, message, code and stack. A claim the maintenance process took back counts
+   * as a failed attempt (code SLUICE_WORKER_DIED or SLUICE_CLAIM_EXPIRED).
+   */
+  readonly errors: readonly AttemptError[];
+  /** The lines its handler kept with ctx.log (its latest keptAttempts attempts), oldest first. */
+  readonly logs: readonly JobLogLine[];
+  /** Lines its attempts logged past their caps (maxLogLines, maxLogBytes) and did not keep. */
+  readonly logsDropped: number;
   /** The last value the handler reported with ctx.progress, and when it was written. */
   readonly progress: { readonly value: unknown; readonly at: Date } | null;
   /** What the handler returned (completed jobs; undefined when it returned nothing or it was not kept). */
@@ -117,12 +135,16 @@ interface GetRow {
   redriven_as: number | string | null;
   progress: string | null;
   progress_at: Date | null;
+  has_errors: number;
+  has_logs: number;
 }
 
 /** The job with this id, wherever it is (live, history, dead), or null. */
 export async function getJob(db: Executor, tables: Tables, id: number): Promise<JobInfo | null> {
   const [row] = await db.select<GetRow>(sqlGet(tables), [id, id, id]);
   if (!row) return null;
+  const errors = Number(row.has_errors) ? await listAttemptErrors(db, tables, id) : [];
+  const logs = Number(row.has_logs) ? await listJobLogs(db, tables, id) : { lines: [], dropped: 0 };
   return {
     id: Number(row.id),
     state: row.state,
@@ -135,6 +157,9 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     runAt: row.run_at,
     lock: row.lock_id && row.locked_at ? await lockOf(db, tables, row.lock_id, row.locked_at) : null,
     lastError: row.last_error,
+    errors,
+    logs: logs.lines,
+    logsDropped: logs.dropped,
     progress:
       row.progress === null || !row.progress_at ? null : { value: parseJson(row.progress), at: row.progress_at },
     result: row.result === null ? undefined : parseJson(row.result),
@@ -160,13 +185,4 @@ async function lockOf(db: Executor, tables: Tables, lockId: string, lockedAt: Da
     pid: holder ? Number(holder.pid) : null,
     heartbeatAt: holder?.heartbeat_at ?? null,
   };
-}
-
-/** Stored JSON, parsed; text that is not JSON (written around sluice) comes back as it is. */
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }

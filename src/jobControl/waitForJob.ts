@@ -3,7 +3,7 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobCancelledError, JobDeadError, JobNotFoundError, WaitTimeoutError } from '../errors.ts';
 import { integerIn } from '../options.ts';
-import { parseJson } from './getJob.ts';
+import { parseJson } from './parseJson.ts';
 
 /**
  * Params: ?1 id (×3). Where the job is: one primary-key probe per table, one statement (one

@@ -8,6 +8,8 @@ import { pruneDeadJobs } from '../deadJobs/pruneDeadJobs.ts';
 import { OptionsError } from '../errors.ts';
 import { pruneHistory } from '../history/pruneHistory.ts';
 import { pruneIdempotencyKeys } from '../idempotency/pruneIdempotencyKeys.ts';
+import { attemptRetentionMs, pruneJobErrors } from '../jobControl/pruneJobErrors.ts';
+import { pruneJobLogs } from '../jobControl/pruneJobLogs.ts';
 import { pruneProgress } from '../jobControl/pruneProgress.ts';
 import { Scheduler } from '../scheduler/Scheduler.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
@@ -32,19 +34,21 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
   const { db, tables, events } = runtime;
   const taskDb = { db, tables };
   const { missedHeartbeats, lockTimeoutMs, batchSize, jitterMs, maxPruneBatches: maxBatches, clock } = options;
-  const { redactPayload, idempotencyRetentionMs, historyRetentionMs, deadRetentionMs } = runtime.options;
+  const { redactPayload, keptAttempts, idempotencyRetentionMs, historyRetentionMs, deadRetentionMs } = runtime.options;
   const onSkipped = (skipped: SkippedRelease) => events.emit('maintenance:skipped', { holder, ...skipped });
   const onFinished = (batch: { batchId: number; completionJob: boolean }) =>
     events.emit('batch:finished', { holder, ...batch });
   const pruning = { batchSize, maxBatches, jitterMs };
   return [
-    releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, onSkipped, redactPayload }),
-    releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped, redactPayload }),
+    releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, onSkipped, redactPayload, keptAttempts }),
+    releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped, redactPayload, keptAttempts }),
     finishBatches(taskDb, { batchSize, onFinished }),
     pruneIdempotencyKeys(taskDb, { retentionMs: idempotencyRetentionMs, batchSize }),
     pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
     pruneDeadJobs(taskDb, { retentionMs: deadRetentionMs, ...pruning }),
     pruneProgress(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
+    pruneJobErrors(taskDb, { retentionMs: attemptRetentionMs(runtime.options), ...pruning }),
+    pruneJobLogs(taskDb, { retentionMs: attemptRetentionMs(runtime.options), ...pruning }),
     checkQueues(taskDb, {
       intervalMs: options.queueCheckIntervalMs,
       clock,

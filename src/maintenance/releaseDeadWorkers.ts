@@ -9,6 +9,7 @@ import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/Maintenanc
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
 import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
+import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /**
@@ -102,13 +103,23 @@ export interface ReleaseDeadWorkersOptions {
   readonly onSkipped?: ((skipped: SkippedRelease) => void) | null;
   /** The install's redactPayload hook, for the jobs it dead-letters. @defaultValue none */
   readonly redactPayload?: PayloadRedactor | null;
+  /** The install's keptAttempts: each released claim is recorded as its attempt's error (0: none). @defaultValue 0 */
+  readonly keptAttempts?: number;
 }
 
 export type ResolvedReleaseDeadWorkersOptions = Readonly<Required<ReleaseDeadWorkersOptions>>;
 
 function resolveReleaseDeadWorkersOptions(options: ReleaseDeadWorkersOptions): ResolvedReleaseDeadWorkersOptions {
   const { missedHeartbeats, batchSize, clock } = MAINTENANCE_DEFAULTS;
-  const r = { missedHeartbeats, batchSize, clock, onSkipped: null, redactPayload: null, ...defined(options) };
+  const r = {
+    missedHeartbeats,
+    batchSize,
+    clock,
+    onSkipped: null,
+    redactPayload: null,
+    keptAttempts: 0,
+    ...defined(options),
+  };
   numberAtLeast('missedHeartbeats', r.missedHeartbeats, 1.5);
   integerIn('batchSize', r.batchSize, 1, 10_000);
   return r;
@@ -261,6 +272,7 @@ class DeadWorkerRelease
       if (locked.length === 0) return { locked, released: 0 };
       const fence = [beat.id, beat.heartbeatAt, beat.beats];
       const { affectedRows } = await tx.write(sqlRelease(this.#tables), [locked, pattern, ...fence]);
+      await recordReleasedAttempts(tx, this.#tables, locked, { workerId: beat.id }, this.options.keptAttempts);
       return { locked, released: affectedRows };
     });
   }

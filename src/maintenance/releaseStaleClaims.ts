@@ -9,6 +9,7 @@ import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/Maintenanc
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { liveQueues } from './liveQueues.ts';
 import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
+import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /** Params: none. The lock timeout each registered worker heartbeats against (one row per worker). */
@@ -95,13 +96,24 @@ export interface ReleaseStaleClaimsOptions {
   readonly onSkipped?: ((skipped: SkippedRelease) => void) | null;
   /** The install's redactPayload hook, for the jobs it dead-letters. @defaultValue none */
   readonly redactPayload?: PayloadRedactor | null;
+  /** The install's keptAttempts: each released claim is recorded as its attempt's error (0: none). @defaultValue 0 */
+  readonly keptAttempts?: number;
 }
 
 export type ResolvedReleaseStaleClaimsOptions = Readonly<Required<ReleaseStaleClaimsOptions>>;
 
 function resolveReleaseStaleClaimsOptions(options: ReleaseStaleClaimsOptions): ResolvedReleaseStaleClaimsOptions {
   const { lockTimeoutMs, batchSize, jitterMs, clock } = MAINTENANCE_DEFAULTS;
-  const r = { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped: null, redactPayload: null, ...defined(options) };
+  const r = {
+    lockTimeoutMs,
+    batchSize,
+    jitterMs,
+    clock,
+    onSkipped: null,
+    redactPayload: null,
+    keptAttempts: 0,
+    ...defined(options),
+  };
   integerIn('lockTimeoutMs', r.lockTimeoutMs, 1);
   integerIn('batchSize', r.batchSize, 1, 10_000);
   integerIn('jitterMs', r.jitterMs, 0);
@@ -249,6 +261,7 @@ class StaleClaimRelease
         Number(r.id),
       );
       if (locked.length > 0) await tx.write(sqlReleaseStale(this.#tables), [timeoutMs * 1000, locked, ...fence]);
+      await recordReleasedAttempts(tx, this.#tables, locked, { lockId: group.lockId }, this.options.keptAttempts);
       return locked;
     });
   }

@@ -114,6 +114,15 @@ export interface JobContext<P = unknown> {
    * value is written with the worker's next heartbeat, and `sluice.jobs.get(id)` shows it.
    */
   progress(value: unknown): void;
+  /**
+   * Keeps a line with the job: `sluice.jobs.get(id)` shows it (`logs`), as do `sluice jobs get` and
+   * the dashboard's job page, while the job is live and then with its history or dead row. Calls
+   * cost no round trip: lines are written with the worker's next heartbeat or with the attempt's
+   * end. An attempt keeps at most `maxLogLines` lines and `maxLogBytes` bytes (createSluice
+   * options); later lines are counted as dropped. `fields` must be JSON-serialisable (else a
+   * RangeError).
+   */
+  log(message: string, fields?: Readonly<Record<string, unknown>>): void;
 }
 
 /** Delay before retry number `retryTimes` (1 for the first retry). */

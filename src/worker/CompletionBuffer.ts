@@ -3,6 +3,7 @@ import { isServerUnavailable, isTransientConflict } from '../db/mysqlErrors.ts';
 import { ClaimLostError } from '../errors.ts';
 import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import type { JobLogRow } from './AttemptLog.ts';
 import { completeJobs } from './claims/completeJobs.ts';
 import { completeStillHeld } from './claims/completeStillHeld.ts';
 import { groupByClaim, type RunningJob } from './RunningJob.ts';
@@ -16,7 +17,8 @@ import type { WorkerEvents } from './WorkerEvents.ts';
  * once unless MAX_FLUSHES are already running (so that one claim's completion overlaps the next:
  * each statement runs on one server thread, and a serial pipeline leaves the host's other core
  * idle). Every job added is ended here. Handler results
- * ride along, keyed by job id, into the same statement that copies the jobs to the history.
+ * ride along, keyed by job id, into the same statement that copies the jobs to the history, and
+ * the lines jobs logged since their last heartbeat into the same transaction.
  * A completion whose statement still met transient conflicts after the Executor's re-runs goes
  * back into the buffer for another flush (up to MAX_CONFLICT_ROUNDS): a conflict must not leave
  * the claim to expire, which would count an attempt for a job that succeeded.
@@ -33,6 +35,8 @@ interface ClaimCompletion {
   readonly results: ReadonlyMap<number, string>;
   /** The claim's queue when these are every job it took (completeJobs: found by lock_id). */
   readonly wholeClaimOf: string | undefined;
+  /** Lines the jobs logged and have not written yet; undefined when none did. */
+  readonly logs: readonly JobLogRow[] | undefined;
 }
 
 export class CompletionBuffer {
@@ -114,7 +118,8 @@ export class CompletionBuffer {
       // Every job the claim took, finished together: its rows are found by lock_id alone.
       const first = jobs[0] as RunningJob;
       const wholeClaimOf = jobs.length === first.claimSize ? first.job.queue : undefined;
-      const lostIds = await this.#completeOnceReachable({ lockId, ids, results, wholeClaimOf });
+      const logs = pendingLogsOf(jobs);
+      const lostIds = await this.#completeOnceReachable({ lockId, ids, results, wholeClaimOf, logs });
       if (lostIds.length > 0) this.report.claimLost('complete', lockId, lostIds, lostIds.length);
       const completed = lostIds.length === 0 ? jobs : jobs.filter((r) => !lostIds.includes(r.job.id));
       const keyed = completed.filter((r) => r.job.idempotencyKey !== null).map((r) => r.job.id);
@@ -177,15 +182,28 @@ export class CompletionBuffer {
    * history the held ones are already deleted and the lost ones are not known apart: ClaimLostError
    * is thrown on, and all are reported.
    */
-  async #complete({ lockId, ids, results, wholeClaimOf }: ClaimCompletion): Promise<number[]> {
+  async #complete({ lockId, ids, results, wholeClaimOf, logs }: ClaimCompletion): Promise<number[]> {
     const { workerDb: db, tables, options } = this.runtime;
     const history = options.historyRetentionMs > 0;
+    const redact = options.redactPayload;
     try {
-      await completeJobs(db, tables, lockId, ids, { history, results, redact: options.redactPayload, wholeClaimOf });
+      await completeJobs(db, tables, lockId, ids, { history, results, redact, wholeClaimOf, logs });
       return [];
     } catch (error) {
       if (!(error instanceof ClaimLostError) || !history) throw error;
-      return completeStillHeld(db, tables, lockId, ids, { results, redact: options.redactPayload });
+      return completeStillHeld(db, tables, lockId, ids, { results, redact, logs });
     }
   }
+}
+
+/** The lines the jobs logged and have not written yet; undefined (and nothing allocated) when none did. */
+function pendingLogsOf(jobs: readonly RunningJob[]): JobLogRow[] | undefined {
+  let rows: JobLogRow[] | undefined;
+  for (const r of jobs) {
+    const batch = r.pendingLogs();
+    if (batch === null) continue;
+    rows ??= [];
+    rows.push(...batch.rows);
+  }
+  return rows;
 }

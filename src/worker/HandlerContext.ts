@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Job, JobContext } from '../model/job.ts';
+import type { ResolvedSluiceOptions } from '../options.ts';
 import { boundedJson, MAX_PROGRESS_BYTES } from './boundedJson.ts';
 import type { Cancellation } from './Cancellation.ts';
 import type { RunningJob } from './RunningJob.ts';
@@ -14,10 +15,12 @@ export interface HandlerScope {
   readonly loggerOf: (running: RunningJob) => Logger;
   /** The attempt's timeout: the definition's, else the worker's jobTimeoutMs. */
   readonly timeoutMs: number;
+  /** What ctx.log keeps: the install's options (a shared object, not one per job). */
+  readonly logLimits: Pick<ResolvedSluiceOptions, 'keptAttempts' | 'maxLogLines' | 'maxLogBytes'>;
 }
 
 /**
- * A handler's ctx. Its getters and progress() live on the prototype, so a context costs one
+ * A handler's ctx. Its getters, progress() and log() live on the prototype, so a context costs one
  * object per attempt and no closure: at drain rates a closure per job is measurable, and under
  * tsx each named closure also costs a defineProperty for its name (the drain A/B of issue 13 put
  * two such closures at ~2 µs of worker CPU per job). The signal and the logger are made only when
@@ -56,5 +59,11 @@ export class HandlerContext<P> implements JobContext<P> {
     const encoded = boundedJson(value, MAX_PROGRESS_BYTES);
     if ('problem' in encoded) throw new RangeError(`ctx.progress: the value ${encoded.problem}`);
     if (encoded.json !== null) this.scope.running.reportProgress(encoded.json);
+  }
+
+  log(message: string, fields?: Readonly<Record<string, unknown>>): void {
+    const { keptAttempts, maxLogLines, maxLogBytes } = this.scope.logLimits;
+    if (keptAttempts === 0 || maxLogLines === 0) return;
+    this.scope.running.log(String(message), fields, maxLogLines, maxLogBytes);
   }
 }

@@ -2,8 +2,10 @@ import { hostname } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { cancelledAmong } from '../jobControl/cancelledAmong.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import type { LogBatch } from './AttemptLog.ts';
 import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
 import { extendClaims } from './claims/extendClaims.ts';
+import { writeJobLogs } from './claims/writeJobLogs.ts';
 import { writeProgress } from './claims/writeProgress.ts';
 import type { LoadReading } from './hostLoad.ts';
 import { groupByClaim, type RunningJob } from './RunningJob.ts';
@@ -28,8 +30,8 @@ export interface HeartbeatSource {
  *    signal aborts with JobCancelledError) or taken back by the sweeper (`lost`, its signal
  *    aborts): one history read tells them apart, only in a beat that found a claim gone. So a
  *    cancel reaches its running job within one beat, at no cost to the beats that find nothing;
- *    then writes the progress its jobs reported since the last beat (one statement per claim with
- *    a change, none otherwise);
+ *    then writes the progress its jobs reported and the lines they logged (ctx.log) since the last
+ *    beat (a statement each per claim with any, none otherwise);
  * 2. adjusts the worker's concurrency limit from the host's load (ConcurrencyLimit);
  * 3. refreshes the worker's registry row (host, pid, load, in-flight, counts), by which the
  *    maintenance process tells a dead worker from a live one within a few heartbeats; every
@@ -151,6 +153,7 @@ export class Heartbeat {
         );
         if (missing.length > 0) await this.#gone(lockId, group, new Set(missing));
         await this.#writeProgress(lockId, group);
+        await this.#writeLogs(lockId, group);
       } catch (error) {
         this.report.error(error, 'extending claims');
       }
@@ -193,6 +196,27 @@ export class Heartbeat {
       for (const [r, progress] of taken) r.restoreProgress(progress);
       throw error;
     }
+  }
+
+  /**
+   * Writes the lines logged since the last beat by the jobs of one claim that still hold it, fenced
+   * like progress. A line is confirmed only once written: a failed write leaves it for the next
+   * beat or the attempt's end (which may write it too: the rows are keyed, so that only rewrites it).
+   */
+  async #writeLogs(lockId: string, group: readonly RunningJob[]): Promise<void> {
+    const taken: [RunningJob, LogBatch][] = [];
+    for (const r of group) {
+      const batch = r.holdsClaim ? r.pendingLogs() : null;
+      if (batch) taken.push([r, batch]);
+    }
+    if (taken.length === 0) return;
+    await writeJobLogs(
+      this.runtime.heartbeatDb,
+      this.runtime.tables,
+      lockId,
+      taken.flatMap(([, batch]) => batch.rows),
+    );
+    for (const [r, batch] of taken) r.logsWritten(batch);
   }
 
   #adjustLimit(): void {

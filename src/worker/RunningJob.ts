@@ -1,5 +1,6 @@
 import { JobCancelledError } from '../errors.ts';
 import type { Job } from '../model/job.ts';
+import { AttemptLog, type LogBatch } from './AttemptLog.ts';
 import { Cancellation } from './Cancellation.ts';
 
 /**
@@ -43,6 +44,8 @@ export class RunningJob {
   readonly #handlers: Promise<unknown>[] = [];
   /** Progress reported by the handler and not yet written (JSON text); the heartbeat takes it. */
   #progress: string | undefined;
+  /** Lines the handler logged and not yet written; made on its first ctx.log (a job that never logs has none). */
+  #log: AttemptLog | undefined;
 
   constructor(
     readonly job: Job,
@@ -117,6 +120,22 @@ export class RunningJob {
   /** A write of taken progress failed: keep it for the next beat, unless a newer value came meanwhile. */
   restoreProgress(json: string): void {
     this.#progress ??= json;
+  }
+
+  /** ctx.log(): keeps the line for the next write (a heartbeat, or the attempt's end), or counts it as dropped. */
+  log(message: string, fields: unknown, maxLines: number, maxBytes: number): void {
+    this.#log ??= new AttemptLog(this.job.id, this.job.retryTimes + 1, maxLines, maxBytes);
+    this.#log.add(message, fields);
+  }
+
+  /** The logged lines not yet written (see AttemptLog), or null: none, or the job never logged. */
+  pendingLogs(): LogBatch | null {
+    return this.#log?.pending() ?? null;
+  }
+
+  /** A write of `batch` committed. */
+  logsWritten(batch: LogBatch): void {
+    this.#log?.written(batch);
   }
 
   /** A stop gives the claim back: aborts the signal. False if the job was not running. */

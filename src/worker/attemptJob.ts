@@ -5,8 +5,10 @@ import { withTransaction } from '../db/transaction.ts';
 import { ClaimLostError, PermanentJobError, RetriesExhaustedError, UnknownJobTypeError } from '../errors.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import type { LogBatch } from './AttemptLog.ts';
 import { boundedJson } from './boundedJson.ts';
 import { completeJobs } from './claims/completeJobs.ts';
+import { writeJobLogs } from './claims/writeJobLogs.ts';
 import type { HandlerScope } from './HandlerContext.ts';
 import type { RunningJob } from './RunningJob.ts';
 import { type HandlerOutcome, runHandler } from './runHandler.ts';
@@ -121,11 +123,13 @@ class RollbackForFailure extends Error {
  * back uncounted — a conflict is never a failure of the job. A lost claim throws ClaimLostError
  * inside the transaction and rolls the handler's writes back; so does a cancel noticed while the
  * handler ran (and a cancel that commits first makes the fenced delete match nothing: the same
- * rollback). The result is written with the history row, in the transaction.
+ * rollback). The result is written with the history row, and the lines the handler logged since
+ * the last heartbeat before it, in the transaction.
  */
 async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, running: RunningJob): Promise<Outcome> {
   const { runtime } = deps;
   const { job } = running;
+  let logs = null as LogBatch | null; // taken by the run of the transaction that commits
   try {
     await withTransaction(
       runtime.db,
@@ -141,6 +145,8 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
         if (!outcome.ok) throw isTransientConflict(outcome.error) ? outcome.error : new RollbackForFailure(outcome);
         const result = resultOf(deps, running, outcome.value);
         if (!running.finish()) throw new ClaimLostError('complete', job.lockId, [job.id], 1);
+        logs = hasHistory(runtime) ? running.pendingLogs() : null;
+        if (logs) await writeJobLogs(tx, runtime.tables, job.lockId, logs.rows);
         await completeJobs(tx, runtime.tables, job.lockId, [job.id], {
           history: hasHistory(runtime),
           redact: runtime.options.redactPayload,
@@ -149,6 +155,7 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
       },
       { attempts: EXACTLY_ONCE_RUNS },
     );
+    if (logs) running.logsWritten(logs);
     return { kind: 'committed' };
   } catch (error) {
     if (error instanceof RollbackForCancel) return { kind: 'cancelled' };
@@ -190,6 +197,7 @@ function scopeOf(deps: AttemptDeps, definition: JobDefinition<any>, running: Run
     knex: deps.runtime.knex,
     loggerOf: deps.loggerOf,
     timeoutMs: definition.timeoutMs ?? deps.jobTimeoutMs,
+    logLimits: deps.runtime.options,
   };
 }
 

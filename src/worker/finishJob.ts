@@ -1,6 +1,7 @@
 import { ClaimLostError } from '../errors.ts';
 import { errorText } from '../errorText.ts';
 import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
+import { attemptErrorFields } from '../model/attemptError.ts';
 import { backoffDelayMs } from '../model/backoff.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
 import type { Backoff } from '../model/job.ts';
@@ -8,8 +9,9 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { Outcome } from './attemptJob.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import { deadLetterJob } from './claims/deadLetterJob.ts';
+import { recordAfterRow } from './claims/recordAfterRow.ts';
 import { releaseClaims } from './claims/releaseClaims.ts';
-import { retryJob } from './claims/retryJob.ts';
+import { type AttemptTrace, retryJob } from './claims/retryJob.ts';
 import type { RunningJob } from './RunningJob.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
 
@@ -26,8 +28,9 @@ export interface FinishDeps {
 /**
  * Records one attempt's outcome — the one switch over Outcome: success → fenced delete (batched
  * for at-least-once, by the CompletionBuffer); failure → fenced release with backoff; permanent
- * failure or retries exhausted → fenced move to dead_jobs; cancelled → nothing to write (the
- * cancel already moved the row to the history), only reported; conflicts only → fenced release,
+ * failure or retries exhausted → fenced move to dead_jobs (a failure writes the attempt's error
+ * and its last log lines in the same transaction); cancelled → reported, and only its unwritten
+ * log lines to write (the cancel already moved the row to the history); conflicts only → fenced release,
  * uncounted. A job cancelled while it ran ends as cancelled whatever its attempt came to. A job
  * released by a stop is left alone: its claim is no longer ours. Errors other than a lost claim
  * leave the claim to expire (the maintenance process then hands the job out again:
@@ -46,13 +49,15 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
       case 'committed':
         await startKeyRetention(runtime, [job.id], job.idempotencyKey);
         report.completed(job, running.elapsedMs);
+        await afterRow(deps, running, null);
         break;
       case 'dropped':
         report.failedAttempt(job, outcome.error, job.retryTimes + 1, running.elapsedMs);
         await startKeyRetention(runtime, [job.id], job.idempotencyKey);
+        await afterRow(deps, running, outcome.error);
         break;
       case 'exhausted':
-        await deadLetter(deps, running, job.retryTimes, outcome.error, outcome.error.message, false);
+        await deadLetter(deps, running, job.retryTimes, outcome.error, outcome.error.message, false, null);
         break;
       case 'failed':
         await failed(deps, running, outcome.error, outcome.permanent);
@@ -62,6 +67,7 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
         break;
       case 'cancelled':
         report.cancelled(job, running.elapsedMs);
+        await afterRow(deps, running, null);
         break;
       case 'conflicted':
         // Given back as a stop gives a claim back: due at once, retry_times unchanged.
@@ -84,13 +90,14 @@ async function failed(deps: FinishDeps, running: RunningJob, error: Error, perma
   const attempt = job.retryTimes + 1;
   deps.report.failedAttempt(job, error, attempt, running.elapsedMs);
   const lastError = errorText(error);
+  const trace = traceOf(deps, running, error);
   if (permanent || attempt > deps.maxRetriesOf(running)) {
-    await deadLetter(deps, running, attempt, error, lastError, true);
+    await deadLetter(deps, running, attempt, error, lastError, true, trace);
     return;
   }
   const definition = deps.handlers.get(job.name);
   const delayMs = backoffDelayMs(job.backoff ?? definition?.backoff ?? deps.backoff, attempt, error);
-  await retryJob(deps.runtime.workerDb, deps.runtime.tables, job, delayMs, lastError);
+  await retryJob(deps.runtime.workerDb, deps.runtime.tables, job, delayMs, lastError, trace);
   deps.report.retried(job, delayMs, attempt);
 }
 
@@ -101,6 +108,7 @@ async function deadLetter(
   error: Error,
   lastError: string,
   ranNow: boolean,
+  trace: AttemptTrace | null,
 ): Promise<void> {
   const { runtime } = deps;
   const { job } = running;
@@ -111,9 +119,46 @@ async function deadLetter(
     { id: job.id, lockId: job.lockId, retryTimes, maxRetries },
     lastError,
     runtime.options.redactPayload,
+    trace,
   );
   await startKeyRetention(runtime, [job.id], job.idempotencyKey);
   deps.report.dead(job, error, ranNow);
+}
+
+/**
+ * What a failed attempt leaves behind, written with its retry or dead-letter: its error (unless
+ * keptAttempts is 0) and the lines it logged since its last heartbeat.
+ */
+function traceOf(deps: FinishDeps, running: RunningJob, error: Error | null): AttemptTrace {
+  const keep = deps.runtime.options.keptAttempts;
+  const { job } = running;
+  return {
+    failed:
+      keep === 0 || error === null
+        ? null
+        : {
+            jobId: job.id,
+            attempt: job.retryTimes + 1,
+            workerId: deps.report.workerId,
+            error: attemptErrorFields(error),
+          },
+    logs: running.pendingLogs()?.rows ?? [],
+    keep,
+  };
+}
+
+/**
+ * An attempt whose row already left the live table — at-most-once (deleted before its handler
+ * ran), or cancelled while it ran — keeps its unwritten log lines, and its error if it failed, by
+ * job id (no claim can write to it any more). Only with history: nothing else shows them. Nothing
+ * for an attempt that neither logged nor failed.
+ */
+async function afterRow(deps: FinishDeps, running: RunningJob, error: Error | null): Promise<void> {
+  const { runtime } = deps;
+  if (runtime.options.historyRetentionMs === 0) return;
+  const trace = traceOf(deps, running, error);
+  if (trace.failed === null && trace.logs.length === 0) return;
+  await recordAfterRow(runtime.workerDb, runtime.tables, trace);
 }
 
 /** A finished job's idempotency key keeps refusing duplicates for the retention from now. */

@@ -4,6 +4,7 @@ import { actionButton } from '../actionButton.ts';
 import { prettyJson, time } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { Page, PageContext } from '../PageContext.ts';
+import { jobAttempts } from './jobAttempts.ts';
 
 /**
  * One job, wherever it is: its fields, attempts, lock holder, progress, timeline, payload and
@@ -49,7 +50,8 @@ ${timeline(job)}
 <h2>Result</h2>
 <pre class="json" data-field="result">${prettyJson(job.result === undefined ? undefined : mask(job.result))}</pre>
 <h2>Last error</h2>
-<pre class="error" data-field="error">${job.lastError ?? '—'}</pre>`;
+<pre class="error" data-field="error">${job.lastError ?? '—'}</pre>
+${jobAttempts(job, mask)}`;
   return { title: `Job ${id}`, section: 'jobs', body };
 };
 

@@ -6,6 +6,8 @@ import { valuesTable } from '../../db/valuesTable.ts';
 import { ClaimLostError } from '../../errors.ts';
 import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../../history/historyColumns.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
+import type { JobLogRow } from '../AttemptLog.ts';
+import { writeJobLogs } from './writeJobLogs.ts';
 
 /**
  * Which rows of a claim a completion touches, with its params: the listed ids this claim still
@@ -55,13 +57,16 @@ export interface CompleteOptions {
   readonly redact?: PayloadRedactor | null;
   /** The claim's queue, when `ids` are every job the claim took (heldRows: the cheaper statements). */
   readonly wholeClaimOf?: string;
+  /** Log lines the jobs kept with ctx.log and have not written yet (with history only: nothing shows them otherwise). */
+  readonly logs?: readonly JobLogRow[];
 }
 
 /**
  * Fenced, batched completion: one statement for every finished job of one claim. Without
  * history it is one autocommit DELETE (re-run by the Executor after a transient conflict); with
  * history the copy (results included) and the delete share one short transaction (re-run whole
- * by withTransaction) — one commit, and a history row exists exactly when its job was removed.
+ * by withTransaction) — one commit, and a history row exists exactly when its job was removed;
+ * log lines not yet written go first in that transaction (none, no statement).
  * Inside a caller's transaction (exactly-once) nothing is re-run here. Throws ClaimLostError when
  * some jobs were no longer held: without history the rest are deleted; with history nothing changes.
  */
@@ -77,6 +82,7 @@ export async function completeJobs(
   const results = [...(options.results ?? [])].filter(([id]) => listed.has(id));
   const held = heldRows('j.', lockId, ids, options.wholeClaimOf);
   await withTransaction(db, async (tx) => {
+    if (options.logs && options.logs.length > 0) await writeJobLogs(tx, tables, lockId, options.logs);
     await tx.write(sqlCopyToHistory(tables, results.length, held.where), [...results.flat(), ...held.params]);
     await redactCopied(tx, tables, 'history', ids, options.redact ?? null);
     await deleteFenced(tx, tables, lockId, ids, options.wholeClaimOf);

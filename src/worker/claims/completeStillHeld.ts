@@ -1,8 +1,7 @@
 import type { Executor } from '../../db/executor.ts';
 import type { Tables } from '../../db/tables.ts';
 import { ClaimLostError } from '../../errors.ts';
-import type { PayloadRedactor } from '../../redactPayload.ts';
-import { completeJobs } from './completeJobs.ts';
+import { type CompleteOptions, completeJobs } from './completeJobs.ts';
 import { heldClaims } from './heldClaims.ts';
 
 /**
@@ -18,7 +17,7 @@ export async function completeStillHeld(
   tables: Tables,
   lockId: string,
   ids: readonly number[],
-  options: { results?: ReadonlyMap<number, string>; redact?: PayloadRedactor | null } = {},
+  options: Omit<CompleteOptions, 'history' | 'wholeClaimOf'> = {},
 ): Promise<number[]> {
   for (let attempt = 1; attempt <= 3; attempt++) {
     const held = await heldClaims(db, tables, lockId, ids);

@@ -4,6 +4,9 @@ import { withTransaction } from '../../db/transaction.ts';
 import { DEAD_JOB_INSERT_COLUMNS } from '../../deadJobs/deadJobColumns.ts';
 import { ClaimLostError } from '../../errors.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
+import { recordFailedAttempt } from './recordFailedAttempt.ts';
+import type { AttemptTrace } from './retryJob.ts';
+import { writeJobLogs } from './writeJobLogs.ts';
 
 /**
  * Params: ?1 retry_times to record, ?2 max_retries in force, ?3 last error, ?4 id, ?5 lockId.
@@ -25,6 +28,8 @@ WHERE id = ?
 /**
  * Moves a claimed job to dead_jobs in one transaction (re-run whole by withTransaction after a
  * transient conflict), fenced: if the claim was lost, ClaimLostError rolls it back and nothing moves.
+ * A trace (the attempt that just failed: its error, its last log lines) is written in the same
+ * transaction, the lines while the row is still there to fence them.
  */
 export async function deadLetterJob(
   db: Executor,
@@ -32,6 +37,7 @@ export async function deadLetterJob(
   job: { id: number; lockId: string; retryTimes: number; maxRetries: number },
   lastError: string,
   redact: PayloadRedactor | null = null,
+  trace: AttemptTrace | null = null,
 ): Promise<void> {
   await withTransaction(db, async (tx) => {
     const copied = await tx.write(sqlCopyToDead(tables), [
@@ -43,6 +49,10 @@ export async function deadLetterJob(
     ]);
     if (copied.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
     await redactCopied(tx, tables, 'dead', [job.id], redact);
+    if (trace) {
+      await writeJobLogs(tx, tables, job.lockId, trace.logs);
+      if (trace.failed) await recordFailedAttempt(tx, tables, trace.failed, trace.keep);
+    }
     const deleted = await tx.write(sqlDeleteClaimed(tables), [job.id, job.lockId]);
     if (deleted.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
   });

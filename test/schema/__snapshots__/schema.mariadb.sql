@@ -81,6 +81,19 @@ CREATE TABLE `<prefix>jobs` (
   KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>job_errors
+CREATE TABLE `<prefix>job_errors` (
+  `job_id` bigint(20) unsigned NOT NULL,
+  `attempt` int(10) unsigned NOT NULL,
+  `failed_at` datetime(3) NOT NULL,
+  `worker_id` varchar(128) DEFAULT NULL,
+  `code` varchar(64) DEFAULT NULL,
+  `message` text NOT NULL,
+  `stack` text DEFAULT NULL,
+  PRIMARY KEY (`job_id`,`attempt`),
+  KEY `ix_failed` (`failed_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>job_history
 CREATE TABLE `<prefix>job_history` (
   `job_id` bigint(20) unsigned NOT NULL,
@@ -100,6 +113,19 @@ CREATE TABLE `<prefix>job_history` (
   `started_at` datetime(3) DEFAULT NULL,
   PRIMARY KEY (`job_id`),
   KEY `ix_finished` (`finished_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>job_logs
+CREATE TABLE `<prefix>job_logs` (
+  `job_id` bigint(20) unsigned NOT NULL,
+  `attempt` int(10) unsigned NOT NULL,
+  `line` int(10) unsigned NOT NULL,
+  `logged_at` datetime(3) NOT NULL,
+  `message` text NOT NULL,
+  `fields` text DEFAULT NULL,
+  `dropped` int(10) unsigned NOT NULL DEFAULT 0,
+  PRIMARY KEY (`job_id`,`attempt`,`line`),
+  KEY `ix_logged` (`logged_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_progress
