@@ -31,6 +31,9 @@ export type DashboardHandler = ((
   readonly options: ResolvedDashboardOptions;
 };
 
+/** Most queues the overview shows (in name order). */
+const QUEUES_SHOWN = 200;
+
 /** Builds the dashboard of one sluice install (Sluice#dashboard is the public way in). */
 export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options: DashboardOptions): DashboardHandler {
   const resolved = resolveDashboardOptions(options, runtime.logger);
@@ -41,7 +44,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
     throughput: (bucketSeconds, buckets) => finishedPerInterval(db, tables, { bucketSeconds, buckets }),
     finishedPerQueue: (windowSeconds) => finishedPerQueue(db, tables, { windowSeconds }),
     batches: (page) => listBatches(db, tables, page),
-    queueNames: () => listQueueNames(db, tables),
+    queueNames: async () => (await listQueueNames(db, tables, { limit: QUEUES_SHOWN })).map((q) => q.name),
     queueDepth: (queue) => queueDepth(db, tables, queue, { max: resolved.countLimit }),
   };
 

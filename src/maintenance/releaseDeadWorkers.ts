@@ -6,8 +6,7 @@ import { integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import { workerKeyOf } from '../worker/ClaimTokens.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
-import { liveQueues } from './liveQueues.ts';
-import type { MaintenanceTask, SkippedRelease, TaskDb } from './MaintenanceTask.ts';
+import { claimedQueues, type MaintenanceTask, type SkippedRelease, type TaskDb } from './MaintenanceTask.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /**
@@ -210,7 +209,7 @@ export function releaseDeadWorkers(
     async runOnce() {
       const dead = await observe();
       const counts = { workers: 0, claims: 0, deadLettered: 0 };
-      const queues = dead.length > 0 ? await liveQueues(db, tables) : [];
+      const queues = dead.length > 0 ? await claimedQueues({ db, tables }) : [];
       for (const beat of dead) {
         let alive = false;
         let skipped = 0;

@@ -5,8 +5,7 @@ import { integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import { claimKeyOf, workerKeyOf } from '../worker/ClaimTokens.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
-import { liveQueues } from './liveQueues.ts';
-import type { MaintenanceTask, SkippedRelease, TaskDb } from './MaintenanceTask.ts';
+import { claimedQueues, type MaintenanceTask, type SkippedRelease, type TaskDb } from './MaintenanceTask.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
 
 /** Params: none. The lock timeout each registered worker heartbeats against (one row per worker). */
@@ -128,7 +127,7 @@ export function releaseStaleClaims(
   async function observe(timeoutOf: (lockId: string) => number): Promise<StaleGroup[]> {
     const stale = new Map<string, StaleGroup>();
     const present = new Set<number>();
-    for (const queue of await liveQueues(db, tables)) {
+    for (const queue of await claimedQueues({ db, tables })) {
       let after = '';
       for (;;) {
         const claims = (await db.select<{ lock_id: string }>(sqlClaims(tables), [queue, after, options.batchSize])).map(
