@@ -2,37 +2,15 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 
 /**
- * Where the segments of a walk (jobPlans.ts) begin: each a single seek — MIN() over an index
- * prefix, which the server answers from the index alone ("Select tables optimized away") whatever
- * the backlog — or a primary-key lookup. MySQL and MariaDB have no loose index scan for these
- * shapes, so the distinct values are found one seek at a time, lazily, as a walk reaches them (priorities:
- * queues/nextFreePriority.ts).
+ * Where a segment of a walk (jobPlans.ts) begins when a filter names it only indirectly: a single
+ * primary-key lookup. (The queues and priorities a walk passes are read in batches: queueHeads.ts.)
  */
-
-/** Params: ?1 lower bound (exclusive). The next queue name of the live table: one ix_head seek. */
-const sqlNextQueue = (t: Tables) => `
-SELECT MIN(queue) AS queue
-FROM ${t.jobs}
-WHERE queue > ?`;
-
-/** Params: none. The first queue name of the live table: one ix_head seek. */
-const sqlFirstQueue = (t: Tables) => `
-SELECT MIN(queue) AS queue
-FROM ${t.jobs}`;
 
 /** Params: ?1 batch id. When the batch was created (its jobs cannot have finished before). */
 const sqlBatchCreated = (t: Tables) => `
 SELECT created_at
 FROM ${t.batches}
 WHERE id = ?`;
-
-export async function nextQueue(db: Executor, t: Tables, after: string | null): Promise<string | null> {
-  const [row] = await db.select<{ queue: string | null }>(
-    after === null ? sqlFirstQueue(t) : sqlNextQueue(t),
-    after === null ? [] : [after],
-  );
-  return row?.queue ?? null;
-}
 
 export async function batchCreatedAt(db: Executor, t: Tables, batchId: number): Promise<Date | null> {
   const [row] = await db.select<{ created_at: Date }>(sqlBatchCreated(t), [batchId]);
