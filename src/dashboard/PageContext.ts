@@ -10,8 +10,9 @@ export interface DashboardReads {
   throughput(bucketSeconds: number, buckets: number): Promise<Throughput>;
   finishedPerQueue(windowSeconds: number): Promise<{ counts: Map<string, number>; capped: boolean }>;
   batches(page: { before?: number; limit?: number }): Promise<{ batches: BatchStatus[]; next: number | null }>;
-  queueNames(): Promise<string[]>;
-  queueDepth(queue: string): Promise<QueueDepth>;
+  /** The first `limit` queue names (live, dead or paused), in name order. */
+  queueNames(limit: number): Promise<string[]>;
+  queueDepths(queues: readonly string[]): Promise<Map<string, QueueDepth>>;
 }
 
 /** What a page or an action sees of one request. */

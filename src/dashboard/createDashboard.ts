@@ -7,7 +7,7 @@ import { finishedPerQueue } from '../history/finishedPerQueue.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import type { Sluice } from '../Sluice.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
-import { queueDepth } from '../stats/queueDepth.ts';
+import { queueDepths } from '../stats/queueDepth.ts';
 import type { Action } from './actions/Action.ts';
 import { readAsset } from './assets.ts';
 import { CsrfTokens } from './csrf.ts';
@@ -31,9 +31,6 @@ export type DashboardHandler = ((
   readonly options: ResolvedDashboardOptions;
 };
 
-/** Most queues the overview shows (in name order). */
-const QUEUES_SHOWN = 200;
-
 /** Builds the dashboard of one sluice install (Sluice#dashboard is the public way in). */
 export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options: DashboardOptions): DashboardHandler {
   const resolved = resolveDashboardOptions(options, runtime.logger);
@@ -44,8 +41,8 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
     throughput: (bucketSeconds, buckets) => finishedPerInterval(db, tables, { bucketSeconds, buckets }),
     finishedPerQueue: (windowSeconds) => finishedPerQueue(db, tables, { windowSeconds }),
     batches: (page) => listBatches(db, tables, page),
-    queueNames: async () => (await listQueueNames(db, tables, { limit: QUEUES_SHOWN })).map((q) => q.name),
-    queueDepth: (queue) => queueDepth(db, tables, queue, { max: resolved.countLimit }),
+    queueNames: async (limit) => (await listQueueNames(db, tables, { limit })).map((q) => q.name),
+    queueDepths: (queues) => queueDepths(db, tables, queues, { max: resolved.countLimit }),
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): Promise<void> {

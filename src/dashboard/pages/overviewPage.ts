@@ -3,6 +3,9 @@ import { html, jsonScript } from '../html.ts';
 import type { Page } from '../PageContext.ts';
 import { queueCounts } from '../queueCounts.ts';
 
+/** Most queues the overview shows, in name order (their counts take a few statements in all). */
+const QUEUES_SHOWN = 200;
+
 /**
  * Per queue: ready / delayed or retrying / running / dead, the oldest ready job's age, its
  * workers, its jobs finished in the last 5 minutes, problems highlighted; the fleet's throughput
@@ -10,7 +13,7 @@ import { queueCounts } from '../queueCounts.ts';
  */
 export const overviewPage: Page = async (ctx) => {
   const [names, paused, workers, minutes, hours, recent] = await Promise.all([
-    ctx.reads.queueNames(),
+    ctx.reads.queueNames(QUEUES_SHOWN),
     ctx.sluice.pausedQueues(),
     ctx.sluice.workers(),
     ctx.reads.throughput(60, 60),
@@ -18,7 +21,7 @@ export const overviewPage: Page = async (ctx) => {
     ctx.reads.finishedPerQueue(300),
   ]);
   const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
-  const queues = await Promise.all(names.map((name) => queueCounts(ctx, name, context)));
+  const queues = await queueCounts(ctx, names, context);
   const cell = (c: { count: number; exact: boolean }, state: string) =>
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
   const body = html`
@@ -36,6 +39,7 @@ ${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.running, 'running'
   )}</tbody>
 </table>
 ${queues.length === 0 ? html`<p class="empty">No queues yet: nothing has been enqueued.</p>` : ''}
+${names.length === QUEUES_SHOWN ? html`<p class="hint">The first ${QUEUES_SHOWN} queues in name order; open any other by its address, /queues/NAME.</p>` : ''}
 <p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N, "?" that none was found among them.</p>
 <section class="charts">
 <figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-minutes"></div></figure>
