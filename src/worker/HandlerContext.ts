@@ -14,6 +14,8 @@ export interface HandlerScope {
   readonly loggerOf: (running: RunningJob) => Logger;
   /** The attempt's timeout: the definition's, else the worker's jobTimeoutMs. */
   readonly timeoutMs: number;
+  /** Reports a progress value that could not be kept (a `progress:dropped` warning). */
+  readonly progressDropped: (running: RunningJob, reason: string) => void;
 }
 
 /**
@@ -52,9 +54,14 @@ export class HandlerContext<P> implements JobContext<P> {
     return this.#logger;
   }
 
+  /**
+   * Keeps the latest value for the heartbeat to write. A value that is not JSON or is over
+   * MAX_PROGRESS_BYTES is dropped with a `progress:dropped` warning, as a result is: progress is
+   * a report, and a bad one must not fail the attempt.
+   */
   progress(value: unknown): void {
     const encoded = boundedJson(value, MAX_PROGRESS_BYTES);
-    if ('problem' in encoded) throw new RangeError(`ctx.progress: the value ${encoded.problem}`);
-    if (encoded.json !== null) this.scope.running.reportProgress(encoded.json);
+    if ('problem' in encoded) this.scope.progressDropped(this.scope.running, `the progress value ${encoded.problem}`);
+    else if (encoded.json !== null) this.scope.running.reportProgress(encoded.json);
   }
 }
