@@ -16,7 +16,7 @@ import { html } from './html.ts';
 import { layout } from './layout.ts';
 import type { DashboardReads, PageContext } from './PageContext.ts';
 import { readForm } from './readForm.ts';
-import { redirect, send } from './respond.ts';
+import { redirect, send, sendDownload } from './respond.ts';
 import { findAction, matchPage } from './routes.ts';
 
 /**
@@ -93,6 +93,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
       if (!route) throw new DashboardRequestError(404, 'path', `no page at ${path}`);
       const page = await route.page(ctx, route.params);
       if ('redirect' in page) return redirect(res, page.redirect, cookie);
+      if ('download' in page) return await sendDownload(res, page.download, cookie, head);
       return send(res, page.status ?? 200, layout(ctx, page).text, cookie, head);
     } catch (error) {
       return fail(ctx, res, error, cookie);
