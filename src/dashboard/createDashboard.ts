@@ -14,6 +14,7 @@ import { CsrfTokens } from './csrf.ts';
 import { type DashboardOptions, type ResolvedDashboardOptions, resolveDashboardOptions } from './dashboardOptions.ts';
 import { html } from './html.ts';
 import { layout } from './layout.ts';
+import { isNoticeParam, noticeParams } from './notices.ts';
 import type { DashboardReads, PageContext } from './PageContext.ts';
 import { readForm } from './readForm.ts';
 import { redirect, send, sendDownload } from './respond.ts';
@@ -46,7 +47,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): Promise<void> {
-    const url = new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', 'http://dashboard.invalid');
+    const url = new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', NOWHERE);
     const base = resolved.basePath;
     if (url.pathname !== base && !url.pathname.startsWith(`${base}/`)) {
       if (next) return next();
@@ -116,8 +117,9 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
     }
     const outcome = await run(action, ctx, form, target);
     const back = safeReturn(form.get('return'), resolved.basePath) ?? ctx.href('/');
-    const location = new URL(back, 'http://dashboard.invalid');
-    location.searchParams.set('notice', outcome.notice);
+    const location = new URL(back, NOWHERE);
+    for (const key of [...location.searchParams.keys()]) if (isNoticeParam(key)) location.searchParams.delete(key);
+    for (const [key, value] of noticeParams(outcome.notice)) location.searchParams.set(key, value);
     return redirect(res, `${location.pathname}${location.search}`);
   }
 
@@ -163,10 +165,25 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
   return Object.assign(handler, { options: resolved });
 }
 
-/** Where an action sends the browser back: a dashboard path only (never another site, never `//host`). */
+/** The origin a path is resolved against to normalise it (never sent anywhere). */
+const NOWHERE = 'http://dashboard.invalid';
+
+/**
+ * Where an action sends the browser back: a dashboard path only (never another site, never
+ * `//host`). The address is normalised first — dot segments, backslashes, percent-encoded dots,
+ * as the browser will read it — and the check applies to what comes out: `/base/../..//evil/x`
+ * is `//evil/x`, refused.
+ */
 function safeReturn(value: string | null, basePath: string): string | null {
-  if (!value?.startsWith('/') || value.startsWith('//') || value.includes('\\')) return null;
-  const path = value.split('?')[0] as string;
+  if (!value?.startsWith('/')) return null;
+  let url: URL;
+  try {
+    url = new URL(value, NOWHERE);
+  } catch {
+    return null;
+  }
+  const path = url.pathname;
+  if (url.origin !== NOWHERE || path.startsWith('//') || path.includes('\\')) return null;
   if (path !== basePath && !path.startsWith(`${basePath}/`)) return null;
-  return value;
+  return `${path}${url.search}`;
 }

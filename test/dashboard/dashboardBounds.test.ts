@@ -93,4 +93,56 @@ describe('dashboard bounds', () => {
     const bar = await (await get(`/jobs/${fraction}`)).text();
     expect(bar).toMatch(/<progress value="0.83" max="1"[^>]*>83%<\/progress> 83%/);
   });
+
+  it('answers a cursor edited by hand with a 400 naming it', async () => {
+    await insertJob(db, { queue: 'mail' });
+    const tampered = encodeCursor({ segment: ['mail', 'f', 'x'], key: [1, 2, 3, 4, 5, 6, 7, 8, 9] });
+    for (const path of [`/jobs?after=${tampered}`, `/queues/mail?after=${tampered}`, '/dead?after=AAAA']) {
+      const res = await get(`${path}`);
+      expect(res.status, path).toBe(400);
+      expect(await res.text(), path).toContain('option after is not a cursor');
+    }
+  });
+
+  it('shows notices by code only, never text from the address', async () => {
+    const phishing = encodeURIComponent('Session expired: log in again at https://evil.example');
+    expect(await (await get(`/?notice=${phishing}`)).text()).not.toContain('Session expired');
+    expect(await (await get(`/?notice=job-cancelled&notice_id=12`)).text()).toContain(
+      '<p class="notice" role="status">Job 12 cancelled.</p>',
+    );
+    for (const bad of ['notice=job-cancelled', 'notice=job-cancelled&notice_id=%3Cb%3E', 'notice=toString'])
+      expect(await (await get(`/?${bad}`)).text(), bad).not.toContain('class="notice"');
+  });
+
+  it('keeps an action’s return address inside the dashboard once normalised', async () => {
+    const first = await get(`/`);
+    const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const csrf = cookie.split('=')[1] as string;
+    const pause = (back: string) =>
+      fetch(`${dashboard.url}/actions/pause-queue`, {
+        method: 'POST',
+        headers: { ...AUTH, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf, queue: 'mail', return: back }).toString(),
+        redirect: 'manual',
+      });
+    for (const away of [
+      `${BASE}/../..//evil.example/x`,
+      `${BASE}/%2e%2e/%2e%2e//evil.example/x`,
+      `${BASE}/..\\..\\/evil.example/x`,
+      `${BASE}/../other-app`,
+    ]) {
+      const location = (await pause(away)).headers.get('location') ?? '';
+      expect(location, away).not.toMatch(/^\/\//);
+      expect(location, away).toMatch(new RegExp(`^${BASE}[/?]`));
+      expect(location, away).toBe(`${BASE}?notice=queue-paused&notice_queue=mail`);
+    }
+    const home = await pause(`${BASE}/queues/mail?state=waiting&notice=x`);
+    expect(home.status).toBe(303);
+    expect(home.headers.get('location')).toBe(
+      `${BASE}/queues/mail?state=waiting&notice=queue-paused&notice_queue=mail`,
+    );
+    expect((await pause(`${BASE}/jobs/../dead?queue=mail`)).headers.get('location')).toBe(
+      `${BASE}/dead?queue=mail&notice=queue-paused&notice_queue=mail`,
+    );
+  });
 });
