@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listBatches } from '../batches/listBatches.ts';
-import { DashboardRequestError, OptionsError } from '../errors.ts';
+import { DashboardRequestError } from '../errors.ts';
 import { errorFields } from '../errorText.ts';
 import { finishedPerInterval } from '../history/finishedPerInterval.ts';
 import { finishedPerQueue } from '../history/finishedPerQueue.ts';
@@ -12,7 +12,7 @@ import type { Action } from './actions/Action.ts';
 import { readAsset } from './assets.ts';
 import { CsrfTokens } from './csrf.ts';
 import { type DashboardOptions, type ResolvedDashboardOptions, resolveDashboardOptions } from './dashboardOptions.ts';
-import { html } from './html.ts';
+import { FailurePages } from './FailurePages.ts';
 import { layout } from './layout.ts';
 import { isNoticeParam, noticeParams } from './notices.ts';
 import type { DashboardReads, PageContext } from './PageContext.ts';
@@ -38,6 +38,7 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
   const logger = resolved.logger.child({ component: 'dashboard' });
   const { db, tables } = runtime;
   const csrf = new CsrfTokens(resolved.csrfSecret);
+  const failures = new FailurePages(logger);
   const reads: DashboardReads = {
     throughput: (bucketSeconds, buckets) => finishedPerInterval(db, tables, { bucketSeconds, buckets }),
     finishedPerQueue: (windowSeconds) => finishedPerQueue(db, tables, { windowSeconds }),
@@ -94,10 +95,11 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
       if (!route) throw new DashboardRequestError(404, 'path', `no page at ${path}`);
       const page = await route.page(ctx, route.params);
       if ('redirect' in page) return redirect(res, page.redirect, cookie);
+      failures.recovered();
       if ('download' in page) return await sendDownload(res, page.download, cookie, head);
       return send(res, page.status ?? 200, layout(ctx, page).text, cookie, head);
     } catch (error) {
-      return fail(ctx, res, error, cookie);
+      return failures.send(ctx, res, error, cookie);
     }
   }
 
@@ -141,17 +143,6 @@ export function createDashboard(sluice: Sluice, runtime: SluiceRuntime, options:
       });
       throw error;
     }
-  }
-
-  function fail(ctx: PageContext, res: ServerResponse, error: unknown, headers: Record<string, string>): void {
-    const known = error instanceof DashboardRequestError || error instanceof OptionsError;
-    const status = error instanceof DashboardRequestError ? error.status : known ? 400 : 500;
-    if (!known)
-      logger.error({ event: 'dashboard:failed', path: ctx.path, err: errorFields(error) }, 'dashboard: a page failed');
-    // The message of an unexpected error may name a host or a query: the page says only where to look.
-    const message = known ? (error as Error).message : 'the page could not be read from the database; see the log';
-    const body = html`<p class="notice failure" role="alert" data-status="${status}">${message}</p>`;
-    send(res, status, layout(ctx, { title: `Error ${status}`, section: '', body }).text, headers);
   }
 
   const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => {

@@ -145,4 +145,59 @@ describe('dashboard bounds', () => {
       `${BASE}/dead?queue=mail&notice=queue-paused&notice_queue=mail`,
     );
   });
+
+  it('marks the CSRF cookie Secure when the dashboard is served over HTTPS', async () => {
+    const plain = (await get(`/`)).headers.get('set-cookie') ?? '';
+    expect(plain).toContain('HttpOnly; SameSite=Strict');
+    expect(plain).not.toContain('Secure');
+    const proxied = (await get(`/`, { 'x-forwarded-proto': 'https' })).headers.get('set-cookie') ?? '';
+    expect(proxied).toMatch(/HttpOnly; SameSite=Strict; Secure$/);
+    const tls = { headers: {}, socket: { encrypted: true } } as never;
+    expect(new CsrfTokens(null).issue(tls, 'ops', BASE).setCookie).toMatch(/; Secure$/);
+  });
+
+  it('answers every page of an unmigrated database with what the CLI says, logged once', async () => {
+    const empty = `${db.name}_empty`;
+    await db.query(`CREATE DATABASE \`${empty}\``);
+    const url = new URL(db.url);
+    url.pathname = `/${empty}`;
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const sluice = createSluice({ url: url.toString(), logger: testLogger });
+    const handler = sluice.dashboard({ auth: false, logger: pino({ level: 'info' }, sink) });
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address() as { port: number };
+      for (const path of [
+        '/',
+        '/jobs',
+        '/jobs?state=waiting',
+        '/jobs/1',
+        '/queues/mail',
+        '/dead',
+        '/workers',
+        '/batches',
+      ]) {
+        const res = await fetch(`http://127.0.0.1:${address.port}${path}`);
+        expect(res.status, path).toBe(503);
+        expect(await res.text(), path).toMatch(
+          /doesn(&#39;|')t exist: run `sluice migrate` \(or sluice.migrate\(\)\) against this database first/,
+        );
+      }
+      const logged = lines.map((l) => JSON.parse(l) as { level: number; event?: string });
+      expect(logged.filter((l) => l.event === 'dashboard:unavailable')).toHaveLength(1);
+      expect(logged.filter((l) => l.level >= 50)).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await sluice.close();
+      await db.query(`DROP DATABASE \`${empty}\``);
+    }
+  });
 });
