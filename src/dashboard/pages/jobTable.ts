@@ -1,5 +1,5 @@
 import type { JobSummary } from '../../jobs/listJobs.ts';
-import { duration, time } from '../format.ts';
+import { time } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { isNoticeParam } from '../notices.ts';
 import type { PageContext } from '../PageContext.ts';
@@ -35,9 +35,4 @@ export function nextLink(ctx: PageContext, next: string | null, param = 'after')
   if (next === null) return html``;
   const query = Object.fromEntries([...ctx.query].filter(([k]) => !isNoticeParam(k)));
   return html`<p class="paging"><a href="${ctx.href(ctx.path, { ...query, [param]: next })}">Next page →</a></p>`;
-}
-
-/** The age of a duration for a table cell, highlighted past a threshold. */
-export function ageCell(ms: number | null, problemMs: number): SafeHtml {
-  return html`<td class="${ms !== null && ms > problemMs ? 'bad' : ''}">${duration(ms)}</td>`;
 }
