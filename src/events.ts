@@ -40,6 +40,8 @@ export interface SluiceEventMap {
   'job:dead': { workerId: string; jobId: number; name: string; queue: string; error: Error };
   'job:cancelled': { workerId: string; jobId: number; name: string; queue: string; durationMs: number };
   'result:dropped': { workerId: string; jobId: number; name: string; queue: string; reason: string };
+  /** A ctx.progress value was not JSON or over 4 KiB: not kept, and the attempt goes on. */
+  'progress:dropped': { workerId: string; jobId: number; name: string; queue: string; reason: string };
   /**
    * An exactly-once job's transaction met a transient conflict (a deadlock, a lock-wait timeout, a
    * Galera certification failure) on every one of its re-runs: its claim was given back, due at

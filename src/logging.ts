@@ -104,6 +104,9 @@ function logJobTrouble(events: SluiceEvents, logger: Logger): void {
       `job ${e.jobId} (${e.name}) succeeded; its result was dropped: ${e.reason}`,
     ),
   );
+  events.on('progress:dropped', (e) =>
+    logger.warn(fields('progress:dropped', e), `job ${e.jobId} (${e.name}): a progress value was dropped: ${e.reason}`),
+  );
   events.on('job:conflicted', ({ error, ...e }) =>
     logged(
       logger,

@@ -32,7 +32,10 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
     get: (id: number): Promise<JobInfo | null> => guard(() => getJob(db, tables, id)),
     /** One page of jobs (keyset: pass `next` as `after`); without a state, the live jobs. */
     list: (filter?: JobFilter, page?: JobPage): Promise<JobList> => guard(() => listJobs(db, tables, filter, page)),
-    /** How many jobs match, reading at most `max` index entries (exact: false when capped). */
+    /**
+     * How many jobs match, reading at most `max` index entries (up to twice that across every
+     * queue) in at most about 100 statements (exact: false when capped).
+     */
     count: (filter?: JobFilter, options?: { max?: number }): Promise<JobCount> =>
       guard(() => countJobs(db, tables, filter, options)),
     /**

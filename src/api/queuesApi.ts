@@ -1,11 +1,10 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { countJobs } from '../jobControl/countJobs.ts';
 import { integerIn } from '../options.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import { pausedQueues, pauseQueue, resumeQueue } from '../queues/pauseQueue.ts';
 import { type QueuePromise, type QueuePromiseState, queuePromises, setQueuePromise } from '../queues/queuePromises.ts';
-import { type BoundedCount, DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT, queueDepth } from '../stats/queueDepth.ts';
+import { type BoundedCount, DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, type RecordedQueueDepth, recordedQueueDepths } from '../stats/recordedDepth.ts';
 
 export type { BoundedCount, QueuePromise, QueuePromiseState, RecordedQueueDepth };
@@ -34,6 +33,8 @@ export interface QueueStats {
 export interface DepthOptions {
   /** One queue only; by default every queue (`list()`), up to `maxQueues`. */
   readonly queue?: string;
+  /** These queues (at most 10,000), rather than one or the first `maxQueues`. */
+  readonly queues?: readonly string[];
   /**
    * Each count stops after this many index entries (it is then `exact: false`, "at least").
    * @defaultValue 10000
@@ -48,32 +49,26 @@ export interface DepthOptions {
  * call is a bounded number of index reads, whatever the size of the tables.
  */
 export function queuesApi(db: Executor, tables: Tables, guard: Guard) {
-  const depthOf = async (queue: string, max: number): Promise<QueueDepthRow> => {
-    const [depth, dead] = await Promise.all([
-      queueDepth(db, tables, queue, { max }),
-      countJobs(db, tables, { queue, state: 'dead' }, { max }),
-    ]);
-    return { queue, ...depth, dead };
-  };
+  const names = async (max: number): Promise<string[]> =>
+    (await listQueueNames(db, tables, { limit: max })).map((q) => q.name);
   return {
     /** The queues that have live jobs, dead jobs or a pause row, in name order (at most `max`). */
     list: (options: { max?: number } = {}): Promise<string[]> =>
-      guard(() => listQueueNames(db, tables, integerIn('max', options.max ?? DEPTH_QUEUES_DEFAULT, 1, 10_000))),
-    /** Ready, not yet due, running and dead jobs per queue, and the oldest ready job's wait. */
+      guard(() => names(integerIn('max', options.max ?? DEPTH_QUEUES_DEFAULT, 1, 10_000))),
+    /**
+     * Ready, not yet due, running and dead jobs per queue, and the oldest ready job's wait: a few
+     * statements however many queues (queueDepths), each count stopped at `max`.
+     */
     depth: (options: DepthOptions = {}): Promise<QueueDepthRow[]> =>
       guard(async () => {
         const max = integerIn('max', options.max ?? DEPTH_MAX_DEFAULT, 1, 1_000_000);
         const queues =
-          options.queue !== undefined
+          options.queues ??
+          (options.queue !== undefined
             ? [options.queue]
-            : await listQueueNames(
-                db,
-                tables,
-                integerIn('maxQueues', options.maxQueues ?? DEPTH_QUEUES_DEFAULT, 1, 10_000),
-              );
-        const rows: QueueDepthRow[] = [];
-        for (const queue of queues) rows.push(await depthOf(queue, max));
-        return rows;
+            : await names(integerIn('maxQueues', options.maxQueues ?? DEPTH_QUEUES_DEFAULT, 1, 10_000)));
+        const depths = await queueDepths(db, tables, queues, { max });
+        return [...depths].map(([queue, depth]) => ({ queue, ...depth }));
       }),
     /** No worker claims from a paused queue; jobs already running finish. */
     pause: (queue: string): Promise<void> => guard(() => pauseQueue(db, tables, queue)),

@@ -19,6 +19,8 @@ export interface PageContext {
 
 export type PageResult =
   | { readonly title: string; readonly section: string; readonly body: SafeHtml; readonly status?: number }
-  | { readonly redirect: string };
+  | { readonly redirect: string }
+  /** A file to download: its name, and its text piece by piece (sent as it is made). */
+  | { readonly download: { readonly filename: string; readonly pieces: Iterable<string> } };
 
 export type Page = (ctx: PageContext, params: readonly string[]) => Promise<PageResult>;

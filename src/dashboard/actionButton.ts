@@ -1,4 +1,5 @@
 import { html, type SafeHtml } from './html.ts';
+import { isNoticeParam } from './notices.ts';
 import type { PageContext } from './PageContext.ts';
 
 /**
@@ -11,7 +12,7 @@ export function actionButton(
   action: { name: string; label: string; fields: Record<string, string | number>; confirm?: string; danger?: boolean },
 ): SafeHtml {
   if (ctx.options.readOnly) return html``;
-  const back = ctx.href(ctx.path, Object.fromEntries([...ctx.query].filter(([key]) => key !== 'notice')));
+  const back = ctx.href(ctx.path, Object.fromEntries([...ctx.query].filter(([key]) => !isNoticeParam(key))));
   return html`<form class="action" method="post" action="${ctx.href(`/actions/${action.name}`)}"${
     action.confirm ? html` data-confirm="${action.confirm}"` : ''
   }><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="return" value="${back}">${Object.entries(

@@ -1,16 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SluiceApi } from '../api/SluiceApi.ts';
-import { DashboardRequestError, OptionsError } from '../errors.ts';
+import { DashboardRequestError } from '../errors.ts';
 import { errorFields } from '../errorText.ts';
 import type { Action } from './actions/Action.ts';
 import { CsrfTokens } from './csrf.ts';
 import { type DashboardOptions, type ResolvedDashboardOptions, resolveDashboardOptions } from './dashboardOptions.ts';
-import { html } from './html.ts';
+import { FailurePages } from './FailurePages.ts';
 import { layout } from './layout.ts';
+import { isNoticeParam, noticeParams } from './notices.ts';
 import type { PageContext } from './PageContext.ts';
 import { readAsset } from './readAsset.ts';
 import { readForm } from './readForm.ts';
-import { redirect, send } from './respond.ts';
+import { redirect, send, sendDownload } from './respond.ts';
 import { findAction, matchPage } from './routes.ts';
 
 /**
@@ -33,9 +34,10 @@ export function createDashboard(sluice: SluiceApi, options: DashboardOptions): D
   const resolved = resolveDashboardOptions(options, sluice.logger);
   const logger = resolved.logger.child({ component: 'dashboard' });
   const csrf = new CsrfTokens(resolved.csrfSecret);
+  const failures = new FailurePages(logger);
 
   async function handle(req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): Promise<void> {
-    const url = new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', 'http://dashboard.invalid');
+    const url = new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', NOWHERE);
     const base = resolved.basePath;
     if (url.pathname !== base && !url.pathname.startsWith(`${base}/`)) {
       if (next) return next();
@@ -81,9 +83,11 @@ export function createDashboard(sluice: SluiceApi, options: DashboardOptions): D
       if (!route) throw new DashboardRequestError(404, 'path', `no page at ${path}`);
       const page = await route.page(ctx, route.params);
       if ('redirect' in page) return redirect(res, page.redirect, cookie);
+      failures.recovered();
+      if ('download' in page) return await sendDownload(res, page.download, cookie, head);
       return send(res, page.status ?? 200, layout(ctx, page).text, cookie, head);
     } catch (error) {
-      return fail(ctx, res, error, cookie);
+      return failures.send(ctx, res, error, cookie);
     }
   }
 
@@ -103,8 +107,9 @@ export function createDashboard(sluice: SluiceApi, options: DashboardOptions): D
     }
     const outcome = await run(action, ctx, form, target);
     const back = safeReturn(form.get('return'), resolved.basePath) ?? ctx.href('/');
-    const location = new URL(back, 'http://dashboard.invalid');
-    location.searchParams.set('notice', outcome.notice);
+    const location = new URL(back, NOWHERE);
+    for (const key of [...location.searchParams.keys()]) if (isNoticeParam(key)) location.searchParams.delete(key);
+    for (const [key, value] of noticeParams(outcome.notice)) location.searchParams.set(key, value);
     return redirect(res, `${location.pathname}${location.search}`);
   }
 
@@ -128,17 +133,6 @@ export function createDashboard(sluice: SluiceApi, options: DashboardOptions): D
     }
   }
 
-  function fail(ctx: PageContext, res: ServerResponse, error: unknown, headers: Record<string, string>): void {
-    const known = error instanceof DashboardRequestError || error instanceof OptionsError;
-    const status = error instanceof DashboardRequestError ? error.status : known ? 400 : 500;
-    if (!known)
-      logger.error({ event: 'dashboard:failed', path: ctx.path, err: errorFields(error) }, 'dashboard: a page failed');
-    // The message of an unexpected error may name a host or a query: the page says only where to look.
-    const message = known ? (error as Error).message : 'the page could not be read from the database; see the log';
-    const body = html`<p class="notice failure" role="alert" data-status="${status}">${message}</p>`;
-    send(res, status, layout(ctx, { title: `Error ${status}`, section: '', body }).text, headers);
-  }
-
   const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => {
     handle(req, res, next).catch((error: unknown) => {
       logger.error({ event: 'dashboard:failed', err: errorFields(error) }, 'dashboard: request failed');
@@ -150,10 +144,25 @@ export function createDashboard(sluice: SluiceApi, options: DashboardOptions): D
   return Object.assign(handler, { options: resolved });
 }
 
-/** Where an action sends the browser back: a dashboard path only (never another site, never `//host`). */
+/** The origin a path is resolved against to normalise it (never sent anywhere). */
+const NOWHERE = 'http://dashboard.invalid';
+
+/**
+ * Where an action sends the browser back: a dashboard path only (never another site, never
+ * `//host`). The address is normalised first — dot segments, backslashes, percent-encoded dots,
+ * as the browser will read it — and the check applies to what comes out: `/base/../..//evil/x`
+ * is `//evil/x`, refused.
+ */
 function safeReturn(value: string | null, basePath: string): string | null {
-  if (!value?.startsWith('/') || value.startsWith('//') || value.includes('\\')) return null;
-  const path = value.split('?')[0] as string;
+  if (!value?.startsWith('/')) return null;
+  let url: URL;
+  try {
+    url = new URL(value, NOWHERE);
+  } catch {
+    return null;
+  }
+  const path = url.pathname;
+  if (url.origin !== NOWHERE || path.startsWith('//') || path.includes('\\')) return null;
   if (path !== basePath && !path.startsWith(`${basePath}/`)) return null;
-  return value;
+  return `${path}${url.search}`;
 }

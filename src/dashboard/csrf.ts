@@ -4,7 +4,7 @@ import { DashboardRequestError } from '../errors.ts';
 
 /**
  * CSRF protection. Each browser gets a token in an HttpOnly, SameSite=Strict cookie scoped to the
- * dashboard's path, and every form carries the same token in a hidden field (double submit): a
+ * dashboard's path (Secure when served over HTTPS), and every form carries the same token in a hidden field (double submit): a
  * page of another site can make the browser POST but can read neither. The token is a nonce
  * signed (HMAC) with the dashboard's secret and the operator's name, so a token planted from a
  * sibling subdomain (cookie tossing) or minted for another operator does not verify. A POST whose
@@ -28,7 +28,8 @@ export class CsrfTokens {
     if (existing && this.#verifies(existing, user)) return { token: existing, setCookie: null };
     const nonce = randomBytes(16).toString('base64url');
     const token = `${nonce}.${this.#mac(nonce, user)}`;
-    return { token, setCookie: `${COOKIE}=${token}; Path=${basePath || '/'}; HttpOnly; SameSite=Strict` };
+    const secure = servedOverHttps(req) ? '; Secure' : '';
+    return { token, setCookie: `${COOKIE}=${token}; Path=${basePath || '/'}; HttpOnly; SameSite=Strict${secure}` };
   }
 
   /** Throws DashboardRequestError (403) unless this POST carries this operator's own token from a same-origin page. */
@@ -67,6 +68,17 @@ export class CsrfTokens {
     const expected = this.#mac(nonce, user);
     return mac.length === expected.length && timingSafeEqual(Buffer.from(mac), Buffer.from(expected));
   }
+}
+
+/**
+ * Whether the browser reached the dashboard over HTTPS: a TLS socket of our own, or a proxy that
+ * says so (X-Forwarded-Proto). Then the cookie is Secure: never sent over plain HTTP. Believing
+ * the header costs nothing: a forged one only keeps the cookie from coming back over HTTP.
+ */
+function servedOverHttps(req: IncomingMessage): boolean {
+  if ((req.socket as { encrypted?: boolean }).encrypted === true) return true;
+  const proto = req.headers['x-forwarded-proto'];
+  return typeof proto === 'string' && proto.split(',')[0]?.trim().toLowerCase() === 'https';
 }
 
 function cookieToken(req: IncomingMessage): string | null {

@@ -21,9 +21,3 @@ export function time(date: Date | null | undefined): string {
   if (!date) return '—';
   return date.toISOString().replace('T', ' ').replace('Z', '');
 }
-
-/** JSON for reading: pretty, with undefined shown as "—". */
-export function prettyJson(value: unknown): string {
-  if (value === undefined) return '—';
-  return JSON.stringify(value, null, 2) ?? String(value);
-}

@@ -1,4 +1,5 @@
 import { html, type SafeHtml } from './html.ts';
+import { noticeText } from './notices.ts';
 import type { PageContext } from './PageContext.ts';
 
 const SECTIONS = [
@@ -11,13 +12,13 @@ const SECTIONS = [
 ] as const;
 
 /**
- * The page shell: navigation, the notice an action left (?notice=, escaped like everything),
+ * The page shell: navigation, the notice an action left (?notice=, by code: notices.ts),
  * and <main>, whose content the refresh script replaces with a fresh rendering every refreshMs.
  * Assets are the package's own files (no CDN): the page works offline.
  */
 export function layout(ctx: PageContext, page: { title: string; section: string; body: SafeHtml }): SafeHtml {
   const asset = (file: string) => ctx.href(`/assets/${file}`);
-  const notice = ctx.query.get('notice');
+  const notice = noticeText(ctx.query);
   return html`<!doctype html>
 <html lang="en">
 <head>

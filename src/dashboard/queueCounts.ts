@@ -1,4 +1,4 @@
-import type { BoundedCount } from '../stats/queueDepth.ts';
+import type { BoundedCount, QueueDepth } from '../stats/queueDepth.ts';
 import type { PageContext } from './PageContext.ts';
 
 /** What the overview and a queue's page show of one queue. */
@@ -18,24 +18,27 @@ export interface QueueCounts {
 }
 
 /**
- * One queue's counts, each reading at most countLimit index entries (so a queue of millions
- * answers as "10,000+"): ready / not yet due / running from ix_head's covering ranges
- * and dead jobs through their bounded count (sluice.queues.depth); and what makes it a problem.
+ * Some queues' counts, each reading at most countLimit index entries (so a queue of millions
+ * answers as "10,000+"), in a few statements however many queues (queueDepths: ready / not yet due
+ * / running from ix_head's covering ranges, dead from ix_queue_failed); and what makes each a problem.
  */
 export async function queueCounts(
   ctx: PageContext,
-  queue: string,
+  queues: readonly string[],
   context: { paused: ReadonlySet<string>; workerQueues: readonly (readonly string[])[] },
-): Promise<QueueCounts> {
-  const [depth] = await ctx.sluice.queues.depth({ queue, max: ctx.options.countLimit });
-  if (!depth) throw new Error(`no depth read for queue ${queue}`);
-  const { dead } = depth;
-  const paused = context.paused.has(queue);
-  const workers = context.workerQueues.filter((queues) => queues.includes(queue)).length;
-  const problems: string[] = [];
-  if (paused) problems.push('paused');
-  if (dead.count > 0) problems.push('dead jobs');
-  if (depth.oldestReadyMs !== null && depth.oldestReadyMs > ctx.options.problemAgeMs) problems.push('backing up');
-  if (depth.ready.count > 0 && workers === 0 && !paused) problems.push('no worker');
-  return { ...depth, paused, workers, problems };
+): Promise<QueueCounts[]> {
+  const depths = new Map(
+    (await ctx.sluice.queues.depth({ queues, max: ctx.options.countLimit })).map((row) => [row.queue, row]),
+  );
+  return queues.map((queue) => {
+    const depth = depths.get(queue) as QueueDepth;
+    const paused = context.paused.has(queue);
+    const workers = context.workerQueues.filter((names) => names.includes(queue)).length;
+    const problems: string[] = [];
+    if (paused) problems.push('paused');
+    if (depth.dead.count > 0) problems.push('dead jobs');
+    if (depth.oldestReadyMs !== null && depth.oldestReadyMs > ctx.options.problemAgeMs) problems.push('backing up');
+    if (depth.ready.count > 0 && workers === 0 && !paused) problems.push('no worker');
+    return { queue, ...depth, paused, workers, problems };
+  });
 }

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 
 /**
@@ -33,4 +34,44 @@ export function send(
 
 export function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
   send(res, 303, '', { ...headers, Location: location });
+}
+
+/** A download's text is written in chunks of about this many characters. */
+const DOWNLOAD_CHUNK = 64 * 1024;
+
+/**
+ * Most bytes one download sends: a stored value is at most a MEDIUMTEXT (16 MiB), and masking may
+ * lengthen it a little. A download that would pass it is cut off (the browser reports it failed).
+ */
+const MAX_DOWNLOAD_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Sends a file's text as it is made, a chunk at a time, waiting for the client to take each one
+ * (so a large value is never held twice, and a slow client slows only its own download).
+ */
+export async function sendDownload(
+  res: ServerResponse,
+  file: { readonly filename: string; readonly pieces: Iterable<string> },
+  headers: Record<string, string> = {},
+  head = false,
+): Promise<void> {
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Disposition': `attachment; filename="${file.filename.replace(/[^\w.-]/g, '_')}"`,
+    'Cache-Control': 'no-store',
+    ...headers,
+  });
+  if (head) return void res.end();
+  let chunk = '';
+  let sent = 0;
+  for (const piece of file.pieces) {
+    chunk += piece;
+    if (chunk.length < DOWNLOAD_CHUNK) continue;
+    sent += Buffer.byteLength(chunk);
+    if (sent > MAX_DOWNLOAD_BYTES || res.destroyed) return void res.destroy();
+    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    chunk = '';
+  }
+  res.end(chunk);
 }

@@ -9,7 +9,7 @@ import { runJobNowAction } from './actions/runJobNowAction.ts';
 import type { Page } from './PageContext.ts';
 import { batchesPage } from './pages/batchesPage.ts';
 import { deadJobsPage } from './pages/deadJobsPage.ts';
-import { jobPage } from './pages/jobPage.ts';
+import { jobPage, jobValuePage } from './pages/jobPage.ts';
 import { jobsPage } from './pages/jobsPage.ts';
 import { overviewPage } from './pages/overviewPage.ts';
 import { queuePage } from './pages/queuePage.ts';
@@ -22,6 +22,7 @@ const PAGES: readonly [RegExp, Page][] = [
   [/^\/queues\/([^/]+)$/, queuePage],
   [/^\/jobs$/, jobsPage],
   [/^\/jobs\/([^/]+)$/, jobPage],
+  [/^\/jobs\/([^/]+)\/(payload|result|progress)\.json$/, jobValuePage],
   [/^\/dead$/, deadJobsPage],
   [/^\/workers$/, workersPage],
   [/^\/batches$/, batchesPage],

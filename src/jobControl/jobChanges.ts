@@ -2,8 +2,16 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { OptionsError } from '../errors.ts';
 import { integerIn } from '../options.ts';
-import { decodeCursor, encodeCursor } from './jobCursor.ts';
+import { checkCursor, decodeCursor, encodeCursor } from './jobCursor.ts';
+import type { SegmentKey } from './Plan.ts';
 
+/** The key of a changes cursor: the last (finished_at, id) read in the history, then in dead jobs. */
+const CHANGES_KEYS: readonly SegmentKey[] = [
+  { sql: 'h.finished_at', field: 'at', kind: 'time' },
+  { sql: 'h.job_id', field: 'id', kind: 'id' },
+  { sql: 'd.failed_at', field: 'at', kind: 'time' },
+  { sql: 'd.id', field: 'id', kind: 'id' },
+];
 /**
  * Params: ?1 after time, ?2 after time, ?3 after id, ?4 settle in microseconds, ?5 limit. Jobs
  * that completed or were cancelled after a position, oldest first: one range of ix_finished
@@ -68,11 +76,10 @@ export async function jobChanges(
   let history: [Date, number];
   let dead: [Date, number];
   if (options.after !== undefined) {
-    const { key } = decodeCursor(options.after);
-    const [ht, hid, dt, did] = key;
-    if (!(ht instanceof Date && dt instanceof Date && typeof hid === 'number' && typeof did === 'number')) {
+    const cursor = decodeCursor(options.after);
+    const [ht, hid, dt, did] = checkCursor(cursor, CHANGES_KEYS, options.after).key as [Date, number, Date, number];
+    if (cursor.key.length !== CHANGES_KEYS.length)
       throw new OptionsError('after', 'is not a cursor returned by jobs.changes');
-    }
     history = [ht, hid];
     dead = [dt, did];
   } else {

@@ -1,4 +1,5 @@
 import { OptionsError } from '../errors.ts';
+import type { SegmentKey } from './Plan.ts';
 
 /** A key value of a keyset position: a column's value (times as Dates). */
 export type KeyValue = string | number | Date;
@@ -31,8 +32,40 @@ export function decodeCursor(text: string, option = 'after'): JobCursor {
     );
     return { segment, key };
   } catch {
-    throw new OptionsError(option, `is not a cursor returned by a listing (got ${JSON.stringify(text)})`);
+    throw notOurs(option, text);
   }
+}
+
+/**
+ * The cursor, when it names a segment of this walk (`keys`, from Plan#keysOf) with a key of the
+ * right shape; else OptionsError: a cursor edited by hand or kept from another listing must not
+ * reach the SQL (its values become range bounds).
+ */
+export function checkCursor(
+  cursor: JobCursor,
+  keys: readonly SegmentKey[] | null,
+  text: string,
+  option = 'after',
+): JobCursor {
+  const fits = (v: KeyValue, key: SegmentKey | undefined) =>
+    key?.kind === 'time'
+      ? v instanceof Date && Number.isFinite(v.getTime())
+      : key?.kind === 'id'
+        ? Number.isSafeInteger(v)
+        : typeof v === 'string' && v.length <= 255;
+  const key = cursor.key;
+  if (keys === null || (key.length > 0 && (key.length !== keys.length || !key.every((v, i) => fits(v, keys[i])))))
+    throw notOurs(option, text);
+  return cursor;
+}
+
+function notOurs(option: string, given: unknown): OptionsError {
+  const text = String(given);
+  const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  return new OptionsError(
+    option,
+    `is not a cursor of this listing (got ${JSON.stringify(shown)}): pass the \`next\` of the previous page as it came`,
+  );
 }
 
 function scalar(v: unknown): string | number {

@@ -1,10 +1,12 @@
+import { countStatements } from '../db/countStatements.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { integerIn, rejectUnknownKeys } from '../options.ts';
-import { decodeCursor, encodeCursor, type KeyValue } from './jobCursor.ts';
+import { checkCursor, decodeCursor, encodeCursor, type JobCursor, type KeyValue } from './jobCursor.ts';
 import { type JobFilter, validateJobFilter } from './jobFilter.ts';
-import { orderBy, type Plan, planJobs, type Segment } from './jobPlans.ts';
+import { planJobs } from './jobPlans.ts';
 import type { JobState } from './jobState.ts';
+import { MAX_STATEMENTS, orderBy, type Plan, type Segment } from './Plan.ts';
 
 /**
  * Params: residual params…, the segment's range params…, keyset params…, ?limit. One chunk of a
@@ -62,8 +64,9 @@ export interface JobPage {
   readonly after?: string;
   /**
    * Most index entries one page reads. A filter the index does not serve (a name, a state within
-   * a shared range, a queue with a batch…) is checked row by row; a page that reaches this bound
-   * returns what it found with a `next` to go on from. @defaultValue 5,000 (at most 100,000)
+   * a shared range, a queue with a batch…) is checked row by row; a page that reaches this bound —
+   * or 100 statements, when it walks past many queues or priorities — returns what it found with a
+   * `next` to go on from (possibly no jobs at all). @defaultValue 5,000 (at most 100,000)
    */
   readonly scanLimit?: number;
 }
@@ -85,7 +88,7 @@ const RESIDUAL_CHUNK = 1_000;
  * filter and in what order). Without a state: the live jobs, by queue, then in claim order.
  */
 export async function listJobs(
-  db: Executor,
+  executor: Executor,
   tables: Tables,
   filter: JobFilter = {},
   page: JobPage = {},
@@ -94,7 +97,9 @@ export async function listJobs(
   const limit = integerIn('limit', page.limit ?? 50, 1, 1_000);
   let budget = integerIn('scanLimit', page.scanLimit ?? 5_000, 1, 100_000);
   const plan = planJobs(tables, validateJobFilter(filter));
-  const after = page.after === undefined ? null : decodeCursor(page.after);
+  const after = page.after === undefined ? null : cursorOf(plan, page.after);
+  const db = countStatements(executor);
+  const spent = () => budget <= 0 || db.count >= MAX_STATEMENTS;
   const jobs: JobSummary[] = [];
   let chunk = limit + 1;
   for await (const segment of plan.segments(db, after?.segment)) {
@@ -116,11 +121,17 @@ export async function listJobs(
         if (Number(row.matches) === 1) jobs.push(summaryOf(row));
       }
       if (rows.length < want) break;
-      if (budget <= 0) return { jobs, next: nextAt(segment, key) };
+      if (spent()) return { jobs, next: nextAt(segment, key) };
     }
-    if (budget <= 0) return { jobs, next: nextAt(segment, key) };
+    if (spent()) return { jobs, next: nextAt(segment, key) };
   }
   return { jobs, next: null };
+}
+
+/** The cursor `after` names, checked against the walk it will resume (OptionsError naming `after`). */
+function cursorOf(plan: Plan, text: string): JobCursor {
+  const cursor = decodeCursor(text);
+  return checkCursor(cursor, plan.keysOf(cursor.segment), text);
 }
 
 /** The cursor after `key` in `segment` (an empty key: from the segment's start). */

@@ -2,11 +2,8 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 
 /**
- * Where the segments of a walk (jobPlans.ts) begin: each a single seek — MIN() over an index
- * prefix, which the server answers from the index alone ("Select tables optimized away") whatever
- * the backlog — or a primary-key lookup. MySQL and MariaDB have no loose index scan for these
- * shapes, so the distinct values are found one seek at a time, lazily, as a walk reaches them (priorities:
- * queues/nextFreePriority.ts; queue names: queues/nextQueue.ts).
+ * Where a segment of a walk (jobPlans.ts) begins when a filter names it only indirectly: a single
+ * primary-key lookup. (The queues and priorities a walk passes are read in batches: queueHeads.ts.)
  */
 
 /** Params: ?1 batch id. When the batch was created (its jobs cannot have finished before). */

@@ -16,10 +16,16 @@ SELECT outcome, result, last_error FROM ${t.jobHistory} WHERE job_id = ?
 UNION ALL
 SELECT 'dead', NULL, last_error FROM ${t.deadJobs} WHERE id = ?`;
 
+/** The first pause between two polls, and the shortest longest pause a wait may ask for. */
+const FIRST_POLL_MS = 25;
+
 export interface WaitOptions {
   /** Give up (WaitTimeoutError) after this long. @defaultValue 60,000 */
   readonly timeoutMs?: number;
-  /** The longest pause between two polls; they start at 25 ms and grow by half each time. @defaultValue 1,000 */
+  /**
+   * The longest pause between two polls; they start at 25 ms and grow by half each time. At least
+   * 25: a shorter one would poll the database hundreds of times a second. @defaultValue 1,000
+   */
   readonly maxPollMs?: number;
 }
 
@@ -38,9 +44,9 @@ export async function waitForJob(
   options: WaitOptions = {},
 ): Promise<unknown> {
   const timeoutMs = integerIn('timeoutMs', options.timeoutMs ?? 60_000, 0);
-  const maxPollMs = integerIn('maxPollMs', options.maxPollMs ?? 1_000, 1);
+  const maxPollMs = integerIn('maxPollMs', options.maxPollMs ?? 1_000, FIRST_POLL_MS);
   const deadline = Date.now() + timeoutMs;
-  let pauseMs = 25;
+  let pauseMs = FIRST_POLL_MS;
   for (;;) {
     const [row] = await db.select<{ state: string; result: string | null; last_error: string | null }>(
       sqlWhere(tables),

@@ -1,8 +1,7 @@
 import type { PromiseBroken, PromiseKept } from '../events.ts';
-import { countJobs } from '../jobControl/countJobs.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import { markPromiseBroken, markPromiseKept, type QueuePromiseState, queuePromises } from '../queues/queuePromises.ts';
-import { queueDepth } from '../stats/queueDepth.ts';
+import { type QueueDepth, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, recordQueueDepths } from '../stats/recordedDepth.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
 import type { MonotonicClock } from './UnchangedSince.ts';
@@ -42,11 +41,14 @@ export function checkQueues(
   { db, tables }: TaskDb,
   options: CheckQueuesOptions,
 ): MaintenanceTask<'checkQueues', 'broken' | 'kept', CheckQueuesOptions> {
-  const read = async (queue: string, promise: QueuePromiseState | undefined): Promise<QueueDepthReading> => {
-    const max = Math.max(options.depthMax, (promise?.maxReady ?? 0) + 1);
-    const depth = await queueDepth(db, tables, queue, { max });
-    const dead = await countJobs(db, tables, { queue, state: 'dead' }, { max: options.depthMax });
-    return { queue, ...depth, dead };
+  /** Every queue's depth in a few statements (queueDepths); a ready-count promise reads one past its limit. */
+  const read = async (
+    queues: readonly string[],
+    promises: ReadonlyMap<string, QueuePromiseState>,
+  ): Promise<QueueDepthReading[]> => {
+    const max = Math.max(options.depthMax, ...[...promises.values()].map((p) => (p.maxReady ?? 0) + 1));
+    const depths = await queueDepths(db, tables, queues, { max });
+    return queues.map((queue) => ({ queue, ...(depths.get(queue) as QueueDepth) }));
   };
   let readAt = Number.NEGATIVE_INFINITY;
   return {
@@ -57,10 +59,9 @@ export function checkQueues(
       if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
       readAt = now;
       const promises = new Map((await queuePromises(db, tables)).map((p) => [p.queue, p]));
-      const names = new Set(await listQueueNames(db, tables, options.maxQueues));
+      const names = new Set((await listQueueNames(db, tables, { limit: options.maxQueues })).map((q) => q.name));
       for (const queue of promises.keys()) names.add(queue);
-      const readings: QueueDepthReading[] = [];
-      for (const queue of [...names].sort()) readings.push(await read(queue, promises.get(queue)));
+      const readings = await read([...names].sort(), promises);
       await recordQueueDepths(db, tables, readings);
       let broken = 0;
       let kept = 0;

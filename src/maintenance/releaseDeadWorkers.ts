@@ -6,8 +6,8 @@ import { workerKeyOf } from '../model/claimKey.ts';
 import { defined, integerIn, numberAtLeast } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
+import { claimedQueues } from './claimedQueues.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
-import { liveQueues } from './liveQueues.ts';
 import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
 import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
@@ -179,7 +179,7 @@ class DeadWorkerRelease
   async runOnce(): Promise<Counts> {
     const dead = await this.#deadWorkers();
     const counts = { workers: 0, claims: 0, deadLettered: 0 };
-    const queues = dead.length > 0 ? await liveQueues(this.#db, this.#tables) : [];
+    const queues = dead.length > 0 ? await claimedQueues({ db: this.#db, tables: this.#tables }) : [];
     for (const beat of dead) await this.#releaseWorker(beat, queues, counts);
     return counts;
   }

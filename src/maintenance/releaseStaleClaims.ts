@@ -6,8 +6,8 @@ import { claimKeyOf, workerKeyOf } from '../model/claimKey.ts';
 import { defined, integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
+import { claimedQueues } from './claimedQueues.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
-import { liveQueues } from './liveQueues.ts';
 import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
 import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
@@ -199,7 +199,7 @@ class StaleClaimRelease
   async #staleGroups(timeoutOf: (lockId: string) => number): Promise<StaleGroup[]> {
     const stale = new Map<string, StaleGroup>();
     const present = new Set<number>();
-    for (const queue of await liveQueues(this.#db, this.#tables)) {
+    for (const queue of await claimedQueues({ db: this.#db, tables: this.#tables })) {
       for await (const job of this.#claimedJobs(queue)) {
         const id = Number(job.id);
         present.add(id);

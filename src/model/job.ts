@@ -109,9 +109,10 @@ export interface JobContext<P = unknown> {
    */
   readonly trx?: Knex.Transaction;
   /**
-   * Reports how far along the job is: a number or a small JSON value (at most 4 KiB as JSON;
-   * more, or a value JSON cannot hold, throws a RangeError). Calls cost no round trip: the latest
-   * value is written with the worker's next heartbeat, and `sluice.jobs.get(id)` shows it.
+   * Reports how far along the job is: a number (a fraction from 0 to 1 shows as a bar on the
+   * dashboard) or a small JSON value (at most 4 KiB as JSON; more, or a value JSON cannot hold, is
+   * dropped with a `progress:dropped` warning and the attempt goes on). Calls cost no round trip:
+   * the latest value is written with the worker's next heartbeat, and `sluice.jobs.get(id)` shows it.
    */
   progress(value: unknown): void;
   /**

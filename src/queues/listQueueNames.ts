@@ -1,41 +1,99 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { nextQueue } from './nextQueue.ts';
+import { integerIn, rejectUnknownKeys } from '../options.ts';
 
-/** Params: ?1 lower bound (exclusive). The next queue name among dead jobs: one ix_queue_failed seek. */
-const sqlNextDeadQueue = (t: Tables) => `
-SELECT MIN(queue) AS queue
-FROM ${t.deadJobs}
-WHERE queue > ?`;
+/**
+ * The one enumeration of queue names. MySQL and MariaDB answer `GROUP BY` on the first column of
+ * an index with a loose index scan ("Using index for group-by"): one or two dives per distinct
+ * name, however many rows each holds, and the LIMIT stops it. So a page of names is one
+ * statement per table, whatever the backlog; FORCE INDEX keeps the server from a full index read
+ * when it misjudges the groups.
+ */
 
-/** Params: none. Queues with a row in the queues table (paused now or once). */
+/**
+ * Params: ?1 lower bound (exclusive), ?2 limit. Queues of the live table after a name, in name
+ * order, each with its greatest lock_id ('' when none of its jobs is claimed): ix_head's first
+ * column, two dives per queue.
+ */
+const sqlLiveQueues = (t: Tables) => `
+SELECT queue, MAX(lock_id) AS top_lock
+FROM ${t.jobs} FORCE INDEX (ix_head)
+WHERE queue > ?
+GROUP BY queue
+ORDER BY queue
+LIMIT ?`;
+
+/**
+ * Params: ?1 lower bound (exclusive), ?2 limit. Queues holding a claimed job, in name order: the
+ * same loose scan, which still dives into every queue it passes (the LIMIT counts queues kept).
+ */
+const sqlClaimedQueues = (t: Tables) => `
+SELECT queue, MAX(lock_id) AS top_lock
+FROM ${t.jobs} FORCE INDEX (ix_head)
+WHERE queue > ?
+GROUP BY queue
+HAVING MAX(lock_id) > ''
+ORDER BY queue
+LIMIT ?`;
+
+/** Params: ?1 lower bound (exclusive), ?2 limit. Queues among dead jobs: ix_queue_failed's first column. */
+const sqlDeadQueues = (t: Tables) => `
+SELECT queue
+FROM ${t.deadJobs} FORCE INDEX (ix_queue_failed)
+WHERE queue > ?
+GROUP BY queue
+ORDER BY queue
+LIMIT ?`;
+
+/** Params: ?1 lower bound (exclusive), ?2 limit. Queues with a row in the queues table (paused now or once). */
 const sqlKnownQueues = (t: Tables) => `
 SELECT queue
 FROM ${t.queues}
+WHERE queue > ?
 ORDER BY queue
-LIMIT 1000`;
+LIMIT ?`;
 
-/**
- * The queues that have live jobs, dead jobs or a pause row, in name order, up to `max`: one
- * index seek per distinct name (no loose index scan in MySQL/MariaDB), never a scan of a backlog.
- */
-export async function listQueueNames(db: Executor, tables: Tables, max = 200): Promise<string[]> {
-  const names = new Set<string>();
-  for (let q = await nextQueue(db, tables, null); q !== null && names.size < max; q = await nextQueue(db, tables, q))
-    names.add(q);
-  const dead: string[] = [];
-  for (
-    let q = await nextDeadQueue(db, tables, '');
-    q !== null && dead.length < max;
-    q = await nextDeadQueue(db, tables, q)
-  )
-    dead.push(q);
-  for (const q of dead) names.add(q);
-  for (const row of await db.select<{ queue: string }>(sqlKnownQueues(tables))) names.add(row.queue);
-  return [...names].sort().slice(0, max);
+export interface QueueName {
+  readonly name: string;
+  /** Whether any of its jobs was claimed (running) when read; false for a queue with no live job. */
+  readonly claimed: boolean;
 }
 
-async function nextDeadQueue(db: Executor, tables: Tables, after: string): Promise<string | null> {
-  const [row] = await db.select<{ queue: string | null }>(sqlNextDeadQueue(tables), [after]);
-  return row?.queue ?? null;
+export interface ListQueueNamesOptions {
+  /**
+   * Which queues: `live` — with a job in the live table; `claimed` — with a running job; `any` —
+   * also those with dead jobs or a pause row. @defaultValue 'any'
+   */
+  readonly of?: 'live' | 'claimed' | 'any';
+  /** Names after this one, in name order. @defaultValue from the first */
+  readonly after?: string;
+  /** Most names returned. @defaultValue 200 (at most 10,000) */
+  readonly limit?: number;
+}
+
+/** Queue names in name order, a bounded page of them: one statement per table read (see above). */
+export async function listQueueNames(
+  db: Executor,
+  tables: Tables,
+  options: ListQueueNamesOptions = {},
+): Promise<QueueName[]> {
+  rejectUnknownKeys('a queue listing', options, ['of', 'after', 'limit']);
+  const of = options.of ?? 'any';
+  const after = options.after ?? '';
+  const limit = integerIn('limit', options.limit ?? 200, 1, 10_000);
+  const live = (
+    await db.select<{ queue: string; top_lock: string }>(
+      of === 'claimed' ? sqlClaimedQueues(tables) : sqlLiveQueues(tables),
+      [after, limit],
+    )
+  ).map((r) => ({ name: r.queue, claimed: r.top_lock > '' }));
+  if (of !== 'any') return live;
+  const [dead, known] = await Promise.all([
+    db.select<{ queue: string }>(sqlDeadQueues(tables), [after, limit]),
+    db.select<{ queue: string }>(sqlKnownQueues(tables), [after, limit]),
+  ]);
+  const byName = new Map(live.map((q) => [q.name, q]));
+  for (const { queue } of [...dead, ...known])
+    if (!byName.has(queue)) byName.set(queue, { name: queue, claimed: false });
+  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, limit);
 }

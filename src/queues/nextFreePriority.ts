@@ -17,12 +17,118 @@ WHERE queue = ?
   AND priority > ?`;
 
 /**
- * The next priority value above `after` among the queue's free (unclaimed) jobs, or null. MySQL
- * and MariaDB have no loose index scan, so the distinct priorities of a queue are found one such
- * seek at a time: the claimer's head (worker/QueuePriorities) and job listings (jobs/jobPlans)
- * both walk them this way.
+ * Params: ?1 first queue, ?2 last queue, ?3 limit. The lowest and highest priority of the free jobs
+ * of each queue in [first, last], in name order: a loose index scan of ix_head (MIN/MAX over the
+ * free range of each queue, queue = ? AND lock_id = ''), a few dives per queue — never into its
+ * claims or its backlog. When the range is small the server may read it instead: it knows from
+ * one index dive how small.
+ */
+const sqlPriorityBounds = (t: Tables) => `
+SELECT queue, MIN(priority) AS lowest, MAX(priority) AS highest
+FROM ${t.jobs} FORCE INDEX (ix_head)
+WHERE queue BETWEEN ? AND ?
+  AND lock_id = ''
+GROUP BY queue
+ORDER BY queue
+LIMIT ?`;
+
+/**
+ * Params: ?1 queues (a list of at most 100), ?2 limit. Every distinct priority of the free jobs of
+ * those queues, in (queue, priority) order: a loose index scan of ix_head, one dive per (queue,
+ * priority), from each queue's free range. At most 100 names, so that the server estimates each
+ * range by an index dive (eq_range_index_dive_limit) and keeps the list a list (MariaDB turns
+ * 1,000 values into a join that reads every row of each queue).
+ */
+const sqlFreePriorities = (t: Tables) => `
+SELECT queue, priority
+FROM ${t.jobs} FORCE INDEX (ix_head)
+WHERE queue IN (?)
+  AND lock_id = ''
+GROUP BY queue, lock_id, priority
+ORDER BY queue, lock_id, priority
+LIMIT ?`;
+
+/** Queues per read of their distinct priorities (see sqlFreePriorities). */
+const QUEUES_PER_PRIORITY_READ = 100;
+
+/**
+ * The next priority value above `after` among the queue's free (unclaimed) jobs, or null: one
+ * MIN() seek. The claimer's head (worker/QueuePriorities) walks a queue's priorities this way, a
+ * seek per value, and so does a listing that resumes inside a queue (jobs/QueueWalk); walks over
+ * many queues read them in batches (freePriorities).
  */
 export async function nextFreePriority(db: Executor, t: Tables, queue: string, after: number): Promise<number | null> {
   const [row] = await db.select<{ priority: number | null }>(sqlNextPriority(t), [queue, after]);
   return row?.priority ?? null;
+}
+
+/** The free priorities of some queues, as far as bounded reads got. */
+export interface FreePriorities {
+  /** Each queue's priorities, ascending (a queue without free jobs has none). */
+  readonly byQueue: ReadonlyMap<string, readonly number[]>;
+  /** Queues whose list may lack values past its last one (more than a read holds). */
+  readonly incomplete: ReadonlySet<string>;
+}
+
+/**
+ * The distinct free priorities of a run of queues (consecutive names of a listing, in name order:
+ * every live queue between the first and the last is among them), at most `perRead` pairs per
+ * read: one read of each queue's lowest and highest priority — all most queues need — then one
+ * read per hundred queues that have more than one.
+ */
+export async function freePriorities(
+  db: Executor,
+  t: Tables,
+  queues: readonly string[],
+  perRead: number,
+): Promise<FreePriorities> {
+  const byQueue = new Map<string, number[]>();
+  const incomplete = new Set<string>();
+  if (queues.length === 0) return { byQueue, incomplete };
+  const bounds = await db.select<{ queue: string; lowest: number; highest: number }>(sqlPriorityBounds(t), [
+    queues[0],
+    queues[queues.length - 1],
+    queues.length,
+  ]);
+  const several: string[] = [];
+  for (const row of bounds) {
+    byQueue.set(row.queue, [Number(row.lowest)]);
+    if (Number(row.highest) !== Number(row.lowest)) several.push(row.queue);
+  }
+  // A run that is not all of the range's queues may have cut the read short: those after are unknown.
+  const cutAfter = bounds.length === queues.length ? bounds[bounds.length - 1]?.queue : undefined;
+  for (const q of queues) if (cutAfter !== undefined && q > cutAfter && !byQueue.has(q)) incomplete.add(q);
+  for (let i = 0; i < several.length; )
+    i += await readSeveral(db, t, several.slice(i, i + QUEUES_PER_PRIORITY_READ), perRead, byQueue, incomplete);
+  return { byQueue, incomplete };
+}
+
+/**
+ * Reads every priority of `queues` (from the first) into `byQueue`; returns how many queues it
+ * finished: all but where the read stopped at its limit (then the caller reads on from there),
+ * or just the first, marked incomplete, when it alone filled the read.
+ */
+async function readSeveral(
+  db: Executor,
+  t: Tables,
+  queues: readonly string[],
+  limit: number,
+  byQueue: Map<string, number[]>,
+  incomplete: Set<string>,
+): Promise<number> {
+  const rows = await db.select<{ queue: string; priority: number }>(sqlFreePriorities(t), [queues, limit]);
+  const cutAt = rows.length === limit ? rows[rows.length - 1]?.queue : undefined;
+  const read = new Map<string, number[]>();
+  for (const row of rows) {
+    const list = read.get(row.queue);
+    if (list) list.push(Number(row.priority));
+    else read.set(row.queue, [Number(row.priority)]);
+  }
+  for (const [queue, list] of read) if (queue !== cutAt || cutAt === queues[0]) byQueue.set(queue, list);
+  if (cutAt === undefined) return queues.length;
+  if (cutAt === queues[0]) {
+    incomplete.add(cutAt);
+    return 1;
+  }
+  return queues.indexOf(cutAt);
 }

@@ -1,49 +1,10 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { BELOW_SMALLINT, nextFreePriority } from '../queues/nextFreePriority.ts';
-
-/**
- * Params: ?1 queue, ?2 priority, ?3 cap. Free due jobs of one priority, counting at most `cap`
- * entries of one covering ix_head range (queue, lock_id, priority, run_at), and how long the
- * oldest of them has waited (ms, DB clock): the range's first entry.
- */
-const sqlReady = (t: Tables) => `
-SELECT COUNT(*) AS n, TIMESTAMPDIFF(MICROSECOND, MIN(x.run_at), NOW(3)) DIV 1000 AS oldest_ms
-FROM (
-  SELECT run_at
-  FROM ${t.jobs} FORCE INDEX (ix_head)
-  WHERE queue = ?
-    AND lock_id = ''
-    AND priority = ?
-    AND run_at <= NOW(3)
-  ORDER BY run_at
-  LIMIT ?
-) x`;
-
-/** Params: ?1 queue, ?2 priority, ?3 cap. Free jobs of one priority not yet due (delayed or retrying): the rest of the same range. */
-const sqlNotDue = (t: Tables) => `
-SELECT COUNT(*) AS n
-FROM (
-  SELECT run_at
-  FROM ${t.jobs} FORCE INDEX (ix_head)
-  WHERE queue = ?
-    AND lock_id = ''
-    AND priority = ?
-    AND run_at > NOW(3)
-  ORDER BY run_at
-  LIMIT ?
-) x`;
-
-/** Params: ?1 queue, ?2 cap. Claimed jobs: the claimed range of ix_head (the jobs in flight, never the backlog). */
-const sqlRunning = (t: Tables) => `
-SELECT COUNT(*) AS n
-FROM (
-  SELECT lock_id
-  FROM ${t.jobs} FORCE INDEX (ix_head)
-  WHERE queue = ?
-    AND lock_id > ''
-  LIMIT ?
-) x`;
+import { type BranchCount, type CountBranch, countSegments } from '../jobControl/countJobs.ts';
+import { planJobs } from '../jobControl/jobPlans.ts';
+import type { Segment } from '../jobControl/Plan.ts';
+import { freeSegment, runningSegment } from '../jobControl/QueueWalk.ts';
+import { freePriorities } from '../queues/nextFreePriority.ts';
 
 /** Each count of a depth read stops after this many index entries unless the caller says otherwise. */
 export const DEPTH_MAX_DEFAULT = 10_000;
@@ -62,56 +23,92 @@ export interface QueueDepth {
   /** Free, not yet due: delayed, or retrying after a failure (telling them apart costs a row read each). */
   readonly notDue: BoundedCount;
   readonly running: BoundedCount;
+  /** Dead and not re-driven. */
+  readonly dead: BoundedCount;
   /** The oldest ready job's wait (DB clock); null when none is ready. */
   readonly oldestReadyMs: number | null;
 }
 
+export interface QueueDepthOptions {
+  /** Most index entries each count of a queue reads (its ready, not-due, running and dead jobs). */
+  readonly max: number;
+  /** Most distinct free priorities of a queue counted; past them its free counts say "at least". @defaultValue 32 */
+  readonly maxPriorities?: number;
+}
+
 /**
- * How deep one queue is, from index entries alone: per distinct free priority (one seek each, at
- * most `maxPriorities`) a covering range count of the due and of the not-yet-due jobs, and the
- * claimed range — each count stopping at `max` entries in all, so a queue of millions answers in
- * the time `max` index entries take. stats() counts exactly but reads the whole live table.
+ * How deep a run of queues (consecutive names, as a listing gives them) is, from index entries
+ * alone, in a few statements whatever their number: their free priorities (freePriorities), then every count through the one bounded
+ * count read (countSegments, a hundred ranges per statement) — per free priority the due and the
+ * not-yet-due jobs (covering ix_head ranges; the due one also gives its oldest job's age), the
+ * claimed range, and the dead jobs. Each count of a queue reads at most `max` entries in all (its
+ * priorities share them), so a queue of millions answers in the time `max` entries take.
+ * stats() counts exactly but reads the whole live table.
  */
-export async function queueDepth(
+export async function queueDepths(
   db: Executor,
   tables: Tables,
-  queue: string,
-  options: { max: number; maxPriorities?: number },
-): Promise<QueueDepth> {
+  queues: readonly string[],
+  options: QueueDepthOptions,
+): Promise<Map<string, QueueDepth>> {
+  const names = [...new Set(queues)].sort();
+  if (names.length === 0) return new Map();
   const maxPriorities = options.maxPriorities ?? 32;
-  let ready = 0;
-  let notDue = 0;
-  let oldest: number | null = null;
-  let exact = true;
-  let priority = await nextFreePriority(db, tables, queue, BELOW_SMALLINT);
-  for (let seen = 0; priority !== null; seen++) {
-    if (seen === maxPriorities) {
-      exact = false;
-      break;
-    }
-    const readyLeft = options.max - ready;
-    const notDueLeft = options.max - notDue;
-    // Past the cap the ready range is still read for one entry: its oldest job's age.
-    const [r, d] = await Promise.all([
-      db.select<{ n: number | string; oldest_ms: number | string | null }>(sqlReady(tables), [
+  const free = await freePriorities(db, tables, names, 100 * (maxPriorities + 1));
+  const plans = names.map((queue) => {
+    const all = free.byQueue.get(queue) ?? [];
+    const cut = free.incomplete.has(queue) || all.length > maxPriorities;
+    return { queue, priorities: all.slice(0, maxPriorities), cut };
+  });
+  const branches: CountBranch[] = [];
+  const add = (segment: Segment, residual: CountBranch['residual'], limit: number, age = false) =>
+    branches.push({ segment, residual, limit, age }) - 1;
+  const slots = plans.map(({ queue, priorities }) => {
+    const share = Math.max(1, Math.floor(options.max / Math.max(1, priorities.length)));
+    const dead = planJobs(tables, { queue, state: 'dead' });
+    return {
+      ready: priorities.map((p) => add(freeSegment(tables, queue, p, 'due'), null, share, true)),
+      notDue: priorities.map((p) => add(freeSegment(tables, queue, p, 'notDue'), null, share)),
+      running: add(runningSegment(tables, queue), null, options.max),
+      dead: add(dead.single as Segment, dead.residual, options.max),
+    };
+  });
+  const counts = await countSegments(db, branches);
+  const at = (i: number) => counts[i] as BranchCount;
+  return new Map(
+    plans.map(({ queue, cut }, q) => {
+      const slot = slots[q] as (typeof slots)[number];
+      const sum = (ids: number[]) => summed(ids.map(at), branches, ids, cut, options.max);
+      const ages = slot.ready.map((i) => at(i).ageMs).filter((a): a is number => a !== null);
+      return [
         queue,
-        priority,
-        Math.max(1, readyLeft),
-      ]),
-      notDueLeft > 0 ? db.select<{ n: number | string }>(sqlNotDue(tables), [queue, priority, notDueLeft]) : [],
-    ]);
-    if (readyLeft > 0) ready += Number(r[0]?.n ?? 0);
-    notDue += Number(d[0]?.n ?? 0);
-    const age = r[0]?.oldest_ms;
-    if (age !== null && age !== undefined) oldest = Math.max(oldest ?? 0, Number(age));
-    priority = await nextFreePriority(db, tables, queue, priority);
-  }
-  const [running] = await db.select<{ n: number | string }>(sqlRunning(tables), [queue, options.max]);
-  const runningCount = Number(running?.n ?? 0);
-  return {
-    ready: { count: ready, exact: exact && ready < options.max },
-    notDue: { count: notDue, exact: exact && notDue < options.max },
-    running: { count: runningCount, exact: runningCount < options.max },
-    oldestReadyMs: oldest,
-  };
+        {
+          ready: sum(slot.ready),
+          notDue: sum(slot.notDue),
+          running: summed([at(slot.running)], branches, [slot.running], false, options.max),
+          dead: summed([at(slot.dead)], branches, [slot.dead], false, options.max),
+          oldestReadyMs: ages.length === 0 ? null : Math.max(...ages),
+        },
+      ];
+    }),
+  );
+}
+
+/**
+ * The matches of some branches, at most `max` (more priorities than `max` still read one entry
+ * each, for the oldest job's age): exact when none filled its limit and no priority was left out.
+ */
+function summed(
+  counted: readonly BranchCount[],
+  branches: readonly CountBranch[],
+  ids: readonly number[],
+  cut: boolean,
+  max: number,
+): BoundedCount {
+  const count = Math.min(
+    max,
+    counted.reduce((n, c) => n + c.matched, 0),
+  );
+  const filled = counted.some((c, i) => c.examined >= (branches[ids[i] as number] as CountBranch).limit);
+  return { count, exact: !cut && !filled };
 }

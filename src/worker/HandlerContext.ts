@@ -17,6 +17,8 @@ export interface HandlerScope {
   readonly timeoutMs: number;
   /** What ctx.log keeps: the install's options (a shared object, not one per job). */
   readonly logLimits: Pick<ResolvedSluiceOptions, 'keptAttempts' | 'maxLogLines' | 'maxLogBytes'>;
+  /** Reports a progress value that could not be kept (a `progress:dropped` warning). */
+  readonly progressDropped: (running: RunningJob, reason: string) => void;
 }
 
 /**
@@ -55,10 +57,15 @@ export class HandlerContext<P> implements JobContext<P> {
     return this.#logger;
   }
 
+  /**
+   * Keeps the latest value for the heartbeat to write. A value that is not JSON or is over
+   * MAX_PROGRESS_BYTES is dropped with a `progress:dropped` warning, as a result is: progress is
+   * a report, and a bad one must not fail the attempt.
+   */
   progress(value: unknown): void {
     const encoded = boundedJson(value, MAX_PROGRESS_BYTES);
-    if ('problem' in encoded) throw new RangeError(`ctx.progress: the value ${encoded.problem}`);
-    if (encoded.json !== null) this.scope.running.reportProgress(encoded.json);
+    if ('problem' in encoded) this.scope.progressDropped(this.scope.running, `the progress value ${encoded.problem}`);
+    else if (encoded.json !== null) this.scope.running.reportProgress(encoded.json);
   }
 
   log(message: string, fields?: Readonly<Record<string, unknown>>): void {

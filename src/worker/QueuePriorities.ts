@@ -6,11 +6,11 @@ import { BELOW_SMALLINT, nextFreePriority } from '../queues/nextFreePriority.ts'
  * The distinct priorities of each queue's free jobs, so that the head scan can be the bounded
  * range `priority IN (…) AND run_at <= NOW(3)`. Without it, ORDER BY priority, run_at walks every
  * not-yet-due job of a better priority before it finds the due ones (a million delayed jobs make
- * every poll read a million index entries). MySQL/MariaDB have no loose index scan for this shape,
- * so the set is found by one MIN() seek per distinct value and kept for up to `maxAgeMs`; the
- * claimer refreshes it early whenever a head comes back short. Cost of the cache: a job with a
- * priority value its queue did not have a moment ago may wait up to `maxAgeMs` behind busier,
- * worse-priority work.
+ * every poll read a million index entries). The set is found by one MIN() seek per distinct value
+ * (nextFreePriority; walks over many queues read theirs in batches instead) and kept for up to
+ * `maxAgeMs`; the claimer refreshes it early whenever a head comes back short. Cost of the cache:
+ * a job with a priority value its queue did not have a moment ago may wait up to `maxAgeMs`
+ * behind busier, worse-priority work.
  */
 export class QueuePriorities {
   readonly #cache = new Map<string, { priorities: number[]; readAt: number }>();

@@ -111,6 +111,7 @@ export class Worker {
       maxRetriesOf,
       loggerOf: (r) => this.runtime.logger.child({ jobId: r.job.id, job: r.job.name }),
       jobTimeoutMs: this.options.jobTimeoutMs,
+      progressDropped: (r, reason) => this.#report.progressDropped(r.job, reason),
     };
     await this.#heartbeat.start();
     this.#state = 'running';

@@ -106,6 +106,12 @@ export class WorkerEvents {
     this.events.emit('result:dropped', { workerId: this.workerId, jobId, name, queue, reason });
   }
 
+  /** A progress value could not be kept (too big, or not JSON); the attempt goes on. */
+  progressDropped(job: Job, reason: string): void {
+    const { id: jobId, name, queue } = job;
+    this.events.emit('progress:dropped', { workerId: this.workerId, jobId, name, queue, reason });
+  }
+
   /** Every run of an exactly-once transaction conflicted: given back uncounted (not a failed attempt). */
   conflicted(job: Job, runs: number, error: Error): void {
     const { id: jobId, name, queue } = job;

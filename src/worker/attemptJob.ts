@@ -52,6 +52,8 @@ export interface AttemptDeps {
   loggerOf(job: RunningJob): Logger;
   /** An attempt's timeout when its definition sets none. */
   readonly jobTimeoutMs: number;
+  /** ctx.progress got a value it cannot keep (WorkerEvents#progressDropped, bound once per worker). */
+  readonly progressDropped: (running: RunningJob, reason: string) => void;
 }
 
 /** Runs one attempt of a claimed job under its delivery mode (see README "Delivery modes"). */
@@ -198,6 +200,7 @@ function scopeOf(deps: AttemptDeps, definition: JobDefinition<any>, running: Run
     loggerOf: deps.loggerOf,
     timeoutMs: definition.timeoutMs ?? deps.jobTimeoutMs,
     logLimits: deps.runtime.options,
+    progressDropped: deps.progressDropped,
   };
 }
 

@@ -75,7 +75,7 @@ describe('dashboard handler', () => {
       const home = await post('/ops/jobs/queues/mail?state=waiting');
       expect(home.status).toBe(303);
       expect(home.headers.get('location')).toMatch(
-        /^\/ops\/jobs\/queues\/mail\?state=waiting&notice=Job\+\d+\+was\+not/,
+        /^\/ops\/jobs\/queues\/mail\?state=waiting&notice=job-not-moved&notice_id=\d+$/,
       );
       for (const away of ['//evil.example/x', 'https://evil.example/', '/other-app']) {
         expect((await post(away)).headers.get('location')).toMatch(/^\/ops\/jobs\?notice=/);

@@ -16,6 +16,7 @@ export const ALL_EVENTS: readonly SluiceEventName[] = [
   'job:dead',
   'job:cancelled',
   'result:dropped',
+  'progress:dropped',
   'job:conflicted',
   'claim:lost',
   'worker:started',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OptionsError } from '../../src/index.ts';
+import { encodeCursor } from '../../src/jobControl/jobCursor.ts';
 import { ago, fromNow, HOUR, insertJob, MINUTE } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
@@ -128,5 +129,29 @@ describe('jobs.list', () => {
     await expect(list({ batch: 1 } as never)).rejects.toThrow(/batch is not an option of a job filter/);
     await expect(list({}, { limit: 0 })).rejects.toBeInstanceOf(OptionsError);
     await expect(list({}, { after: 'not-a-cursor' })).rejects.toBeInstanceOf(OptionsError);
+  });
+
+  it('refuses a cursor edited by hand (its segment or key) with OptionsError naming after, before any SQL', async () => {
+    await insertJob(db, { queue: 'q', priority: 1 });
+    const { next } = await db.sluice.jobs.list({}, { limit: 1, scanLimit: 1 });
+    expect(next).not.toBeNull();
+    const tampered = [
+      // A priority that is not a number (was: "Unknown column 'NaN'" from the server).
+      encodeCursor({ segment: ['q', 'f', 'x'], key: [] }),
+      // Nine key values for a two-column key (was: "Expected 3 bindings, saw 9").
+      encodeCursor({ segment: ['q', 'f', 1], key: [1, 2, 3, 4, 5, 6, 7, 8, 9] }),
+      // A text where a time goes, a queue name no queue can have, a segment of another table.
+      encodeCursor({ segment: ['q', 'f', 1], key: ['yesterday', 1] }),
+      encodeCursor({ segment: ['a b', 'r'], key: [] }),
+      encodeCursor({ segment: ['h'], key: [] }),
+      Buffer.from('{"s":["q","f",1],"k":[{"t":1e300},1]}').toString('base64url'),
+    ];
+    for (const after of tampered) {
+      const failure = await db.sluice.jobs.list({}, { after }).catch((e: unknown) => e);
+      expect(failure, after).toBeInstanceOf(OptionsError);
+      expect((failure as OptionsError).option).toBe('after');
+      expect((failure as Error).message).toMatch(/option after is not a cursor of this listing/);
+    }
+    await expect(db.sluice.jobs.changes({ after: tampered[1] as string })).rejects.toThrow(/option after/);
   });
 });

@@ -1,10 +1,11 @@
 import { DashboardRequestError } from '../../errors.ts';
+import type { Notice } from '../notices.ts';
 import type { PageContext } from '../PageContext.ts';
 
-/** What an action did: how many things it changed, and the line the operator reads back. */
+/** What an action did: how many things it changed, and the notice the operator reads back (by code). */
 export interface ActionOutcome {
   readonly count: number;
-  readonly notice: string;
+  readonly notice: Notice;
 }
 
 /**

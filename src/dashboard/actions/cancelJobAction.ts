@@ -11,7 +11,7 @@ export const cancelJobAction: Action = {
     const { cancelled } = await ctx.sluice.jobs.cancel(id);
     return {
       count: cancelled,
-      notice: cancelled === 1 ? `Job ${id} cancelled.` : `Job ${id} was not live any more: nothing cancelled.`,
+      notice: { code: cancelled === 1 ? 'job-cancelled' : 'job-not-live', id },
     };
   },
 };

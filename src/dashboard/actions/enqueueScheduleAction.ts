@@ -19,6 +19,6 @@ export const enqueueScheduleAction: Action = {
     if (!definition?.schedule)
       throw new DashboardRequestError(404, 'name', `no recurring job named ${JSON.stringify(name)}`);
     const { id } = await ctx.sluice.enqueue({ name, queue: definition.queue ?? 'default', payload: { manual: true } });
-    return { count: 1, notice: `Job ${id} (${name}) enqueued.` };
+    return { count: 1, notice: { code: 'schedule-enqueued', id, name } };
   },
 };

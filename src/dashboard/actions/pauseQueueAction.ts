@@ -9,6 +9,6 @@ export const pauseQueueAction: Action = {
   async run(ctx, form) {
     const queue = textField(form, 'queue');
     await ctx.sluice.queues.pause(queue);
-    return { count: 1, notice: `Queue ${queue} paused: workers claim nothing more from it.` };
+    return { count: 1, notice: { code: 'queue-paused', queue } };
   },
 };

@@ -9,7 +9,7 @@ export const purgeDeadJobAction: Action = {
   async run(ctx, form) {
     const id = idField(form);
     const { purged } = await ctx.sluice.deadJobs.purge({ ids: [id] });
-    return { count: purged, notice: purged === 1 ? `Dead job ${id} purged.` : `Dead job ${id} was already gone.` };
+    return { count: purged, notice: { code: purged === 1 ? 'dead-purged' : 'dead-gone', id } };
   },
 };
 
@@ -21,6 +21,6 @@ export const purgeDeadJobsAction: Action = {
   async run(ctx, form) {
     const filter = { queue: optionalField(form, 'queue'), name: optionalField(form, 'name') };
     const { purged } = await ctx.sluice.deadJobs.purge(filter);
-    return { count: purged, notice: `${purged} dead job(s) purged.` };
+    return { count: purged, notice: { code: 'dead-purged-many', count: purged } };
   },
 };

@@ -11,7 +11,7 @@ export const redriveDeadJobAction: Action = {
     const { redriven } = await ctx.sluice.deadJobs.redrive({ ids: [id] });
     return {
       count: redriven,
-      notice: redriven === 1 ? `Dead job ${id} re-driven.` : `Dead job ${id} was already re-driven or purged.`,
+      notice: { code: redriven === 1 ? 'dead-redriven' : 'dead-not-redriven', id },
     };
   },
 };
@@ -24,6 +24,6 @@ export const redriveDeadJobsAction: Action = {
   async run(ctx, form) {
     const filter = { queue: optionalField(form, 'queue'), name: optionalField(form, 'name') };
     const { redriven } = await ctx.sluice.deadJobs.redrive(filter);
-    return { count: redriven, notice: `${redriven} dead job(s) re-driven.` };
+    return { count: redriven, notice: { code: 'dead-redriven-many', count: redriven } };
   },
 };

@@ -9,6 +9,6 @@ export const resumeQueueAction: Action = {
   async run(ctx, form) {
     const queue = textField(form, 'queue');
     await ctx.sluice.queues.resume(queue);
-    return { count: 1, notice: `Queue ${queue} resumed.` };
+    return { count: 1, notice: { code: 'queue-resumed', queue } };
   },
 };

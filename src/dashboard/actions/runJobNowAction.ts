@@ -11,7 +11,7 @@ export const runJobNowAction: Action = {
     const changed = await ctx.sluice.jobs.runNow(id);
     return {
       count: changed,
-      notice: changed === 1 ? `Job ${id} is due now.` : `Job ${id} was not delayed or retrying: nothing changed.`,
+      notice: { code: changed === 1 ? 'job-due' : 'job-not-moved', id },
     };
   },
 };

@@ -1,29 +1,34 @@
 import { DashboardRequestError } from '../../errors.ts';
 import type { JobInfo } from '../../jobControl/getJob.ts';
 import { actionButton } from '../actionButton.ts';
-import { prettyJson, time } from '../format.ts';
+import { time } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
-import type { Page, PageContext } from '../PageContext.ts';
+import { boundedPrettyJson, jsonPieces } from '../jsonPieces.ts';
+import type { Page, PageContext, PageResult } from '../PageContext.ts';
 import { jobAttempts } from './jobAttempts.ts';
 
 /**
- * One job, wherever it is: its fields, attempts, lock holder, progress, timeline, payload and
- * result (both through the payload mask), last error with its stack, and the actions its state allows.
+ * What the page shows of one value (payload, result, progress, last error): at most this many
+ * bytes, and containers at most this deep. The whole value is a download away.
+ */
+const SHOWN_BYTES = 32 * 1024;
+const SHOWN_DEPTH = 20;
+
+/** The values a job page shows through the payload mask, each downloadable whole as JSON. */
+const VALUES = ['payload', 'result', 'progress'] as const;
+type ValueName = (typeof VALUES)[number];
+
+/**
+ * One job, wherever it is: its fields, attempts, lock holder, progress (a bar when it is a
+ * fraction), timeline, payload, result and progress (all three through the payload mask, each
+ * shown up to SHOWN_BYTES and SHOWN_DEPTH, with a link to the whole value), last error with its
+ * stack, and the actions its state allows.
  */
 export const jobPage: Page = async (ctx, [idText]) => {
-  if (!idText || !/^\d{1,16}$/.test(idText))
-    throw new DashboardRequestError(400, 'job id', `must be a whole number (got ${JSON.stringify(idText)})`);
-  const id = Number(idText);
+  const id = jobIdOf(idText);
   const job = await ctx.sluice.jobs.get(id);
-  if (!job) {
-    return {
-      title: `Job ${id}`,
-      section: 'jobs',
-      status: 404,
-      body: html`<p class="empty">No job ${id}: never enqueued, or finished and not kept in history.</p>`,
-    };
-  }
-  const mask = (value: unknown) => ctx.options.maskPayload({ id, name: job.name, queue: job.queue, payload: value });
+  if (!job) return notFound(id);
+  const values = maskedValues(ctx, job);
   const lock = job.lock;
   const body = html`
 <section class="actions">${actions(ctx, job)}</section>
@@ -40,20 +45,93 @@ export const jobPage: Page = async (ctx, [idText]) => {
       ? html`${lock.workerId === null ? html`claim ${lock.lockId} (its worker has no registry row)` : html`${lock.workerId} (host ${lock.host}, pid ${lock.pid}); worker heartbeat ${time(lock.heartbeatAt)}`}; claimed or extended ${time(lock.lockedAt)}`
       : '—'
   }</dd>
-<dt>progress</dt><dd>${job.progress ? html`<code>${JSON.stringify(job.progress.value)}</code> at ${time(job.progress.at)}` : '—'}</dd>
+<dt>progress</dt><dd data-field="progress-summary">${job.progress ? html`${progressOf(values.progress)} at ${time(job.progress.at)}` : '—'}</dd>
 ${job.redrivenAs === null ? '' : html`<dt>re-driven as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
 </dl>
 <h2>Timeline</h2>
 ${timeline(job)}
 <h2>Payload</h2>
-<pre class="json" data-field="payload">${prettyJson(mask(job.payload))}</pre>
+${shownValue(ctx, id, 'payload', values.payload)}
 <h2>Result</h2>
-<pre class="json" data-field="result">${prettyJson(job.result === undefined ? undefined : mask(job.result))}</pre>
+${shownValue(ctx, id, 'result', values.result)}
+${job.progress ? html`<h2>Progress</h2>\n${shownValue(ctx, id, 'progress', values.progress)}` : ''}
 <h2>Last error</h2>
-<pre class="error" data-field="error">${job.lastError ?? '—'}</pre>
-${jobAttempts(job, mask)}`;
+${shownError(job.lastError)}
+${jobAttempts(job, maskerOf(ctx, job))}`;
   return { title: `Job ${id}`, section: 'jobs', body };
 };
+
+/**
+ * GET /jobs/<id>/<payload|result|progress>.json: the whole value, through the same mask as the
+ * page, as compact JSON written piece by piece (no indentation to blow up, no recursion to
+ * overflow), behind the same auth as every page.
+ */
+export const jobValuePage: Page = async (ctx, [idText, field]) => {
+  const id = jobIdOf(idText);
+  const job = await ctx.sluice.jobs.get(id);
+  if (!job) return notFound(id);
+  const name = field as ValueName;
+  const value = maskedValues(ctx, job)[name];
+  if (value === undefined)
+    throw new DashboardRequestError(404, name, `job ${id} has no ${name}${name === 'result' ? ' kept' : ''}`);
+  return { download: { filename: `job-${id}-${name}.json`, pieces: jsonPieces(value) } };
+};
+
+function jobIdOf(text: string | undefined): number {
+  if (!text || !/^\d{1,16}$/.test(text))
+    throw new DashboardRequestError(400, 'job id', `must be a whole number (got ${JSON.stringify(text)})`);
+  return Number(text);
+}
+
+function notFound(id: number): PageResult {
+  return {
+    title: `Job ${id}`,
+    section: 'jobs',
+    status: 404,
+    body: html`<p class="empty">No job ${id}: never enqueued, or finished and not kept in history.</p>`,
+  };
+}
+
+/** The payload, result and progress as the page and its downloads show them: through the payload mask (undefined: none). */
+/** The payload mask of this job, for any value shown with it (undefined stays undefined). */
+function maskerOf(ctx: PageContext, job: JobInfo): (value: unknown) => unknown {
+  return (value) =>
+    value === undefined
+      ? undefined
+      : ctx.options.maskPayload({ id: job.id, name: job.name, queue: job.queue, payload: value });
+}
+
+function maskedValues(ctx: PageContext, job: JobInfo): Record<ValueName, unknown> {
+  const mask = maskerOf(ctx, job);
+  return { payload: mask(job.payload), result: mask(job.result), progress: mask(job.progress?.value) };
+}
+
+/** A value as bounded pretty JSON, with a link to all of it. */
+function shownValue(ctx: PageContext, id: number, name: ValueName, value: unknown): SafeHtml {
+  if (value === undefined) return html`<pre class="json" data-field="${name}">—</pre>`;
+  const { text, cut } = boundedPrettyJson(value, SHOWN_BYTES, SHOWN_DEPTH);
+  const link = html`<a href="${ctx.href(`/jobs/${id}/${name}.json`)}" download data-download="${name}">${cut ? `Download the whole ${name}` : 'Download'} (JSON)</a>`;
+  return html`<pre class="json" data-field="${name}">${text}${cut ? '\n…' : ''}</pre>
+<p class="hint">${cut ? `Shown up to ${SHOWN_BYTES / 1024} KiB and ${SHOWN_DEPTH} levels deep. ` : ''}${link}</p>`;
+}
+
+/** The last error, cut at SHOWN_BYTES (it is a stack trace; the job's API call has all of it). */
+function shownError(error: string | null): SafeHtml {
+  if (error === null) return html`<pre class="error" data-field="error">—</pre>`;
+  const cut = Buffer.byteLength(error) > SHOWN_BYTES;
+  const text = cut ? Buffer.from(error).subarray(0, SHOWN_BYTES).toString('utf8') : error;
+  return html`<pre class="error" data-field="error">${text}${cut ? '\n…' : ''}</pre>`;
+}
+
+/** Progress as a bar when it is a fraction (0 to 1), else as bounded JSON. */
+function progressOf(value: unknown): SafeHtml {
+  if (typeof value === 'number' && value >= 0 && value <= 1) {
+    const percent = `${Math.round(value * 100)}%`;
+    return html`<progress value="${value}" max="1" data-progress="${value}">${percent}</progress> ${percent}`;
+  }
+  const { text, cut } = boundedPrettyJson(value, 200, 3);
+  return html`<code>${text.replace(/\s*\n\s*/g, ' ')}${cut ? ' …' : ''}</code>`;
+}
 
 function timeline(job: JobInfo): SafeHtml {
   const events: [string, Date | null][] = [

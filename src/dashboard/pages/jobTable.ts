@@ -1,6 +1,7 @@
 import type { JobSummary } from '../../jobControl/listJobs.ts';
 import { time } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
+import { isNoticeParam } from '../notices.ts';
 import type { PageContext } from '../PageContext.ts';
 
 /**
@@ -32,6 +33,6 @@ export function jobTable(ctx: PageContext, jobs: readonly JobSummary[], next: st
 /** "Next page" for a keyset listing (the cursor is opaque; the filter is kept). */
 export function nextLink(ctx: PageContext, next: string | null, param = 'after'): SafeHtml {
   if (next === null) return html``;
-  const query = Object.fromEntries([...ctx.query].filter(([k]) => k !== 'notice'));
+  const query = Object.fromEntries([...ctx.query].filter(([k]) => !isNoticeParam(k)));
   return html`<p class="paging"><a href="${ctx.href(ctx.path, { ...query, [param]: next })}">Next page →</a></p>`;
 }

@@ -4,6 +4,9 @@ import { html, jsonScript } from '../html.ts';
 import type { Page } from '../PageContext.ts';
 import { queueCounts } from '../queueCounts.ts';
 
+/** Most queues the overview shows, in name order (their counts take a few statements in all). */
+const QUEUES_SHOWN = 200;
+
 /**
  * Per queue: ready / delayed or retrying / running / dead, the oldest ready job's age, its
  * workers, its jobs finished in the last 5 minutes, its latency promise and whether the maintenance
@@ -12,7 +15,7 @@ import { queueCounts } from '../queueCounts.ts';
  */
 export const overviewPage: Page = async (ctx) => {
   const [names, paused, promises, workers, minutes, hours, recent] = await Promise.all([
-    ctx.sluice.queues.list(),
+    ctx.sluice.queues.list({ max: QUEUES_SHOWN }),
     ctx.sluice.queues.paused(),
     ctx.sluice.queues.promises(),
     ctx.sluice.workers.list(),
@@ -21,7 +24,7 @@ export const overviewPage: Page = async (ctx) => {
     ctx.sluice.history.perQueue({ windowSeconds: 300 }),
   ]);
   const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
-  const queues = await Promise.all(names.map((name) => queueCounts(ctx, name, context)));
+  const queues = await queueCounts(ctx, names, context);
   const promiseOf = new Map(promises.map((p) => [p.queue, p]));
   const cell = (c: { count: number; exact: boolean }, state: string) =>
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
@@ -43,6 +46,7 @@ ${promiseCell(promise)}
   })}</tbody>
 </table>
 ${queues.length === 0 ? html`<p class="empty">No queues yet: nothing has been enqueued.</p>` : ''}
+${names.length === QUEUES_SHOWN ? html`<p class="hint">The first ${QUEUES_SHOWN} queues in name order; open any other by its address, /queues/NAME.</p>` : ''}
 <p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N, "?" that none was found among them. A promise ("starts within", "at most ready") is judged by the maintenance leader at each pass (<code>sluice queue promise</code>).</p>
 <section class="charts">
 <figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-minutes"></div></figure>

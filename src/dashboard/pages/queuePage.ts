@@ -5,7 +5,7 @@ import { actionButton } from '../actionButton.ts';
 import { count, duration, time } from '../format.ts';
 import { html } from '../html.ts';
 import type { Page } from '../PageContext.ts';
-import { queueCounts } from '../queueCounts.ts';
+import { type QueueCounts, queueCounts } from '../queueCounts.ts';
 import { jobTable, nextLink } from './jobTable.ts';
 
 /** One queue: pause / resume, its counts, the workers that listen to it, its jobs by state. */
@@ -24,10 +24,10 @@ export const queuePage: Page = async (ctx, [name]) => {
   const state = stateParam as JobState;
   const [paused, workers] = await Promise.all([ctx.sluice.queues.paused(), ctx.sluice.workers.list()]);
   const pausedRow = paused.find((p) => p.queue === queue);
-  const counts = await queueCounts(ctx, queue, {
+  const [counts] = (await queueCounts(ctx, [queue], {
     paused: new Set(paused.map((p) => p.queue)),
     workerQueues: workers.map((w) => w.queues),
-  });
+  })) as [QueueCounts];
   const list = await ctx.sluice.jobs.list({ queue, state }, { limit: 50, after: ctx.query.get('after') ?? undefined });
   const listening = workers.filter((w) => w.queues.includes(queue));
   const badges: Partial<Record<JobState, { count: number; exact: boolean }>> = {

@@ -1,0 +1,70 @@
+import { QUEUE_NAME } from '../model/queueName.ts';
+import { NAME_PATTERN } from '../model/validateJob.ts';
+
+/**
+ * What an action tells the page it returns to, by code: the redirect carries the code and its
+ * arguments (`?notice=job-cancelled&notice_id=12`), never text, and the page writes the sentence
+ * from this table. A link someone else made can therefore only show one of these sentences, about
+ * a number or a name of the right shape: never "Session expired: log in again at https://evil…".
+ */
+const NOTICES = {
+  'job-cancelled': [['id'], (a) => `Job ${a.id} cancelled.`],
+  'job-not-live': [['id'], (a) => `Job ${a.id} was not live any more: nothing cancelled.`],
+  'job-due': [['id'], (a) => `Job ${a.id} is due now.`],
+  'job-not-moved': [['id'], (a) => `Job ${a.id} was not delayed or retrying: nothing changed.`],
+  'schedule-enqueued': [['id', 'name'], (a) => `Job ${a.id} (${a.name}) enqueued.`],
+  'queue-paused': [['queue'], (a) => `Queue ${a.queue} paused: workers claim nothing more from it.`],
+  'queue-resumed': [['queue'], (a) => `Queue ${a.queue} resumed.`],
+  'dead-purged': [['id'], (a) => `Dead job ${a.id} purged.`],
+  'dead-gone': [['id'], (a) => `Dead job ${a.id} was already gone.`],
+  'dead-redriven': [['id'], (a) => `Dead job ${a.id} re-driven.`],
+  'dead-not-redriven': [['id'], (a) => `Dead job ${a.id} was already re-driven or purged.`],
+  'dead-purged-many': [['count'], (a) => `${a.count} dead job(s) purged.`],
+  'dead-redriven-many': [['count'], (a) => `${a.count} dead job(s) re-driven.`],
+} as const satisfies Record<string, readonly [readonly (keyof Args)[], (args: Args) => string]>;
+
+export type NoticeCode = keyof typeof NOTICES;
+
+/** A notice's arguments: each checked for its shape when read back from a URL. */
+interface Args {
+  readonly id?: number | string;
+  readonly count?: number | string;
+  readonly queue?: string;
+  readonly name?: string;
+}
+
+export type Notice = { readonly code: NoticeCode } & Args;
+
+const ARGS: Record<keyof Args, RegExp> = {
+  id: /^\d{1,16}$/,
+  count: /^\d{1,16}$/,
+  queue: QUEUE_NAME,
+  name: NAME_PATTERN,
+};
+
+/** Whether a query parameter is one a notice writes (pages leave them out of the links they make). */
+export function isNoticeParam(key: string): boolean {
+  return key === 'notice' || key.startsWith('notice_');
+}
+
+/** Pure: the query parameters that carry a notice. */
+export function noticeParams(notice: Notice): [string, string][] {
+  const out: [string, string][] = [['notice', notice.code]];
+  for (const key of Object.keys(ARGS) as (keyof Args)[])
+    if (notice[key] !== undefined) out.push([`notice_${key}`, String(notice[key])]);
+  return out;
+}
+
+/** Pure: the sentence of the notice a query carries, or null when it carries none (or one not of ours). */
+export function noticeText(query: URLSearchParams): string | null {
+  const code = query.get('notice');
+  if (code === null || !Object.hasOwn(NOTICES, code)) return null;
+  const [needs, text] = NOTICES[code as NoticeCode];
+  const args: Record<string, string> = {};
+  for (const key of needs) {
+    const value = query.get(`notice_${key}`);
+    if (value === null || !ARGS[key].test(value)) return null;
+    args[key] = value;
+  }
+  return text(args as Args);
+}

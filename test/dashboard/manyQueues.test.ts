@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { useDashboard } from '../helpers/dashboardServer.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+
+/**
+ * 5,000 queues with one job each (one in ten due, the others delayed; a few running), no worker:
+ * every page and every call of the job-control API stays within a fixed number of statements,
+ * whatever the number of queues — counted through knex's 'query' event, which sees every
+ * statement sluice sends. Before the walks read queues and priorities in batches and stopped at a
+ * statement bound, /workers sent 5,001 statements, /jobs?state=waiting 20,000, a count of the
+ * waiting jobs 20,001.
+ */
+const db = useTestDatabase('many_queues', { truncate: false });
+const dashboard = useDashboard(() => db.sluice, { auth: false });
+const QUEUES = 5_000;
+const BOUND = 120;
+
+async function statementsOf<T>(fn: () => Promise<T>): Promise<{ n: number; value: T }> {
+  let n = 0;
+  const count = () => {
+    n++;
+  };
+  db.sluice.knex.on('query', count);
+  try {
+    return { value: await fn(), n };
+  } finally {
+    db.sluice.knex.off('query', count);
+  }
+}
+
+async function page(path: string): Promise<{ n: number; value: string }> {
+  return statementsOf(async () => {
+    const res = await fetch(`${dashboard.url}${path}`);
+    expect(res.status, path).toBe(200);
+    return res.text();
+  });
+}
+
+describe('5,000 queues', () => {
+  it('seeds one job per queue', async () => {
+    await db.query(
+      `INSERT INTO sluice_jobs (queue, name, payload, priority, run_at, lock_id, locked_at, created_at)
+       SELECT CONCAT('q', LPAD(seq, 5, '0')), 'work', '{}', seq % 3,
+              IF(seq % 10 = 0, NOW(3) - INTERVAL 1 SECOND, NOW(3) + INTERVAL 1 HOUR),
+              IF(seq % 1000 = 1, CONCAT('h-1~t.', seq), ''), IF(seq % 1000 = 1, NOW(3), '1970-01-01 00:00:01'), NOW(3)
+       FROM seq_1_to_${QUEUES}`,
+    );
+  });
+
+  it('serves every page in a bounded number of statements', async () => {
+    for (const path of ['/', '/workers', '/jobs', '/jobs?state=waiting', '/jobs?state=running', '/jobs?name=nomatch']) {
+      const { n } = await page(path);
+      expect(n, path).toBeLessThanOrEqual(BOUND);
+    }
+    const overview = await page('/');
+    expect(overview.value).toContain('The first 200 queues in name order');
+    expect(overview.value).toContain('data-queue="q00200"');
+    const workers = await page('/workers');
+    expect(workers.value).not.toContain('Only the first');
+    const waiting = await page('/jobs?state=waiting');
+    expect(waiting.value).toContain('data-job-id=');
+    expect(waiting.value).toContain('Next page');
+  });
+
+  it('answers list and count calls in a bounded number of statements', async () => {
+    const nomatch = await statementsOf(() => db.sluice.jobs.list({ name: 'nomatch' }));
+    expect(nomatch.n).toBeLessThanOrEqual(BOUND);
+    expect(nomatch.value.jobs).toEqual([]);
+    expect(nomatch.value.next).not.toBeNull();
+    const running = await statementsOf(() => db.sluice.jobs.list({ state: 'running' }));
+    expect(running.n).toBeLessThanOrEqual(BOUND);
+    expect(running.value.jobs.map((j) => j.queue)).toEqual(['q00001', 'q01001', 'q02001', 'q03001', 'q04001']);
+    const waiting = await statementsOf(() => db.sluice.jobs.count({ state: 'waiting' }));
+    expect(waiting.n).toBeLessThanOrEqual(BOUND);
+    expect(waiting.value).toEqual({ count: 500, exact: true });
+    const live = await statementsOf(() => db.sluice.jobs.count({}));
+    expect(live.n).toBeLessThanOrEqual(BOUND);
+    expect(live.value.count).toBeGreaterThan(0);
+  });
+
+  it('pages through every waiting job, each page bounded', async () => {
+    let after: string | undefined;
+    let seen = 0;
+    for (let pages = 0; pages < 200; pages++) {
+      const { n, value } = await statementsOf(() => db.sluice.jobs.list({ state: 'waiting' }, { after }));
+      expect(n).toBeLessThanOrEqual(BOUND);
+      seen += value.jobs.length;
+      if (value.next === null) break;
+      after = value.next;
+    }
+    expect(seen).toBe(500);
+  });
+});
