@@ -135,6 +135,17 @@ export class ConnectionError extends SluiceError {
 }
 
 /**
+ * An enqueuer leaves some workers' doorbells to polling: they are connected as another database
+ * user, whose statements it may neither see nor end (reported once per process, in `doorbell:error`).
+ * Nothing failed: those workers start the jobs at their next poll.
+ */
+export class DoorbellUnreachableError extends SluiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SLUICE_DOORBELL_UNREACHABLE', message, options);
+  }
+}
+
+/**
  * A throwaway server (`sluice demo`, the test suite) could not be started: no server binary, its
  * data directory could not be initialised, it exited, or it did not answer in time. `logTail` holds
  * the last lines of the server's own error log; the message ends with them too.

@@ -21,6 +21,7 @@ export {
   ClaimLostError,
   ConnectionError,
   DashboardRequestError,
+  DoorbellUnreachableError,
   HandlerTimeoutError,
   JobCancelledError,
   JobDeadError,
