@@ -65,7 +65,7 @@ export interface RingerOptions {
 /**
  * The enqueuer's side of the wake-up, called after a commit that wrote jobs: rings this process's
  * workers of those queues at once (localRing), and the doorbells of other processes' workers over
- * a connection of its own (ringParked.ts: a KILL per job written, at most one per
+ * a connection of its own (ringParked.ts: a KILL per job written and one more, at most one per
  * doorbell; a batch wakes every worker of its queue, up to KILLS_PER_ROUND). Never on the
  * enqueue's own path: the enqueue has returned when the KILLs go out; rings that come while some
  * are being sent are gathered into the next round, so a burst of enqueues costs a round or two,

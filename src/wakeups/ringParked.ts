@@ -21,8 +21,13 @@ export interface RingResult<T extends SleepTarget> {
 }
 
 /**
- * Rings each queue's doorbells in order, one per job it wrote. A doorbell found gone (1094) passes
- * its ring to the next. At most one KILL per connection, and KILLS_PER_ROUND in all.
+ * Rings each queue's doorbells in order: one more than it wrote jobs, while it has that many. A
+ * killed worker's sleep outlives it (the server sees the closed socket only when the sleep ends,
+ * up to DOORBELL_SLEEP_SECONDS later), and a KILL that lands there wakes nobody: the one more
+ * reaches a live worker. It costs, when every doorbell is live, one worker woken for nothing (one
+ * empty claim); finding the dead one instead would cost a scan of the process list per round
+ * (bench/ringCost.ts). A doorbell found gone (1094) passes its ring to the next. At most one KILL
+ * per connection, and KILLS_PER_ROUND in all.
  */
 export async function ringParked<T extends SleepTarget>(
   on: RunOn,
@@ -34,7 +39,7 @@ export async function ringParked<T extends SleepTarget>(
   for (const queue of queues) {
     let woken = 0;
     for (const doorbell of queue.parked) {
-      if (woken >= queue.jobs || kills >= KILLS_PER_ROUND) break;
+      if (woken > queue.jobs || kills >= KILLS_PER_ROUND) break;
       if (rung.has(doorbell.connectionId)) continue;
       rung.add(doorbell.connectionId);
       kills++;

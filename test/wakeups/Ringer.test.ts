@@ -134,4 +134,30 @@ describe('Ringer', () => {
     await waitFor(() => next.rung(), { timeoutMs: 5_000, what: 'the next doorbell rung' });
     expect(h.errors).toEqual([]);
   });
+
+  it("a killed worker's orphaned sleep does not swallow the ring: one more doorbell is rung, a live one", async () => {
+    const h = harness();
+    // A worker SIGKILLed while asleep: its client is gone, its server thread sleeps on.
+    const dead = await standIn('orphan', 'w-a-dead');
+    dead.orphan();
+    const live = await standIn('orphan', 'w-b-live');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stillThere = async () =>
+      (await db.query('SELECT ID FROM information_schema.PROCESSLIST WHERE ID = ?', [dead.id])).length === 1;
+    expect(await stillThere(), 'the orphaned sleep is still on the server').toBe(true);
+    // No shuffle: the doorbells in worker-id order, the dead one first. One job.
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    await ring(h, 'orphan', 1);
+    vi.restoreAllMocks();
+    await waitFor(() => live.rung(), { timeoutMs: 5_000, what: 'the live doorbell rung' });
+    expect(kills(h)).toHaveLength(2);
+    // The KILL ended all that was left of the dead one; the next ring finds it gone and drops its row.
+    await waitFor(async () => !(await stillThere()), { what: 'the orphaned thread gone' });
+    await ring(h, 'orphan', 1);
+    const rows = await db.query<{ worker_id: string }>('SELECT worker_id FROM sluice_doorbells WHERE queue = ?', [
+      'orphan',
+    ]);
+    expect(rows.map((r) => r.worker_id)).toEqual(['w-b-live']);
+    expect(h.errors).toEqual([]);
+  });
 });
