@@ -135,6 +135,17 @@ export class ConnectionError extends SluiceError {
 }
 
 /**
+ * An enqueuer leaves some workers' doorbells to polling: they are connected as another database
+ * user, whose statements it may neither see nor end (reported once per process, in `doorbell:error`).
+ * Nothing failed: those workers start the jobs at their next poll.
+ */
+export class DoorbellUnreachableError extends SluiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SLUICE_DOORBELL_UNREACHABLE', message, options);
+  }
+}
+
+/**
  * The job was cancelled (`sluice.jobs.cancel`). A running job's `ctx.signal` is aborted with this
  * reason; `sluice.jobs.waitFor` rejects with it.
  */

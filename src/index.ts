@@ -14,6 +14,7 @@ export {
   ClaimLostError,
   ConnectionError,
   DashboardRequestError,
+  DoorbellUnreachableError,
   HandlerTimeoutError,
   JobCancelledError,
   JobDeadError,

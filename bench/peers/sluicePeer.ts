@@ -3,8 +3,9 @@
  * (peer.ts): the same 100,000 jobs enqueued before the window, one consumer child process, the
  * clock started on 'go', the end found by an existence probe (an index seek, never a COUNT), and
  * the same pickup-latency probe from this (another) process into an idle worker. The database is
- * MYSQL_URL's server (or the local default), database `sluice_bench`, table prefix `peer_`
- * (bench/run.ts re-creates that database; run alone, this creates it if missing).
+ * MYSQL_URL's server (or the local default), database `sluice_bench` (BENCH_DATABASE names another,
+ * for runs side by side), table prefix `peer_` (bench/run.ts re-creates that database; run alone,
+ * this creates it if missing).
  * Run as a script, this file is the consumer child: a sluice worker built on 'ready', started on 'go'
  * (it imports the sources directly: the harness starts children without --conditions=sluice-source).
  */
@@ -25,7 +26,7 @@ import {
 } from './peer.ts';
 
 const PREFIX = 'peer_';
-const DATABASE = 'sluice_bench';
+const DATABASE = process.env.BENCH_DATABASE ?? 'sluice_bench';
 const SCRIPT = new URL(import.meta.url).pathname;
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 

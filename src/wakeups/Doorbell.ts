@@ -2,39 +2,24 @@ import type { Knex } from 'knex';
 import { ER } from '../db/mysqlErrors.ts';
 import type { Tables } from '../db/tables.ts';
 import type { SluiceEvents } from '../events.ts';
+import { findParked, killParked, newToken, type RunOn, readIdentity, sqlSleep } from './parkedSleep.ts';
 
 /**
- * Params: (?1 queue, ?2 worker id) per queue. Run on the doorbell's own connection, so that
- * CONNECTION_ID() and the server name are that connection's. Re-registering (after a reconnect)
- * replaces the old connection id.
+ * Params: (?1 queue, ?2 worker id, ?3 token, ?4 database user) per queue. Run on the doorbell's
+ * own connection, so that CONNECTION_ID() and the server name are that connection's.
+ * Re-registering (after a reconnect) replaces the old connection id and token.
  */
 const sqlRegister = (t: Tables, queues: number) => `
-INSERT INTO ${t.doorbells} (queue, worker_id, server, connection_id, created_at)
-VALUES ${Array.from({ length: queues }, () => "(?, ?, CONCAT(@@hostname, ':', @@port), CONNECTION_ID(), NOW(3))").join(',\n       ')}
-ON DUPLICATE KEY UPDATE server = VALUES(server), connection_id = VALUES(connection_id), created_at = VALUES(created_at)`;
-
-/** Params: none. This connection's id and server, to find it again at stop. */
-const sqlWhoAmI = `
-SELECT CONNECTION_ID() AS id, CONCAT(@@hostname, ':', @@port) AS server`;
-
-/**
- * Params: ?1 seconds. The doorbell itself: ends after that long (returns 0), or early when an
- * enqueuer sends KILL QUERY (MariaDB: error 1317; MySQL: returns 1).
- */
-const sqlSleep = `
-SELECT SLEEP(?) AS interrupted`;
+INSERT INTO ${t.doorbells} (queue, worker_id, server, connection_id, token, db_user, created_at)
+VALUES ${Array.from({ length: queues }, () => "(?, ?, CONCAT(@@hostname, ':', @@port), CONNECTION_ID(), ?, ?, NOW(3))").join(',\n       ')}
+ON DUPLICATE KEY UPDATE server = VALUES(server), connection_id = VALUES(connection_id), token = VALUES(token),
+  db_user = VALUES(db_user), created_at = VALUES(created_at)`;
 
 /** Params: ?1 worker id. A stopping worker's rings. */
 const sqlForget = (t: Tables) => `
 DELETE FROM ${t.doorbells}
 WHERE worker_id = ?`;
 
-/** Params: ?1 connection id. Ends a sleep; sent at stop over another connection to the same server. */
-const sqlKillQuery = `
-KILL QUERY ?`;
-
-/** How long one sleep lasts before it is simply sent again: a statement per this many seconds per idle worker. */
-export const DOORBELL_SLEEP_SECONDS = 30;
 /** How long stop() waits for the sleep to end before it closes the connection under it. */
 const STOP_WAIT_MS = 2_000;
 /** After a failure of the doorbell's connection: wait about this long (jittered) before reconnecting. */
@@ -54,18 +39,21 @@ export interface DoorbellOptions {
  * A worker's doorbell, so that an enqueue in another process wakes it within milliseconds
  * (MySQL has no LISTEN/NOTIFY):
  *
- *   connect ──▶ register (doorbells rows) ──▶ sleep ──(rung: KILL QUERY)──▶ onRing, sleep again
+ *   connect ──▶ register (rows, new token) ──▶ sleep ──(rung: KILL)──▶ onRing, sleep again
  *      ▲                                        │ (slept out: sleep again)
- *      └──────── failure: wait, reconnect ◀─────┘                   stop(): forget rows, end the sleep
+ *      └── failure: forget self, wait, reconnect ◀┘                 stop(): forget rows, end the sleep
  *
- * The connection is held for the worker's life (one server thread per worker, asleep). Polling
- * stays the backstop: a doorbell that cannot connect, a KILL the enqueuer may not send (another
- * user without CONNECTION_ADMIN), or an enqueue through another Galera node (KILL is node-local)
- * only cost the latency of the worker's next poll.
+ * The connection is held for the worker's life (one server thread per worker, asleep). Whoever
+ * rings it, the enqueuer or stop(), ends the sleep only once the process list shows it running,
+ * token and all (parkedSleep.ts). Polling stays the backstop: a doorbell that cannot connect, an
+ * enqueuer of another database user (it neither sees nor may end this connection's statement), or
+ * an enqueue through another Galera node (KILL is node-local) only cost the latency of the
+ * worker's next poll.
  */
 export class Doorbell {
   #connection: unknown;
-  #self: { id: number; server: string } | null = null;
+  /** The registration now asleep (or about to be): null from a failure of its connection on. */
+  #self: { id: number; server: string; token: string } | null = null;
   #stopped = false;
   #loop: Promise<void> = Promise.resolve();
   #retry: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
@@ -88,11 +76,7 @@ export class Doorbell {
     try {
       await knex.raw(sqlForget(tables), [workerId]);
       const self = this.#self;
-      if (self) {
-        // KILL by id only on the same server: behind a proxy this connection may reach another one.
-        const [[here]] = (await knex.raw(sqlWhoAmI)) as [{ server: string }[]];
-        if (here?.server === self.server) await knex.raw(sqlKillQuery, [self.id]);
-      }
+      if (self) await this.#endSleep(self);
     } catch (error) {
       this.#report(error, 'forgetting the doorbell at stop');
     }
@@ -107,11 +91,32 @@ export class Doorbell {
     await this.#loop;
   }
 
+  /**
+   * Ends our own sleep from another connection of the pool, verified there first: the same server
+   * (behind a proxy it may reach another), and that connection id running our sleep with our
+   * token (after a restart the id may name someone else's session).
+   */
+  async #endSleep(self: { id: number; server: string; token: string }): Promise<void> {
+    const { knex } = this.options;
+    const connection = await knex.client.acquireConnection();
+    try {
+      const on: RunOn = (sql, params = []) => knex.raw(sql, params as Knex.RawBinding[]).connection(connection);
+      const here = await readIdentity(on);
+      if (here.server !== self.server) return;
+      const { parked } = await findParked(on, here, [{ connectionId: self.id, token: self.token }]);
+      for (const sleep of parked) await killParked(on, sleep);
+    } finally {
+      await knex.client.releaseConnection(connection);
+    }
+  }
+
   async #run(): Promise<void> {
     while (!this.#stopped) {
       try {
         await this.#connectAndSleep();
       } catch (error) {
+        // Whatever id we had may name another session once the server has restarted.
+        this.#self = null;
         if (this.#stopped) break;
         this.#report(error, 'worker doorbell');
         await this.#release(true);
@@ -125,19 +130,19 @@ export class Doorbell {
     const { knex, tables, workerId, queues } = this.options;
     const connection = await knex.client.acquireConnection();
     this.#connection = connection;
-    const on = (sql: string, params: readonly unknown[] = []) =>
-      knex.raw(sql, params as Knex.RawBinding[]).connection(connection);
-    const [[self]] = (await on(sqlWhoAmI)) as [{ id: number; server: string }[]];
-    if (!self) throw new Error('the doorbell connection did not say who it is');
-    this.#self = { id: Number(self.id), server: String(self.server) };
+    const on: RunOn = (sql, params = []) => knex.raw(sql, params as Knex.RawBinding[]).connection(connection);
+    const self = await readIdentity(on);
+    const token = newToken();
+    this.#self = { id: self.id, server: self.server, token };
     await on(
       sqlRegister(tables, queues.length),
-      queues.flatMap((queue) => [queue, workerId]),
+      queues.flatMap((queue) => [queue, workerId, token, self.user]),
     );
     this.options.onRing();
+    const sleep = sqlSleep(token);
     while (!this.#stopped) {
       try {
-        const [[row]] = (await on(sqlSleep, [DOORBELL_SLEEP_SECONDS])) as [{ interrupted: number }[]];
+        const [[row]] = (await on(sleep)) as [{ interrupted: number }[]];
         if (Number(row?.interrupted) === 1 && !this.#stopped) this.options.onRing();
       } catch (error) {
         if ((error as { errno?: number }).errno !== ER.QUERY_INTERRUPTED) throw error;

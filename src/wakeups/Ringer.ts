@@ -1,43 +1,59 @@
 import type { Knex } from 'knex';
 import { ER } from '../db/mysqlErrors.ts';
 import type { Tables } from '../db/tables.ts';
+import { DoorbellUnreachableError } from '../errors.ts';
 import type { SluiceEvents } from '../events.ts';
 import { isLocalWorker, ringLocal } from './localRing.ts';
+import { findParked, isToken, type RunOn, readIdentity, type SessionIdentity } from './parkedSleep.ts';
+import { ringParked } from './ringParked.ts';
 
-/** Params: ?1 queues (list). The doorbells of these queues: a primary-key range read of a table of a few rows per worker. */
+/** Params: ?1 queue, ?2 limit. The doorbells of a queue: a primary-key range read, at most `limit` rows. */
 const sqlDoorbells = (t: Tables) => `
-SELECT queue, worker_id, server, connection_id
+SELECT worker_id, server, connection_id, token, db_user
 FROM ${t.doorbells}
-WHERE queue IN (?)`;
+WHERE queue = ?
+LIMIT ?`;
 
-/** Params: none. The server this connection reaches: a KILL by connection id is sent only to the doorbell's own server. */
-const sqlServer = `
-SELECT CONCAT(@@hostname, ':', @@port) AS server`;
-
-/** Params: ?1 connection id. Ends that doorbell's sleep (or does nothing if it is not asleep). */
-const sqlKillQuery = `
-KILL QUERY ?`;
-
-/** Params: ?1 worker id, ?2 connection id. A doorbell whose connection is gone (its worker died). */
-const sqlForgetStale = (t: Tables) => `
+/**
+ * Params: ?1 worker ids (list), ?2 tokens (list). The rows of registrations whose connection is
+ * gone (their worker died or reconnected): fenced by the token, so a registration made since stays.
+ */
+const sqlForgetGone = (t: Tables) => `
 DELETE FROM ${t.doorbells}
-WHERE worker_id = ?
-  AND connection_id = ?`;
+WHERE worker_id IN (?)
+  AND token IN (?)`;
 
 /** How long an enqueuing process trusts its copy of a queue's doorbells (they change when workers start and stop). */
 export const DOORBELL_CACHE_MS = 1_000;
 /**
- * …and a copy that holds none: a worker that starts on an idle queue is rung within this long
- * (with the longer wait the first jobs after it started waited for its poll). One indexed read
- * per this period per queue while a queue has no worker.
+ * …and a copy that holds no doorbell seen asleep: a worker that starts on an idle queue is rung
+ * within this long (with the longer wait the first jobs after it started waited for its poll).
+ * One indexed read (and, if it found doorbells not yet seen, a read of the process list) per this
+ * period per queue while a queue has no worker to ring.
  */
 export const NO_DOORBELL_CACHE_MS = 100;
+/**
+ * Rows read per queue. What a round costs is bounded by this, not by what the table holds (rows
+ * left by crashed workers until maintenance removes them, or rows written by anyone who may
+ * INSERT). A queue with more idle workers than this: the others are woken by their polls.
+ */
+export const DOORBELLS_PER_QUEUE = 256;
 
 interface DoorbellRow {
   readonly workerId: string;
   readonly server: string;
   readonly connectionId: number;
+  readonly token: string;
+  readonly user: string;
 }
+
+/** Those of a queue's doorbells, as last read, that were seen asleep over the ringer's connection. */
+interface CachedDoorbells {
+  parked: DoorbellRow[];
+  readonly readAt: number;
+}
+
+const keyOf = (d: DoorbellRow) => `${d.connectionId}:${d.token}`;
 
 export interface RingerOptions {
   /** A small pool of its own (one connection is enough), or null when sluice has no URL to open one. */
@@ -48,22 +64,24 @@ export interface RingerOptions {
 
 /**
  * The enqueuer's side of the wake-up, called after a commit that wrote jobs: rings this process's
- * workers of those queues at once (localRing), and the doorbells of other processes' workers with
- * `KILL QUERY` over a connection to the same server (one KILL per job written, at most one per
- * doorbell; a batch wakes every worker of its queue). Never on the enqueue's own path: the
- * enqueue has returned when the KILLs go out; rings that come while some are being sent are
- * gathered into the next round, so a burst of enqueues costs a round or two, not one per job.
- * The doorbells are read at most once per DOORBELL_CACHE_MS per queue (a read, never a write:
- * no hot row on the enqueue path). A failure is reported and costs only latency: the workers'
- * polling is the backstop.
+ * workers of those queues at once (localRing), and the doorbells of other processes' workers over
+ * a connection of its own (ringParked.ts: a KILL per job written and one more, at most one per
+ * doorbell; a batch wakes every worker of its queue, up to KILLS_PER_ROUND). Never on the
+ * enqueue's own path: the enqueue has returned when the KILLs go out; rings that come while some
+ * are being sent are gathered into the next round, so a burst of enqueues costs a round or two,
+ * not one per job. The doorbells are read at most once per DOORBELL_CACHE_MS per queue (a read,
+ * never a write: no hot row on the enqueue path), and a doorbell is rung only once this
+ * connection has seen it asleep in the process list (parkedSleep.ts), one read for all the new
+ * ones: after that, a ring is one KILL, as cheap as before verification. A failure is reported
+ * and costs only latency: the workers' polling is the backstop.
  */
 export class Ringer {
   readonly #pending = new Map<string, number>();
-  readonly #cache = new Map<string, { rows: DoorbellRow[]; readAt: number }>();
+  readonly #cache = new Map<string, CachedDoorbells>();
   #flushing: Promise<void> | null = null;
-  #connection: { raw: unknown; server: string } | null = null;
-  /** Doorbells this user may not ring (another user's, without CONNECTION ADMIN): reported once, then left to polling. */
-  readonly #denied = new Set<number>();
+  #connection: { raw: unknown; self: SessionIdentity } | null = null;
+  /** Doorbells this ringer leaves to polling, reported once each kind (a fixed set of keys). */
+  readonly #reported = new Set<'other-user' | 'denied'>();
 
   constructor(private readonly options: RingerOptions) {}
 
@@ -82,12 +100,9 @@ export class Ringer {
   /** True when the cached doorbells of `queue` are fresh and none of them can be rung from here. */
   #knownSilent(queue: string): boolean {
     const cached = this.#cache.get(queue);
-    if (!cached || !fresh(cached)) return false;
-    const server = this.#connection?.server;
-    if (server === undefined) return false;
-    return cached.rows.every(
-      (d) => d.server !== server || isLocalWorker(d.workerId) || this.#denied.has(d.connectionId),
-    );
+    const self = this.#connection?.self;
+    if (!cached || !fresh(cached) || !self) return false;
+    return cached.parked.length === 0;
   }
 
   /** Waits for the rings under way (close() calls it before the pools go). */
@@ -120,71 +135,110 @@ export class Ringer {
     });
   }
 
-  async #ringRemote(queues: ReadonlyMap<string, number>): Promise<void> {
-    const connection = await this.#acquire();
-    const knex = this.options.knex as Knex;
-    const on = (sql: string, params: readonly unknown[] = []) =>
-      knex.raw(sql, params as Knex.RawBinding[]).connection(connection.raw);
-    const rung = new Set<number>();
-    for (const [queue, jobs] of queues) {
-      const doorbells = (await this.#doorbells(queue, on)).filter(
-        (d) =>
-          d.server === connection.server &&
-          !isLocalWorker(d.workerId) &&
-          !rung.has(d.connectionId) &&
-          !this.#denied.has(d.connectionId),
-      );
-      // In random order, until as many workers as jobs were woken: a doorbell that turns out gone
-      // or forbidden passes the ring to the next one.
-      let woken = 0;
-      for (const doorbell of pickRandom(doorbells, doorbells.length)) {
-        if (woken >= jobs) break;
-        rung.add(doorbell.connectionId);
-        try {
-          await on(sqlKillQuery, [doorbell.connectionId]);
-          woken++;
-        } catch (error) {
-          const errno = (error as { errno?: number }).errno;
-          if (errno === ER.KILL_DENIED) {
-            this.#denied.add(doorbell.connectionId);
-            this.#report(
-              error,
-              `ringing worker ${doorbell.workerId} (another database user: grant CONNECTION ADMIN, or leave it to polling)`,
-            );
-            continue;
-          }
-          if (errno !== ER.NO_SUCH_THREAD) throw error;
-          this.#cache.delete(queue);
-          await on(sqlForgetStale(this.options.tables), [doorbell.workerId, doorbell.connectionId]);
-        }
-      }
-    }
+  #reportOnce(kind: 'other-user' | 'denied'): void {
+    if (this.#reported.has(kind)) return;
+    this.#reported.add(kind);
+    this.#report(
+      new DoorbellUnreachableError(
+        'workers connected as another database user are not rung by this one (it may neither see nor end their ' +
+          'statements): they start its jobs at their next poll. Run workers and enqueuers as the same database user ' +
+          'for wake-ups within milliseconds, or leave it to polling.',
+      ),
+      'ringing workers of another database user',
+    );
   }
 
-  async #doorbells(
-    queue: string,
-    on: (sql: string, params?: readonly unknown[]) => Promise<unknown>,
-  ): Promise<DoorbellRow[]> {
+  /** Doorbells a ring from `self` may reach: its server, its user, a token, another process, not itself. */
+  #ringable(d: DoorbellRow, self: SessionIdentity): boolean {
+    return (
+      d.server === self.server &&
+      d.user === self.user &&
+      isToken(d.token) &&
+      d.connectionId !== self.id &&
+      !isLocalWorker(d.workerId)
+    );
+  }
+
+  async #ringRemote(queues: ReadonlyMap<string, number>): Promise<void> {
+    const { raw, self } = await this.#acquire();
+    const knex = this.options.knex as Knex;
+    // Nothing of sluice's ends a statement of ours; a DBA, or an earlier sluice's ringer that
+    // trusts a row naming our connection, might: such a 1317 costs one retry, never the round.
+    const on: RunOn = (sql, params = []) =>
+      knex
+        .raw(sql, params as Knex.RawBinding[])
+        .connection(raw)
+        .catch((error: { errno?: number }) => {
+          if (error.errno !== ER.QUERY_INTERRUPTED) throw error;
+          return knex.raw(sql, params as Knex.RawBinding[]).connection(raw);
+        });
+    const rings = [];
+    for (const [queue, jobs] of queues) {
+      const cached = await this.#doorbells(queue, on, self);
+      rings.push({ jobs, parked: pickRandom(cached.parked, cached.parked.length) });
+    }
+    const { gone, denied } = await ringParked(on, rings);
+    if (denied.length > 0) this.#reportOnce('denied');
+    const dropped = new Set([...gone, ...denied].map(keyOf));
+    for (const cached of this.#cache.values()) cached.parked = cached.parked.filter((d) => !dropped.has(keyOf(d)));
+    await this.#forget(gone, on);
+  }
+
+  /** Deletes the rows of registrations whose connection is gone: one statement, as many as a round read. */
+  async #forget(gone: readonly DoorbellRow[], on: RunOn): Promise<void> {
+    if (gone.length === 0) return;
+    await on(sqlForgetGone(this.options.tables), [
+      [...new Set(gone.map((d) => d.workerId))],
+      [...new Set(gone.map((d) => d.token))],
+    ]);
+  }
+
+  /**
+   * The queue's doorbells, read at most once per DOORBELL_CACHE_MS (NO_DOORBELL_CACHE_MS while
+   * none can be rung), and those seen asleep over this connection: rows seen before keep that, new
+   * ones (a worker started or reconnected) are looked for in the process list, one read for all.
+   * Rows whose connection has closed are deleted; rows of another database user are left to
+   * polling (reported once).
+   */
+  async #doorbells(queue: string, on: RunOn, self: SessionIdentity): Promise<CachedDoorbells> {
     const cached = this.#cache.get(queue);
-    if (cached && fresh(cached)) return cached.rows;
-    const [rows] = (await on(sqlDoorbells(this.options.tables), [[queue]])) as [Record<string, unknown>[]];
-    const doorbells = rows.map((r) => ({
+    if (cached && fresh(cached)) return cached;
+    const [found] = (await on(sqlDoorbells(this.options.tables), [queue, DOORBELLS_PER_QUEUE])) as [
+      Record<string, unknown>[],
+    ];
+    const rows = found.map((r) => ({
       workerId: String(r.worker_id),
       server: String(r.server),
       connectionId: Number(r.connection_id),
+      token: String(r.token),
+      user: String(r.db_user),
     }));
-    this.#cache.set(queue, { rows: doorbells, readAt: performance.now() });
-    return doorbells;
+    if (rows.some((d) => d.server === self.server && d.user !== self.user && isToken(d.token)))
+      this.#reportOnce('other-user');
+    const seen = new Set(cached?.parked.map(keyOf));
+    const ringable = rows.filter((d) => this.#ringable(d, self));
+    const { parked, gone } = await findParked(
+      on,
+      self,
+      ringable.filter((d) => !seen.has(keyOf(d))),
+    );
+    await this.#forget(gone, on);
+    const entry = {
+      parked: [...ringable.filter((d) => seen.has(keyOf(d))), ...parked],
+      readAt: performance.now(),
+    };
+    this.#cache.set(queue, entry);
+    return entry;
   }
 
-  /** The ringer's connection, held between rings, with the server it reaches. */
-  async #acquire(): Promise<{ raw: unknown; server: string }> {
+  /** The ringer's connection, held between rings, with who it is on its server. */
+  async #acquire(): Promise<{ raw: unknown; self: SessionIdentity }> {
     if (this.#connection) return this.#connection;
     const knex = this.options.knex as Knex;
     const raw = await knex.client.acquireConnection();
     try {
-      const [[row]] = (await knex.raw(sqlServer).connection(raw)) as [{ server: string }[]];
-      this.#connection = { raw, server: String(row?.server) };
+      const self = await readIdentity((sql, params = []) => knex.raw(sql, params as Knex.RawBinding[]).connection(raw));
+      this.#connection = { raw, self };
       return this.#connection;
     } catch (error) {
       await knex.client.releaseConnection(raw).catch(() => undefined);
@@ -192,24 +246,26 @@ export class Ringer {
     }
   }
 
+  /** Gives the connection back, and with it what was seen over it: another connection may reach another server life. */
   async #release(broken = false): Promise<void> {
     const connection = this.#connection;
     this.#connection = null;
+    this.#cache.clear();
     if (!connection || !this.options.knex) return;
     if (broken) (connection.raw as { __knex__disposed?: unknown }).__knex__disposed = true;
     await this.options.knex.client.releaseConnection(connection.raw).catch(() => undefined);
   }
 }
 
-function fresh(cached: { rows: readonly DoorbellRow[]; readAt: number }): boolean {
-  const ttl = cached.rows.length === 0 ? NO_DOORBELL_CACHE_MS : DOORBELL_CACHE_MS;
+function fresh(cached: CachedDoorbells): boolean {
+  const ttl = cached.parked.length === 0 ? NO_DOORBELL_CACHE_MS : DOORBELL_CACHE_MS;
   return performance.now() - cached.readAt < ttl;
 }
 
 /** Pure: up to `count` distinct doorbells, at random (so that single jobs spread over the fleet). */
 export function pickRandom<T>(items: readonly T[], count: number): T[] {
   const copy = [...items];
-  const n = Math.min(count, copy.length);
+  const n = Math.max(0, Math.min(count, copy.length));
   for (let i = 0; i < n; i++) {
     const j = i + Math.floor(Math.random() * (copy.length - i));
     [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];

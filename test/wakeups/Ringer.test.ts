@@ -1,54 +1,163 @@
-import knexFactory from 'knex';
-import mysql from 'mysql2/promise';
-import { describe, expect, it } from 'vitest';
-import { SluiceEvents } from '../../src/events.ts';
+import { randomBytes } from 'node:crypto';
+import knexFactory, { type Knex } from 'knex';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { type SluiceEventMap, SluiceEvents } from '../../src/events.ts';
 import { Ringer } from '../../src/wakeups/Ringer.ts';
+import { KILLS_PER_ROUND } from '../../src/wakeups/ringParked.ts';
+import { closeObservers, parkStandIn, type StandInDoorbell } from '../helpers/standInDoorbell.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
 /**
- * The enqueuer's side of the wake-up (src/wakeups/Ringer.ts) against the real server, with a
- * stand-in doorbell: a connection of the test asleep in SELECT SLEEP, registered as a worker's.
+ * The enqueuer's side of the wake-up (src/wakeups/Ringer.ts) against the real server, with
+ * stand-in doorbells (test/helpers/standInDoorbell.ts): connections of the test registered as
+ * workers' and asleep in the doorbell's own statement.
  */
 const db = useTestDatabase('ringer');
 
+interface Harness {
+  readonly knex: Knex;
+  readonly ringer: Ringer;
+  /** Every statement the ringer sent. */
+  readonly statements: string[];
+  readonly errors: SluiceEventMap['doorbell:error'][];
+}
+
+const opened: { harness: Harness; standIns: StandInDoorbell[] }[] = [];
+
+function harness(): Harness {
+  const knex = knexFactory({ client: 'mysql2', connection: db.url, pool: { min: 1, max: 1 } });
+  const events = new SluiceEvents();
+  const statements: string[] = [];
+  const errors: SluiceEventMap['doorbell:error'][] = [];
+  knex.on('query', (q: { sql: string }) => statements.push(q.sql.trim()));
+  events.on('doorbell:error', (e) => errors.push(e));
+  const made = { knex, ringer: new Ringer({ knex, tables: db.sluice.tables, events }), statements, errors };
+  opened.push({ harness: made, standIns: [] });
+  return made;
+}
+
+async function standIn(queue: string, workerId: string): Promise<StandInDoorbell> {
+  const parked = await parkStandIn(db.url, queue, workerId);
+  opened.at(-1)?.standIns.push(parked);
+  return parked;
+}
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const { harness: h, standIns } of opened.splice(0)) {
+    await h.ringer.close();
+    await h.knex.destroy();
+    await Promise.all(standIns.map((s) => s.end()));
+  }
+});
+afterAll(() => closeObservers());
+
+const ring = async (h: Harness, queue: string, jobs: number) => {
+  h.ringer.ring('sluice_', new Map([[queue, jobs]]));
+  await h.ringer.settled();
+};
+
+const kills = (h: Harness) => h.statements.filter((s) => /^KILL/i.test(s));
+
+async function doorbellCount(queue: string): Promise<number> {
+  const [row] = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM sluice_doorbells WHERE queue = ?', [queue]);
+  return Number(row?.n);
+}
+
 describe('Ringer', () => {
   it('a worker that registers just after the queue was found empty is rung by the next enqueue, not a second later', async () => {
-    const knex = knexFactory({ client: 'mysql2', connection: db.url, pool: { min: 0, max: 1 } });
-    const sleeper = await mysql.createConnection({ uri: db.url });
-    const ringer = new Ringer({ knex, tables: db.sluice.tables, events: new SluiceEvents() });
-    try {
-      // An enqueue into a queue nobody waits on: the ringer reads (and keeps) an empty list.
-      ringer.ring('sluice_', new Map([['fresh', 1]]));
-      await ringer.settled();
-      // A worker comes up: its doorbell connection sleeps and registers.
-      const [[self]] = (await sleeper.query("SELECT CONNECTION_ID() AS id, CONCAT(@@hostname, ':', @@port) AS s")) as [
-        { id: number; s: string }[],
-        unknown,
-      ];
-      let interrupted: number | null = null;
-      const sleeping = sleeper.query('SELECT SLEEP(30)').then(
-        () => undefined,
-        (error: { errno?: number }) => {
-          interrupted = error.errno ?? -1;
-        },
-      );
-      await db.query(
-        "INSERT INTO sluice_doorbells (queue, worker_id, server, connection_id, created_at) VALUES ('fresh', 'w-new', ?, ?, NOW(3))",
-        [self?.s, self?.id],
-      );
-      // Well within the second a non-empty list is kept, past the 100 ms an empty one is.
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      // The next enqueue rings it.
-      ringer.ring('sluice_', new Map([['fresh', 1]]));
-      await ringer.settled();
-      await waitFor(() => interrupted !== null, { timeoutMs: 5_000, what: 'the sleeping doorbell rung' });
-      expect(interrupted).toBe(1317);
-      await sleeping;
-    } finally {
-      await ringer.close();
-      await knex.destroy();
-      await sleeper.end();
-    }
+    const h = harness();
+    // An enqueue into a queue nobody waits on: the ringer reads (and keeps) an empty list.
+    await ring(h, 'fresh', 1);
+    // A worker comes up: its doorbell connection registers and sleeps.
+    const doorbell = await standIn('fresh', 'w-new');
+    // Well within the second a non-empty list is kept, past the 100 ms an empty one is.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await ring(h, 'fresh', 1);
+    await waitFor(() => doorbell.rung(), { timeoutMs: 5_000, what: 'the sleeping doorbell rung' });
+    expect(h.errors).toEqual([]);
+  });
+
+  it('a round is bounded whatever the table holds: 5,000 forged rows cost a handful of statements, not 10,000', async () => {
+    const h = harness();
+    const live = await standIn('flood', 'w-0-live');
+    const rows = Array.from({ length: 5_000 }, (_, n) => [
+      'flood',
+      `w-forged-${n}`,
+      live.server,
+      4_000_000_000 + n,
+      randomBytes(16).toString('hex'),
+      live.user,
+    ]);
+    await db.query(
+      `INSERT INTO sluice_doorbells (queue, worker_id, server, connection_id, token, db_user, created_at) VALUES ${rows
+        .map(() => '(?, ?, ?, ?, ?, ?, NOW(3))')
+        .join(', ')}`,
+      rows.flat(),
+    );
+    await ring(h, 'flood', 1);
+    await waitFor(() => live.rung(), { timeoutMs: 5_000, what: 'the live doorbell rung' });
+    // Who it is, the doorbells (one bounded read), the process list, one DELETE of the gone, one KILL.
+    expect(h.statements.length, h.statements.join('\n')).toBeLessThanOrEqual(6);
+    expect(kills(h)).toHaveLength(1);
+    // Rows read and found gone were deleted (the rest stay for maintenance, or the next rounds).
+    expect(await doorbellCount('flood')).toBeLessThan(5_001);
+    expect(h.errors).toEqual([]);
+  });
+
+  it(`a batch sends at most ${KILLS_PER_ROUND} KILLs per round, however many doorbells are asleep`, async () => {
+    const h = harness();
+    const many: StandInDoorbell[] = [];
+    for (let n = 0; n < KILLS_PER_ROUND + 8; n++) many.push(await standIn('many', `w-${String(n).padStart(3, '0')}`));
+    await ring(h, 'many', 10_000);
+    expect(kills(h)).toHaveLength(KILLS_PER_ROUND);
+    await waitFor(() => many.filter((d) => d.rung()).length === KILLS_PER_ROUND, { what: 'the rung doorbells woke' });
+    expect(h.errors).toEqual([]);
+  });
+
+  it("a row naming the ringer's own connection is never rung, and the round's other rings go out", async () => {
+    const h = harness();
+    // The ringer's pool holds one connection: the one it will ring over.
+    const [[own]] = (await h.knex.raw('SELECT CONNECTION_ID() AS id')) as [{ id: number }[]];
+    const live = await standIn('self', 'w-live');
+    await db.query(
+      'INSERT INTO sluice_doorbells (queue, worker_id, server, connection_id, token, db_user, created_at) VALUES (?, ?, ?, ?, ?, ?, NOW(3))',
+      ['self', 'w-self', live.server, own?.id, randomBytes(16).toString('hex'), live.user],
+    );
+    await ring(h, 'self', 2);
+    await waitFor(() => live.rung(), { timeoutMs: 5_000, what: 'the live doorbell rung' });
+    expect(h.errors).toEqual([]);
+    // The ringer goes on ringing.
+    const next = await standIn('self-next', 'w-next');
+    await ring(h, 'self-next', 1);
+    await waitFor(() => next.rung(), { timeoutMs: 5_000, what: 'the next doorbell rung' });
+    expect(h.errors).toEqual([]);
+  });
+
+  it("a killed worker's orphaned sleep does not swallow the ring: one more doorbell is rung, a live one", async () => {
+    const h = harness();
+    // A worker SIGKILLed while asleep: its client is gone, its server thread sleeps on.
+    const dead = await standIn('orphan', 'w-a-dead');
+    dead.orphan();
+    const live = await standIn('orphan', 'w-b-live');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stillThere = async () =>
+      (await db.query('SELECT ID FROM information_schema.PROCESSLIST WHERE ID = ?', [dead.id])).length === 1;
+    expect(await stillThere(), 'the orphaned sleep is still on the server').toBe(true);
+    // No shuffle: the doorbells in worker-id order, the dead one first. One job.
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    await ring(h, 'orphan', 1);
+    vi.restoreAllMocks();
+    await waitFor(() => live.rung(), { timeoutMs: 5_000, what: 'the live doorbell rung' });
+    expect(kills(h)).toHaveLength(2);
+    // The KILL ended all that was left of the dead one; the next ring finds it gone and drops its row.
+    await waitFor(async () => !(await stillThere()), { what: 'the orphaned thread gone' });
+    await ring(h, 'orphan', 1);
+    const rows = await db.query<{ worker_id: string }>('SELECT worker_id FROM sluice_doorbells WHERE queue = ?', [
+      'orphan',
+    ]);
+    expect(rows.map((r) => r.worker_id)).toEqual(['w-b-live']);
+    expect(h.errors).toEqual([]);
   });
 });

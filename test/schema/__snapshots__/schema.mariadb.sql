@@ -39,6 +39,8 @@ CREATE TABLE `<prefix>doorbells` (
   `worker_id` varchar(128) NOT NULL,
   `server` varchar(255) NOT NULL,
   `connection_id` bigint(20) unsigned NOT NULL,
+  `token` char(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
+  `db_user` varchar(128) NOT NULL DEFAULT '',
   `created_at` datetime(3) NOT NULL,
   PRIMARY KEY (`queue`,`worker_id`),
   KEY `ix_worker` (`worker_id`)
