@@ -55,7 +55,7 @@ export async function measureDrains(
   return rows;
 }
 
-async function drainSluice(
+export async function drainSluice(
   bench: Bench,
   jobs: readonly BenchJob[],
   strategy: ClaimStrategy,
@@ -88,7 +88,7 @@ async function drainSluice(
   return measureDrain(bench.conn, target, jobs.length);
 }
 
-async function drainRaw(
+export async function drainRaw(
   bench: Bench,
   jobs: readonly BenchJob[],
   workers: number,
