@@ -11,7 +11,7 @@ const LAYERS = [
   ['the worker process and the scheduler', '^src/(worker|scheduler)/'],
   ['operations that write and read jobs', '^src/(enqueue|jobControl)/'],
   ['operations on the other tables', '^src/(batches|deadJobs|history|stats)/'],
-  ['queues and idempotency keys', '^src/(queues|idempotency)/'],
+  ['queues, idempotency keys and trace contexts', '^src/(queues|idempotency|tracing)/'],
   ['what every operation of an install shares', '^src/sluiceRuntime\\.ts$'],
   ['wake-ups', '^src/wakeups/'],
   [

@@ -12,6 +12,8 @@ export interface Tables {
   readonly workers: string;
   readonly jobHistory: string;
   readonly jobProgress: string;
+  /** The trace context each traced job was enqueued under (src/tracing/). */
+  readonly jobTraces: string;
   readonly doorbells: string;
   readonly migrations: string;
   readonly migrationsLock: string;
@@ -42,6 +44,7 @@ export function tablesFor(prefix: string): Tables {
     workers: `\`${prefix}workers\``,
     jobHistory: `\`${prefix}job_history\``,
     jobProgress: `\`${prefix}job_progress\``,
+    jobTraces: `\`${prefix}job_traces\``,
     doorbells: `\`${prefix}doorbells\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,

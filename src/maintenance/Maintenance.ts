@@ -13,6 +13,7 @@ import { Scheduler } from '../scheduler/Scheduler.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { MaintenancePass as GenericPass, PassCounts, SkippedRelease } from '../task/MaintenanceTask.ts';
 import { totalChanged } from '../task/MaintenanceTask.ts';
+import { pruneTraceContexts } from '../tracing/pruneTraceContexts.ts';
 import { ClaimTokens } from '../worker/ClaimTokens.ts';
 import { loadHandlers } from '../worker/loadHandlers.ts';
 import { LeaderLease } from './LeaderLease.ts';
@@ -50,6 +51,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
     pruneHistory(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
     pruneDeadJobs(taskDb, { retentionMs: runtime.options.deadRetentionMs, batchSize, maxBatches, jitterMs }),
     pruneProgress(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
+    pruneTraceContexts(taskDb, { retentionMs: runtime.options.historyRetentionMs, batchSize, maxBatches, jitterMs }),
   ] as const;
 }
 
