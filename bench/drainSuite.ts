@@ -62,7 +62,12 @@ export async function drainSluice(
   workers: number,
   concurrency: number,
 ): Promise<DrainMeasurement> {
-  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobHistory]);
+  await truncate(bench.conn, [
+    bench.tables.jobs,
+    bench.tables.batches,
+    bench.tables.jobHistory,
+    bench.tables.jobTraces,
+  ]);
   await bench.sluice.enqueueBatch(jobs);
   const args = [
     ...SLUICE_CLI,
