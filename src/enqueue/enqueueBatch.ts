@@ -11,7 +11,7 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { activeTracer } from '../tracing/activeTracer.ts';
 import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
 import { type StoredTraceContext, storedContextOf } from '../tracing/traceContext.ts';
-import { writeBatchTraceContext } from '../tracing/writeTraceContexts.ts';
+import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { BatchWriter } from './BatchWriter.ts';
 
@@ -72,7 +72,7 @@ export async function enqueueBatch(
   });
 }
 
-/** The batch's transaction; with a trace context, every job written carries it (one statement more). */
+/** The batch's transaction; with a trace context, one row more carries it for every job of the batch. */
 async function writeBatch(
   runtime: SluiceRuntime,
   jobs: readonly JobSpec[],
@@ -88,7 +88,7 @@ async function writeBatch(
     await writer.write(jobs);
     const written = await writer.close();
     if (traceContext && written.batchId !== null)
-      await writeBatchTraceContext(tx, runtime.tables, written.batchId, traceContext);
+      await writeTraceContext(tx, runtime.tables, { batchId: written.batchId }, traceContext);
     return written;
   }).catch((error: unknown) => {
     throw writeSetRefusal(error) ?? error;

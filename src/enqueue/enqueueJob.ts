@@ -9,7 +9,7 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { activeTracer } from '../tracing/activeTracer.ts';
 import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
 import { type StoredTraceContext, storedContextOf } from '../tracing/traceContext.ts';
-import { writeJobTraceContext } from '../tracing/writeTraceContexts.ts';
+import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
@@ -76,7 +76,7 @@ async function writeJob(
       return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
     const { insertId } = await tx.write(sql);
     if (reservation) await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
-    if (traceContext) await writeJobTraceContext(tx, runtime.tables, insertId, traceContext);
+    if (traceContext) await writeTraceContext(tx, runtime.tables, { jobId: insertId }, traceContext);
     return { id: insertId, duplicate: false };
   });
   if (!result.duplicate) ringAfterCommit(runtime, options.trx, wrote);

@@ -194,8 +194,7 @@ export class ClaimLoop {
   async #traced(tracer: Tracer, claimedAt: number, rows: readonly JobRow[]): Promise<TracedClaim> {
     let links: ReadonlyMap<number, Link> = new Map();
     try {
-      const ids = rows.map((r) => Number(r.id));
-      links = await readTraceLinks(this.runtime.workerDb, this.runtime.tables, ids);
+      links = await readTraceLinks(this.runtime.workerDb, this.runtime.tables, rows);
     } catch (error) {
       this.report.error(error, 'reading the trace contexts of claimed jobs');
     }

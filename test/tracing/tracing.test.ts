@@ -59,8 +59,11 @@ function only(name: string): ReadableSpan {
   return spans[0] as ReadableSpan;
 }
 
-async function traceRows(): Promise<{ job_id: number; traceparent: string; tracestate: string | null }[]> {
-  return db.query('SELECT job_id, traceparent, tracestate FROM sluice_job_traces ORDER BY job_id');
+async function traceRows(): Promise<{ kind: string; id: number; traceparent: string; tracestate: string | null }[]> {
+  const rows = await db.query<{ kind: string; id: number | string; traceparent: string; tracestate: string | null }>(
+    'SELECT kind, id, traceparent, tracestate FROM sluice_job_traces ORDER BY kind, id',
+  );
+  return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
 
 function traceparentOf(span: ReadableSpan): string {
@@ -83,10 +86,12 @@ describe('enqueue', () => {
       'messaging.message.id': String(value.id),
       'messaging.sluice.job.name': 'mail',
     });
-    expect(await traceRows()).toEqual([{ job_id: value.id, traceparent: traceparentOf(send), tracestate: null }]);
+    expect(await traceRows()).toEqual([
+      { kind: 'job', id: value.id, traceparent: traceparentOf(send), tracestate: null },
+    ]);
   });
 
-  it('a batch is one span; every job of it carries that context, in one statement', async () => {
+  it('a batch is one span, and one row carries its context for every job of it', async () => {
     const { value } = await inRequest(() =>
       db.sluice.enqueueBatch([
         { name: 'a', queue: 'orders' },
@@ -100,9 +105,9 @@ describe('enqueue', () => {
       'messaging.batch.message_count': 3,
       'messaging.sluice.batch.id': value.batchId,
     });
-    const rows = await traceRows();
-    expect(rows).toHaveLength(3);
-    expect(new Set(rows.map((r) => r.traceparent))).toEqual(new Set([traceparentOf(send)]));
+    expect(await traceRows()).toEqual([
+      { kind: 'batch', id: value.batchId, traceparent: traceparentOf(send), tracestate: null },
+    ]);
   });
 
   it('a batch over several queues names none; a failed enqueue is an error span and writes nothing', async () => {
@@ -133,7 +138,7 @@ describe('enqueue', () => {
       undefined,
       true,
     ]);
-    expect((await traceRows()).map((r) => r.job_id)).toEqual([first.id]);
+    expect((await traceRows()).map((r) => r.id)).toEqual([first.id]);
   });
 });
 
@@ -182,7 +187,7 @@ describe('attempts', () => {
     expect(attempts[1]?.status.code).toBe(SpanStatusCode.UNSET);
   });
 
-  it('records dead and exactly-once outcomes; a job enqueued without tracing has no link', async () => {
+  it('records dead and exactly-once outcomes; a batch job links by its batch, one enqueued untraced has no link', async () => {
     const sluice = db.open();
     const events = recordEvents(sluice);
     const refused = defineJob({
@@ -192,7 +197,8 @@ describe('attempts', () => {
       },
     });
     const booked = defineJob({ name: 'booked', delivery: 'exactly-once', handle: async () => undefined });
-    await sluice.enqueue({ name: 'refused', queue: 'ops' });
+    await sluice.enqueueBatch([{ name: 'refused', queue: 'ops' }]);
+    const batchSend = only('send ops');
     await insertJob(db, { queue: 'ops', name: 'booked' });
     await withWorker(sluice, [refused, booked], { queues: ['ops'] }, async () => {
       await waitFor(() => events['job:dead'].length === 1 && events['job:completed'].length === 1, {
@@ -204,7 +210,8 @@ describe('attempts', () => {
       'messaging.sluice.job.outcome': 'dead',
       'error.type': 'SLUICE_PERMANENT',
     });
-    expect(byName.get('refused')?.links).toHaveLength(1);
+    // A batch's job finds its context by its batch id.
+    expect(byName.get('refused')?.links.map((l) => l.context.spanId)).toEqual([batchSend.spanContext().spanId]);
     expect(byName.get('booked')?.attributes).toMatchObject({
       'messaging.sluice.job.outcome': 'succeeded',
       'messaging.sluice.job.delivery': 'exactly-once',
@@ -214,17 +221,21 @@ describe('attempts', () => {
 });
 
 describe('pruneTraceContexts', () => {
-  it('removes the contexts of finished jobs past the retention, never a live job’s', async () => {
+  it('removes contexts past the retention none of whose jobs lives, a job’s or a batch’s', async () => {
     const live = await insertJob(db, {});
+    await insertJob(db, { batchId: 41 });
+    const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     await db.query(
-      `INSERT INTO sluice_job_traces (job_id, traceparent, created_at) VALUES
-         (?, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', NOW(3) - INTERVAL 2 DAY),
-         (999999, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', NOW(3) - INTERVAL 2 DAY),
-         (999998, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', NOW(3))`,
-      [live],
+      `INSERT INTO sluice_job_traces (kind, id, traceparent, created_at) VALUES
+         ('job', ?, ?, NOW(3) - INTERVAL 2 DAY),
+         ('job', 999999, ?, NOW(3) - INTERVAL 2 DAY),
+         ('job', 999998, ?, NOW(3)),
+         ('batch', 41, ?, NOW(3) - INTERVAL 2 DAY),
+         ('batch', 42, ?, NOW(3) - INTERVAL 2 DAY)`,
+      [live, tp, tp, tp, tp, tp],
     );
     const pass = await db.sluice.maintenance({ jitterMs: 0 }).runOnce();
-    expect(pass.tasks.pruneTraceContexts).toEqual({ pruned: 1 });
-    expect((await traceRows()).map((r) => Number(r.job_id))).toEqual([live, 999998]);
+    expect(pass.tasks.pruneTraceContexts).toEqual({ pruned: 2 });
+    expect((await traceRows()).map((r) => `${r.kind} ${r.id}`)).toEqual([`job ${live}`, 'job 999998', 'batch 41']);
   });
 });

@@ -113,11 +113,12 @@ CREATE TABLE `<prefix>job_progress` (
 
 -- <prefix>job_traces
 CREATE TABLE `<prefix>job_traces` (
-  `job_id` bigint(20) unsigned NOT NULL,
+  `kind` enum('job','batch') CHARACTER SET ascii COLLATE ascii_general_ci NOT NULL,
+  `id` bigint(20) unsigned NOT NULL,
   `traceparent` varchar(55) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `tracestate` varchar(512) CHARACTER SET ascii COLLATE ascii_bin DEFAULT NULL,
   `created_at` datetime(3) NOT NULL,
-  PRIMARY KEY (`job_id`),
+  PRIMARY KEY (`kind`,`id`),
   KEY `ix_created` (`created_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
