@@ -12,7 +12,7 @@ const LAYERS = [
   ['queue depth, read through the job walks', '^src/stats/'],
   ['operations that write and read jobs', '^src/(enqueue|jobControl)/'],
   ['operations on the other tables', '^src/(batches|deadJobs|history)/'],
-  ['queues and idempotency keys', '^src/(queues|idempotency)/'],
+  ['queues, idempotency keys and trace contexts', '^src/(queues|idempotency|tracing)/'],
   ['what every operation of an install shares', '^src/sluiceRuntime\\.ts$'],
   ['wake-ups', '^src/wakeups/'],
   [

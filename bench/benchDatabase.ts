@@ -25,6 +25,8 @@ export interface Bench {
     readonly jobs: string;
     readonly batches: string;
     readonly jobHistory: string;
+    /** Filled only with BENCH_OTEL=1: the context each traced job carries. */
+    readonly jobTraces: string;
     readonly raw: string;
   };
   readonly server: { readonly version: string; readonly maxAllowedPacket: number };
@@ -42,6 +44,7 @@ export async function openBench(database = BENCH_DATABASE): Promise<Bench> {
     jobs: `${PREFIX}jobs`,
     batches: `${PREFIX}batches`,
     jobHistory: `${PREFIX}job_history`,
+    jobTraces: `${PREFIX}job_traces`,
     raw: 'raw_jobs',
   };
   await conn.query(`CREATE TABLE \`${tables.raw}\` LIKE \`${tables.jobs}\``);

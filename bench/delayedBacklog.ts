@@ -43,7 +43,12 @@ export interface BacklogMeasurement {
 }
 
 export async function measureDelayedBacklog(bench: Bench): Promise<BacklogMeasurement> {
-  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobHistory]);
+  await truncate(bench.conn, [
+    bench.tables.jobs,
+    bench.tables.batches,
+    bench.tables.jobHistory,
+    bench.tables.jobTraces,
+  ]);
   await drainDue(bench);
   const runsWithout = await timedDrains(bench, 'without backlog');
   await loadBacklog(bench);

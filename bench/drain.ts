@@ -12,6 +12,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { otelEnabled } from './otelSdk.ts';
 import { measureWithFleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
 import { quietHost } from './quietHost.ts';
@@ -42,7 +43,14 @@ export interface DrainMeasurement {
   readonly statements: StatementCounts;
 }
 
-const PRELOADS = ['--import', 'tsx', '--import', new URL('./statementCounter.ts', import.meta.url).pathname];
+const PRELOADS = [
+  '--import',
+  'tsx',
+  '--import',
+  new URL('./statementCounter.ts', import.meta.url).pathname,
+  // BENCH_OTEL=1: the workers register the same no-export SDK as the bench process.
+  ...(otelEnabled ? ['--import', new URL('./otelSdk.ts', import.meta.url).pathname] : []),
+];
 
 const POLL_INTERVAL_MS = 20;
 const PROGRESS_INTERVAL_MS = 5_000;

@@ -107,7 +107,12 @@ async function main(): Promise<void> {
 }
 
 async function refill(bench: Bench, jobs: readonly BenchJob[]): Promise<void> {
-  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobHistory]);
+  await truncate(bench.conn, [
+    bench.tables.jobs,
+    bench.tables.batches,
+    bench.tables.jobHistory,
+    bench.tables.jobTraces,
+  ]);
   await bench.sluice.enqueueBatch(jobs);
 }
 

@@ -55,14 +55,19 @@ export async function measureDrains(
   return rows;
 }
 
-async function drainSluice(
+export async function drainSluice(
   bench: Bench,
   jobs: readonly BenchJob[],
   strategy: ClaimStrategy,
   workers: number,
   concurrency: number,
 ): Promise<DrainMeasurement> {
-  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobHistory]);
+  await truncate(bench.conn, [
+    bench.tables.jobs,
+    bench.tables.batches,
+    bench.tables.jobHistory,
+    bench.tables.jobTraces,
+  ]);
   await bench.sluice.enqueueBatch(jobs);
   const args = [
     ...SLUICE_CLI,
@@ -88,7 +93,7 @@ async function drainSluice(
   return measureDrain(bench.conn, target, jobs.length);
 }
 
-async function drainRaw(
+export async function drainRaw(
   bench: Bench,
   jobs: readonly BenchJob[],
   workers: number,

@@ -56,7 +56,7 @@ async function timeSluiceEnqueue(
   bench: Bench,
   jobs: readonly BenchJob[],
 ): Promise<{ seconds: number; chunks: number }> {
-  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches]);
+  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobTraces]);
   let chunks = 0;
   const onEnqueued = (e: { chunks: number }) => (chunks = e.chunks);
   bench.sluice.events.on('batch:enqueued', onEnqueued);

@@ -157,8 +157,8 @@ function drainTable({ jobCount, drains }: ReportInput): string {
     fmt(d.sluice.jobsPerSec),
     fmt(d.raw.jobsPerSec),
     (d.sluice.jobsPerSec / d.raw.jobsPerSec).toFixed(2),
-    perBatch(d.sluice).toFixed(1),
-    perBatch(d.raw).toFixed(1),
+    statementsPer50(d.sluice).toFixed(1),
+    statementsPer50(d.raw).toFixed(1),
     `${fmt(d.sluice.startedEarly)} / ${fmt(d.raw.startedEarly)}`,
     [cutOff('sluice', d.sluice), cutOff('raw', d.raw)].filter(Boolean).join('; '),
   ]);
@@ -205,7 +205,7 @@ function footer({ wallSeconds }: ReportInput): string {
 }
 
 /** Statements per 50 jobs processed (start-up included; a cut-off drain counts what it did). */
-function perBatch(m: DrainMeasurement): number {
+export function statementsPer50(m: DrainMeasurement): number {
   const total = Object.values(m.statements).reduce((a, b) => a + b, 0);
   return (total * 50) / processed(m);
 }

@@ -122,6 +122,7 @@ describe('events', () => {
           checkQueues: { broken: 0, kept: 0 },
           pruneJobErrors: { pruned: 0 },
           pruneJobLogs: { pruned: 0 },
+          pruneTraceContexts: { pruned: 0 },
         },
         durationMs: expect.any(Number),
       },

@@ -14,6 +14,8 @@ export interface Tables {
   readonly jobProgress: string;
   readonly jobErrors: string;
   readonly jobLogs: string;
+  /** The trace context each traced job was enqueued under (src/tracing/). */
+  readonly jobTraces: string;
   readonly doorbells: string;
   readonly queueDepths: string;
   readonly migrations: string;
@@ -47,6 +49,7 @@ export function tablesFor(prefix: string): Tables {
     jobProgress: `\`${prefix}job_progress\``,
     jobErrors: `\`${prefix}job_errors\``,
     jobLogs: `\`${prefix}job_logs\``,
+    jobTraces: `\`${prefix}job_traces\``,
     doorbells: `\`${prefix}doorbells\``,
     queueDepths: `\`${prefix}queue_depths\``,
     migrations: `${prefix}migrations`,

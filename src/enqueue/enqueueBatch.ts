@@ -8,6 +8,10 @@ import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../model/job.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { activeTracer } from '../tracing/activeTracer.ts';
+import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
+import { type StoredTraceContext, storedContextOf } from '../tracing/traceContext.ts';
+import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { BatchWriter } from './BatchWriter.ts';
 
@@ -37,7 +41,8 @@ export interface EnqueueBatchResult {
  * Writes a batch all-or-nothing: one transaction (or a savepoint in the caller's) holds the batch
  * row and every chunk, written by a BatchWriter that validates each job once, as it gathers its
  * chunk, so memory beyond the caller's array is one chunk. One bad job throws JobValidationError
- * naming its index, and the rollback leaves zero rows of the batch.
+ * naming its index, and the rollback leaves zero rows of the batch. With an OpenTelemetry SDK
+ * registered, the batch is written in one `send` span whose context every job of it carries.
  */
 export async function enqueueBatch(
   runtime: SluiceRuntime,
@@ -56,13 +61,35 @@ export async function enqueueBatch(
   const onComplete =
     options.onComplete === undefined ? null : storedCompletionJob(options.onComplete, runtime.options.maxPayloadBytes);
   if (jobs.length === 0) return { batchId: null, count: 0, skipped: 0 };
+  const tracer = activeTracer();
+  if (tracer === undefined) return writeBatch(runtime, jobs, options, onComplete, null, started);
+  return inSendSpan(tracer, sharedQueue(jobs), {}, async (span) => {
+    const result = await writeBatch(runtime, jobs, options, onComplete, storedContextOf(span.spanContext()), started);
+    span.setAttribute(ATTR.messageCount, result.count);
+    if (result.batchId !== null) span.setAttribute(ATTR.batchId, result.batchId);
+    if (result.skipped > 0) span.setAttribute(ATTR.skipped, result.skipped);
+    return result;
+  });
+}
 
+/** The batch's transaction; with a trace context, one row more carries it for every job of the batch. */
+async function writeBatch(
+  runtime: SluiceRuntime,
+  jobs: readonly JobSpec[],
+  options: EnqueueBatchOptions,
+  onComplete: string | null,
+  traceContext: StoredTraceContext | null,
+  started: number,
+): Promise<EnqueueBatchResult> {
   const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, runtime.options.maxRowsPerInsert);
   const db: Executor = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
   const result = await withTransaction(db, async (tx) => {
     const writer = await BatchWriter.open(runtime, tx, limits, onComplete);
     await writer.write(jobs);
-    return writer.close();
+    const written = await writer.close();
+    if (traceContext && written.batchId !== null)
+      await writeTraceContext(tx, runtime.tables, { batchId: written.batchId }, traceContext);
+    return written;
   }).catch((error: unknown) => {
     throw writeSetRefusal(error) ?? error;
   });
@@ -74,6 +101,14 @@ export async function enqueueBatch(
     durationMs: Math.round(performance.now() - started),
   });
   return { batchId: result.batchId, count: result.count, skipped: result.skipped };
+}
+
+/** The one queue every job of a batch names (its span's destination), or undefined for several. */
+function sharedQueue(jobs: readonly JobSpec[]): string | undefined {
+  const queueOf = (spec: JobSpec | undefined) => spec?.queue ?? 'default';
+  const first = queueOf(jobs[0]);
+  for (const spec of jobs) if (queueOf(spec) !== first) return undefined;
+  return typeof first === 'string' ? first : undefined;
 }
 
 /** Validates the completion job now (nothing is written if it is bad) and renders it for the batches row. */

@@ -4,8 +4,12 @@ import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
 import type { JobSpec } from '../model/job.ts';
-import { validateJob } from '../model/validateJob.ts';
+import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { activeTracer } from '../tracing/activeTracer.ts';
+import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
+import { type StoredTraceContext, storedContextOf } from '../tracing/traceContext.ts';
+import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
@@ -19,7 +23,9 @@ export interface EnqueueResult {
 
 /**
  * Enqueues a single job (no batch row): one autocommit INSERT, or, with an idempotency key, a
- * short transaction that reserves the key first. Validation errors name index 0.
+ * short transaction that reserves the key first. Validation errors name index 0. With an
+ * OpenTelemetry SDK registered, the write runs in a `send <queue>` span whose context is kept
+ * with the job in the same transaction (src/tracing/); without one, nothing of that runs.
  */
 export async function enqueueJob(
   runtime: SluiceRuntime,
@@ -27,6 +33,22 @@ export async function enqueueJob(
   options: EnqueueOptions = {},
 ): Promise<EnqueueResult> {
   const job = validateJob(spec, 0, { maxPayloadBytes: runtime.options.maxPayloadBytes });
+  const tracer = activeTracer();
+  if (tracer === undefined) return writeJob(runtime, job, options, null);
+  return inSendSpan(tracer, job.queue, { [ATTR.jobName]: job.name }, async (span) => {
+    const result = await writeJob(runtime, job, options, storedContextOf(span.spanContext()));
+    span.setAttribute(ATTR.messageId, String(result.id));
+    if (result.duplicate) span.setAttribute(ATTR.duplicate, true);
+    return result;
+  });
+}
+
+async function writeJob(
+  runtime: SluiceRuntime,
+  job: NormalizedJob,
+  options: EnqueueOptions,
+  traceContext: StoredTraceContext | null,
+): Promise<EnqueueResult> {
   const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
   const columns = columnsFor([job], null);
   // One job, one INSERT: insertId = the job's id.
@@ -41,18 +63,20 @@ export async function enqueueJob(
     );
   }
   const wrote = new Map([[job.queue, 1]]);
-  if (job.idempotencyKey === null) {
+  if (job.idempotencyKey === null && traceContext === null) {
     const { insertId } = await db.write(sql);
     ringAfterCommit(runtime, options.trx, wrote);
     return { id: insertId, duplicate: false };
   }
 
-  const keyed = { queue: job.queue, idempotencyKey: job.idempotencyKey };
+  const keyed = job.idempotencyKey === null ? null : { queue: job.queue, idempotencyKey: job.idempotencyKey };
   const result = await withTransaction(db, async (tx) => {
-    const reservation = await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits);
-    if (reservation.won.size === 0) return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
+    const reservation = keyed ? await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits) : null;
+    if (keyed && reservation?.won.size === 0)
+      return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
     const { insertId } = await tx.write(sql);
-    await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
+    if (reservation) await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
+    if (traceContext) await writeTraceContext(tx, runtime.tables, { jobId: insertId }, traceContext);
     return { id: insertId, duplicate: false };
   });
   if (!result.duplicate) ringAfterCommit(runtime, options.trx, wrote);

@@ -16,6 +16,7 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT } from '../stats/queueDepth.ts';
 import type { MaintenancePass as GenericPass, PassCounts, SkippedRelease } from '../task/MaintenanceTask.ts';
 import { totalChanged } from '../task/MaintenanceTask.ts';
+import { pruneTraceContexts } from '../tracing/pruneTraceContexts.ts';
 import { ClaimTokens } from '../worker/ClaimTokens.ts';
 import { loadHandlers } from '../worker/loadHandlers.ts';
 import { checkQueues } from './checkQueues.ts';
@@ -57,6 +58,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
       onBroken: (broken) => events.emit('promise:broken', { holder, ...broken }),
       onKept: (kept) => events.emit('promise:kept', { holder, ...kept }),
     }),
+    pruneTraceContexts(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
   ] as const;
 }
 

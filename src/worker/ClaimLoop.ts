@@ -1,7 +1,10 @@
+import type { Link, Tracer } from '@opentelemetry/api';
 import { isTransientConflict } from '../db/mysqlErrors.ts';
 import type { JobRow } from '../model/job.ts';
 import { nextDueInMs } from '../queues/nextDueInMs.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { activeTracer } from '../tracing/activeTracer.ts';
+import { readTraceLinks } from '../tracing/readTraceContexts.ts';
 import type { ClaimTokens } from './ClaimTokens.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
@@ -18,8 +21,20 @@ export interface ClaimLoopHost {
   claiming(): boolean;
   /** Jobs in the worker's slots. */
   inFlight(): number;
-  /** Runs one claimed row in a slot; `claimSize`: the rows its claim took in all. */
-  run(row: JobRow, claimSize: number): void;
+  /**
+   * Runs one claimed row in a slot; `claimSize`: the rows its claim took in all; `traced`: the
+   * claim's tracing, when a tracer is registered.
+   */
+  run(row: JobRow, claimSize: number, traced: TracedClaim | undefined): void;
+}
+
+/** What one claim hands each of its jobs for its attempt's span. */
+export interface TracedClaim {
+  readonly tracer: Tracer;
+  /** When the claim was sent (epoch ms): where each attempt's span starts. */
+  readonly claimedAt: number;
+  /** Links to the contexts the claimed jobs were enqueued under, by job id (jobs without one are absent). */
+  readonly links: ReadonlyMap<number, Link>;
 }
 
 /**
@@ -87,9 +102,12 @@ export class ClaimLoop {
           const queue = queues[(nextQueue + i) % queues.length] as string;
           const want = Math.min(free - claimed, claimBatchSize);
           requested += want;
+          const tracer = activeTracer();
+          const claimedAt = tracer ? Date.now() : 0;
           const rows = await this.#claim(queue, want);
           claimed += rows.length;
-          for (const row of rows) this.host.run(row, rows.length);
+          const traced = tracer && rows.length > 0 ? await this.#traced(tracer, claimedAt, rows) : undefined;
+          for (const row of rows) this.host.run(row, rows.length, traced);
         }
         nextQueue = (nextQueue + 1) % queues.length;
       } catch (error) {
@@ -169,6 +187,20 @@ export class ClaimLoop {
     this.report.claimRound(queue, rows.map(claimedJob));
     if (rows.length > 0) this.report.claimed(lockId, queue, rows.length, this.options.claim);
     return rows;
+  }
+
+  /**
+   * A claim's tracing: one read of its jobs' trace contexts. The jobs are claimed already and must
+   * run whatever happens here: a failed read costs their links, never their attempt.
+   */
+  async #traced(tracer: Tracer, claimedAt: number, rows: readonly JobRow[]): Promise<TracedClaim> {
+    let links: ReadonlyMap<number, Link> = new Map();
+    try {
+      links = await readTraceLinks(this.runtime.workerDb, this.runtime.tables, rows);
+    } catch (error) {
+      this.report.error(error, 'reading the trace contexts of claimed jobs');
+    }
+    return { tracer, claimedAt, links };
   }
 
   /** Waits up to `ms`, or until wake() or ring(). */

@@ -114,14 +114,18 @@ export class CompletionBuffer {
   async #flushClaim(lockId: string, jobs: RunningJob[], results: ReadonlyMap<number, string>): Promise<void> {
     const ids = jobs.map((r) => r.job.id);
     let again = false;
+    /** The completion statement ran: what follows (key retention) no longer changes the outcome. */
+    let written = false;
     try {
       // Every job the claim took, finished together: its rows are found by lock_id alone.
       const first = jobs[0] as RunningJob;
       const wholeClaimOf = jobs.length === first.claimSize ? first.job.queue : undefined;
       const logs = pendingLogsOf(jobs);
       const lostIds = await this.#completeOnceReachable({ lockId, ids, results, wholeClaimOf, logs });
+      written = true;
       if (lostIds.length > 0) this.report.claimLost('complete', lockId, lostIds, lostIds.length);
       const completed = lostIds.length === 0 ? jobs : jobs.filter((r) => !lostIds.includes(r.job.id));
+      for (const r of jobs) r.traceOutcome(lostIds.length > 0 && lostIds.includes(r.job.id) ? 'lost' : 'succeeded');
       const keyed = completed.filter((r) => r.job.idempotencyKey !== null).map((r) => r.job.id);
       if (keyed.length > 0) {
         await expireIdempotencyKeys(
@@ -135,9 +139,15 @@ export class CompletionBuffer {
     } catch (error) {
       again = isTransientConflict(error) && jobs.every((r) => (this.#conflicts.get(r) ?? 0) < MAX_CONFLICT_ROUNDS);
       if (again) for (const r of jobs) this.#conflicts.set(r, (this.#conflicts.get(r) ?? 0) + 1);
-      else if (error instanceof ClaimLostError) this.report.claimLost('complete', lockId, ids, error.lost);
+      else if (error instanceof ClaimLostError) {
+        if (!written) for (const r of jobs) r.traceOutcome('lost', error);
+        this.report.claimLost('complete', lockId, ids, error.lost);
+      }
       // Otherwise the claims stay ours until they expire; the maintenance process then hands the jobs out again (at-least-once).
-      else this.report.error(error, `completing ${ids.length} job(s) of ${lockId}`);
+      else {
+        if (!written) for (const r of jobs) r.traceOutcome('unrecorded', error);
+        this.report.error(error, `completing ${ids.length} job(s) of ${lockId}`);
+      }
     } finally {
       if (again) {
         this.#pending.push(...jobs);

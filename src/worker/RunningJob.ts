@@ -1,5 +1,7 @@
+import type { Span } from '@opentelemetry/api';
 import { JobCancelledError } from '../errors.ts';
 import type { Job } from '../model/job.ts';
+import { type AttemptOutcome, recordOutcome } from '../tracing/jobSpans.ts';
 import { AttemptLog, type LogBatch } from './AttemptLog.ts';
 import { Cancellation } from './Cancellation.ts';
 
@@ -47,13 +49,30 @@ export class RunningJob {
   /** Lines the handler logged and not yet written; made on its first ctx.log (a job that never logs has none). */
   #log: AttemptLog | undefined;
 
+  /** The attempt's span has ended (it ends once, with the attempt's outcome). */
+  #spanClosed = false;
+
   constructor(
     readonly job: Job,
     /** How many jobs the claim statement that took this one took in all (its lock_id's rows). */
     readonly claimSize = 1,
     /** Set when the stored payload could not be parsed: the job fails permanently without running. */
     readonly payloadError?: Error,
+    /** This attempt's span, from its claim to its outcome, when a tracer is registered (src/tracing/). */
+    readonly span?: Span,
   ) {}
+
+  /** Records what the attempt came to on its span (nothing without one). */
+  traceOutcome(outcome: AttemptOutcome, error?: unknown): void {
+    if (this.span && !this.#spanClosed) recordOutcome(this.span, outcome, error);
+  }
+
+  /** Ends the attempt's span, once: end() and release() do, and the worker for an attempt that threw. */
+  closeSpan(): void {
+    if (!this.span || this.#spanClosed) return;
+    this.#spanClosed = true;
+    this.span.end();
+  }
 
   get state(): RunningJobState {
     return this.#state;
@@ -142,6 +161,8 @@ export class RunningJob {
   release(): boolean {
     if (!this.#move(['running'], 'released')) return false;
     this.cancellation.abort(new Error('worker stopped before the job finished'));
+    this.traceOutcome('released');
+    this.closeSpan();
     return true;
   }
 
@@ -157,7 +178,7 @@ export class RunningJob {
 
   /** The outcome is written (or found lost): nothing more to do. */
   end(): void {
-    this.#move(['finishing'], 'ended');
+    if (this.#move(['finishing'], 'ended')) this.closeSpan();
   }
 
   #move(from: readonly RunningJobState[], to: RunningJobState): boolean {

@@ -1,13 +1,15 @@
 import { resolve } from 'node:path';
+import type { Span } from '@opentelemetry/api';
 import { assertSchemaCurrent } from '../db/migrate.ts';
 import { OptionsError, PermanentJobError } from '../errors.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
 import { type JobRow, jobFromRow } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { startAttemptSpan } from '../tracing/jobSpans.ts';
 import { Doorbell } from '../wakeups/Doorbell.ts';
 import { onLocalRing } from '../wakeups/localRing.ts';
 import { type AttemptDeps, attemptJob } from './attemptJob.ts';
-import { ClaimLoop } from './ClaimLoop.ts';
+import { ClaimLoop, type TracedClaim } from './ClaimLoop.ts';
 import { ClaimTokens } from './ClaimTokens.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
 import { ConcurrencyLimit } from './ConcurrencyLimit.ts';
@@ -64,7 +66,7 @@ export class Worker {
     this.#claims = new ClaimLoop(runtime, options, this.#tokens, this.#limit, this.#completions, this.#report, {
       claiming: () => this.#state === 'running',
       inFlight: () => this.#running.size,
-      run: (row, claimSize) => this.#run(row, claimSize),
+      run: (row, claimSize, traced) => this.#run(row, claimSize, traced),
     });
     this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
       running: () => this.#running,
@@ -159,9 +161,10 @@ export class Worker {
    * Runs one claimed job in its slot: attempt, then record the outcome. The slot frees when that
    * is done and the handler itself settled (a timed-out handler that ignores its signal keeps it).
    */
-  #run(row: JobRow, claimSize: number): void {
-    const running = runningJobOf(row, claimSize);
+  #run(row: JobRow, claimSize: number, traced: TracedClaim | undefined): void {
     const deps = this.#deps as AttemptDeps & FinishDeps;
+    const span = traced ? this.#attemptSpan(traced, row, deps) : undefined;
+    const running = runningJobOf(row, claimSize, span);
     // This process may claim a job again while an earlier attempt of it still runs here (its claim
     // was taken back during a stall, and the handler ignores its aborted signal): the new attempt
     // waits for that one to settle, so one process never runs a job twice at once.
@@ -173,7 +176,11 @@ export class Worker {
     void Promise.all(earlier.map((r) => r.settled()))
       .then(() => attemptJob(deps, running))
       .then((outcome) => finishJob(deps, running, outcome))
-      .catch((error: unknown) => this.#report.error(error, `running job ${running.job.id}`))
+      .catch((error: unknown) => {
+        running.traceOutcome('unrecorded', error);
+        running.closeSpan();
+        this.#report.error(error, `running job ${running.job.id}`);
+      })
       .then(() => running.settled())
       .finally(() => {
         this.#running.delete(running);
@@ -183,6 +190,20 @@ export class Worker {
         this.#processed++;
         this.#wake();
       });
+  }
+
+  /** The span of one attempt, from its claim: its job, its handler's delivery mode, its enqueue's link. */
+  #attemptSpan(traced: TracedClaim, row: JobRow, deps: AttemptDeps): Span {
+    const id = Number(row.id);
+    const job = {
+      id,
+      queue: row.queue,
+      name: row.name,
+      retryTimes: row.retry_times,
+      batchId: row.batch_id === null ? null : Number(row.batch_id),
+      delivery: deps.handlers.has(row.name) ? (deps.handlers.get(row.name)?.delivery ?? 'at-least-once') : undefined,
+    };
+    return startAttemptSpan(traced.tracer, job, this.id, traced.claimedAt, traced.links.get(id));
   }
 
   async #shutdown(): Promise<void> {
@@ -237,14 +258,14 @@ export class Worker {
 }
 
 /** A claimed row as a RunningJob; a payload that is not JSON (written around sluice) fails the job permanently. */
-function runningJobOf(row: JobRow, claimSize: number): RunningJob {
+function runningJobOf(row: JobRow, claimSize: number, span: Span | undefined): RunningJob {
   try {
-    return new RunningJob(jobFromRow(row), claimSize);
+    return new RunningJob(jobFromRow(row), claimSize, undefined, span);
   } catch (error) {
     const payloadError = new PermanentJobError(
       `payload of job ${row.id} is not valid JSON: ${(error as Error).message}`,
     );
-    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError);
+    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError, span);
   }
 }
 

@@ -47,11 +47,13 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
         deps.completions.add(running, outcome.result);
         return; // the CompletionBuffer ends it
       case 'committed':
+        running.traceOutcome('succeeded');
         await startKeyRetention(runtime, [job.id], job.idempotencyKey);
         report.completed(job, running.elapsedMs);
         await afterRow(deps, running, null);
         break;
       case 'dropped':
+        running.traceOutcome('dropped', outcome.error);
         report.failedAttempt(job, outcome.error, job.retryTimes + 1, running.elapsedMs);
         await startKeyRetention(runtime, [job.id], job.idempotencyKey);
         await afterRow(deps, running, outcome.error);
@@ -63,24 +65,35 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
         await failed(deps, running, outcome.error, outcome.permanent);
         break;
       case 'lost':
+        running.traceOutcome('lost', outcome.error);
         report.claimLost(outcome.error.operation, outcome.error.lockId, outcome.error.jobIds, outcome.error.lost);
         break;
       case 'cancelled':
+        running.traceOutcome('cancelled');
         report.cancelled(job, running.elapsedMs);
         await afterRow(deps, running, null);
         break;
       case 'conflicted':
         // Given back as a stop gives a claim back: due at once, retry_times unchanged.
-        if ((await releaseClaims(runtime.workerDb, runtime.tables, job.lockId, [job.id])) === 0)
+        if ((await releaseClaims(runtime.workerDb, runtime.tables, job.lockId, [job.id])) === 0) {
+          running.traceOutcome('lost', outcome.error);
           report.claimLost('release', job.lockId, [job.id], 1);
-        else report.conflicted(job, outcome.runs, outcome.error);
+        } else {
+          running.traceOutcome('released', outcome.error);
+          report.conflicted(job, outcome.runs, outcome.error);
+        }
         break;
       default:
         throw new Error(`unhandled outcome ${(outcome satisfies never as Outcome).kind}`);
     }
   } catch (error) {
-    if (error instanceof ClaimLostError) report.claimLost(error.operation, error.lockId, error.jobIds, error.lost);
-    else report.error(error, `finishing job ${job.id}`);
+    if (error instanceof ClaimLostError) {
+      running.traceOutcome('lost', error);
+      report.claimLost(error.operation, error.lockId, error.jobIds, error.lost);
+    } else {
+      running.traceOutcome('unrecorded', error);
+      report.error(error, `finishing job ${job.id}`);
+    }
   }
   running.end();
 }
@@ -98,6 +111,7 @@ async function failed(deps: FinishDeps, running: RunningJob, error: Error, perma
   const definition = deps.handlers.get(job.name);
   const delayMs = backoffDelayMs(job.backoff ?? definition?.backoff ?? deps.backoff, attempt, error);
   await retryJob(deps.runtime.workerDb, deps.runtime.tables, job, delayMs, lastError, trace);
+  running.traceOutcome('retried', error);
   deps.report.retried(job, delayMs, attempt);
 }
 
@@ -121,6 +135,7 @@ async function deadLetter(
     runtime.options.redactPayload,
     trace,
   );
+  running.traceOutcome('dead', error);
   await startKeyRetention(runtime, [job.id], job.idempotencyKey);
   deps.report.dead(job, error, ranNow);
 }

@@ -1,6 +1,8 @@
+import { context } from '@opentelemetry/api';
 import { HandlerTimeoutError, PermanentJobError } from '../errors.ts';
 import { coerceError } from '../errorText.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
+import { handlerContextOf } from '../tracing/jobSpans.ts';
 import type { Cancellation } from './Cancellation.ts';
 import { HandlerContext, type HandlerScope } from './HandlerContext.ts';
 
@@ -25,7 +27,13 @@ export async function runHandler<P>(
   let timer: NodeJS.Timeout | undefined;
   const ctx = new HandlerContext<P>(scope, cancel);
   try {
-    const attempt = Promise.resolve().then(() => definition.handle(ctx.job.payload, ctx));
+    const { span } = scope.running;
+    // Inside its attempt's span, the handler's own spans are that span's children.
+    const attempt = Promise.resolve().then(() =>
+      span === undefined
+        ? definition.handle(ctx.job.payload, ctx)
+        : context.with(handlerContextOf(span), definition.handle, definition, ctx.job.payload, ctx),
+    );
     scope.running.track(attempt);
     const { timeoutMs } = scope;
     const value = await Promise.race([

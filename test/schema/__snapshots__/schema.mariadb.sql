@@ -139,6 +139,17 @@ CREATE TABLE `<prefix>job_progress` (
   KEY `ix_updated` (`updated_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>job_traces
+CREATE TABLE `<prefix>job_traces` (
+  `kind` enum('job','batch') CHARACTER SET ascii COLLATE ascii_general_ci NOT NULL,
+  `id` bigint(20) unsigned NOT NULL,
+  `traceparent` varchar(55) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  `tracestate` varchar(512) CHARACTER SET ascii COLLATE ascii_bin DEFAULT NULL,
+  `created_at` datetime(3) NOT NULL,
+  PRIMARY KEY (`kind`,`id`),
+  KEY `ix_created` (`created_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>leases
 CREATE TABLE `<prefix>leases` (
   `name` varchar(64) NOT NULL,
