@@ -25,7 +25,9 @@ async function pm2(...args: string[]): Promise<string> {
       MYSQL_URL: db.url,
       SLUICE_WORKERS: '3',
       SLUICE_QUEUES: 'demo',
-      SLUICE_CONCURRENCY: '10',
+      // Slow enough that a reload and a stop/start land mid-drain even when the host is busy: at 10
+      // a loaded CI host once drained the batch before the reloaded instances were ready.
+      SLUICE_CONCURRENCY: '2',
       LOG_LEVEL: 'warn',
     },
     timeout: 90_000,
