@@ -10,6 +10,8 @@ export class QueueSeries {
   readonly #jobs: Gauge<'queue' | 'state'>;
   readonly #dead: Gauge<'queue'>;
   readonly #oldest: Gauge<'queue'>;
+  /** The same under its earlier name, deprecated: remove in the next minor version. */
+  readonly #oldestDeprecated: Gauge<'queue'>;
   readonly #age: Gauge<'queue'>;
   readonly #broken: Gauge<'queue'>;
   readonly #startWithin: Gauge<'queue'>;
@@ -20,9 +22,14 @@ export class QueueSeries {
       new Gauge({ name, help, labelNames, registers: [registry] });
     this.#jobs = gauge('sluice_jobs', 'Live jobs by queue and state (ready, delayed, running).', ['queue', 'state']);
     this.#dead = gauge('sluice_dead_jobs', 'Dead jobs (not re-driven) by queue.', ['queue']);
-    this.#oldest = gauge('sluice_oldest_ready_seconds', 'Age of the oldest ready job by queue (0: none ready).', [
+    this.#oldest = gauge('sluice_queue_oldest_ready_seconds', 'Age of the oldest ready job by queue (0: none ready).', [
       'queue',
     ]);
+    this.#oldestDeprecated = gauge(
+      'sluice_oldest_ready_seconds',
+      'Deprecated: sluice_queue_oldest_ready_seconds under its earlier name.',
+      ['queue'],
+    );
     this.#age = gauge(
       'sluice_queue_depth_age_seconds',
       'How long ago the maintenance leader read the queue depth these series show (a pass, while one runs).',
@@ -44,15 +51,17 @@ export class QueueSeries {
   }
 
   set(depths: readonly RecordedQueueDepth[], promises: readonly QueuePromiseState[]): void {
-    for (const g of [this.#jobs, this.#dead, this.#oldest, this.#age, this.#broken, this.#startWithin, this.#maxReady])
-      g.reset();
+    const all = [this.#jobs, this.#dead, this.#oldest, this.#oldestDeprecated, this.#age, this.#broken];
+    for (const g of [...all, this.#startWithin, this.#maxReady]) g.reset();
     for (const d of depths) {
       const queue = { queue: d.queue };
       this.#jobs.set({ queue: d.queue, state: 'ready' }, d.ready.count);
       this.#jobs.set({ queue: d.queue, state: 'delayed' }, d.notDue.count);
       this.#jobs.set({ queue: d.queue, state: 'running' }, d.running.count);
       this.#dead.set(queue, d.dead.count);
-      this.#oldest.set(queue, d.oldestReadyMs === null ? 0 : d.oldestReadyMs / 1000);
+      const oldestSeconds = d.oldestReadyMs === null ? 0 : d.oldestReadyMs / 1000;
+      this.#oldest.set(queue, oldestSeconds);
+      this.#oldestDeprecated.set(queue, oldestSeconds);
       this.#age.set(queue, d.readAgeMs / 1000);
     }
     for (const p of promises) {

@@ -130,10 +130,11 @@ describe('metrics', () => {
       expect(sampleValue(samples, 'sluice_jobs', { queue: 'm', state: 'running' })).toBe(1);
       expect(sampleValue(samples, 'sluice_jobs', { queue: 'w', state: 'ready' })).toBe(0);
       expect(sampleValue(samples, 'sluice_jobs', { queue: 'w', state: 'running' })).toBe(1);
-      const oldest = sampleValue(samples, 'sluice_oldest_ready_seconds', { queue: 'm' }) as number;
+      const oldest = sampleValue(samples, 'sluice_queue_oldest_ready_seconds', { queue: 'm' }) as number;
+      expect(sampleValue(samples, 'sluice_oldest_ready_seconds', { queue: 'm' }), 'the deprecated name').toBe(oldest);
       expect(oldest).toBeGreaterThanOrEqual(90);
       expect(oldest).toBeLessThan(150);
-      expect(sampleValue(samples, 'sluice_oldest_ready_seconds', { queue: 'w' })).toBe(0);
+      expect(sampleValue(samples, 'sluice_queue_oldest_ready_seconds', { queue: 'w' })).toBe(0);
       expect(sampleValue(samples, 'sluice_dead_jobs', { queue: 'm' })).toBe(1); // the re-driven one is history
       expect(sampleValue(samples, 'sluice_dead_jobs', { queue: 'w' })).toBe(1);
       expect(sampleValue(samples, 'sluice_workers')).toBe(1);
