@@ -54,7 +54,7 @@ export async function watchDrain(w: DrainWatch): Promise<string | null> {
     }
     const rate = Math.round(runs / ((now - w.startedAt) / 1000));
     const filled = Math.min(BAR_WIDTH, Math.round((runs / w.total) * BAR_WIDTH));
-    const line = `   [${'#'.repeat(filled)}${' '.repeat(BAR_WIDTH - filled)}] ${runs}/${w.total} ran, ${stats?.running ?? 0} running, ${dead} dead, ${rate} jobs/s`;
+    const line = `   [${'#'.repeat(filled)}${' '.repeat(BAR_WIDTH - filled)}] ${runs}/${w.total} ran, ${stats?.running.count ?? 0} running, ${dead} dead, ${rate} jobs/s`;
     const failure = failureOf(w, { runs, dead, left, idleMs: now - lastProgressAt });
     const done = failure === null && left === 0 && runs >= w.total;
     if (tty) process.stdout.write(`\r${line}`);

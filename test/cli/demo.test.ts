@@ -90,6 +90,8 @@ describe('sluice demo', () => {
     }
     expect(await demo.exited, demo.stdout()).toBe(0);
     expect(demo.stdout()).toContain('OK: every one of 1500 jobs ran exactly once; none is left.');
+    // The progress line counts jobs (a count read as an object printed "[object Object] running").
+    expect(demo.stdout()).toMatch(/\/1500 ran, \d+ running, \d+ dead, \d+ jobs\/s/);
     expect(existsSync(MARKER), 'the app’s own demo job ran').toBe(false);
     expect(await demoTables()).toEqual([]);
   });
