@@ -84,6 +84,9 @@ describe('metrics', () => {
       defineJob({ name: 'hold', handle: () => gate }),
     ];
     await sluice.enqueueBatch(['ok', 'ok', 'ok', 'bad', 'flaky', 'hold'].map((name) => ({ name, queue: 'w' })));
+    // A job due in an hour keeps the worker claiming queue w, so empty claim rounds come however
+    // fast the others finish (a queue with nothing waiting at all is not claimed, and not counted).
+    await sluice.enqueue({ name: 'ok', queue: 'w', delayMs: 3_600_000 });
     const worker = sluice.worker({
       queues: ['w'],
       concurrency: 4,
@@ -112,7 +115,7 @@ describe('metrics', () => {
         async () => {
           const [w] = await sluice.workers.list({ metrics: true });
           const q = w?.metrics?.queues.w;
-          // An empty claim round comes when the worker next looks and finds nothing: wait for one.
+          // An empty claim round comes when the worker next looks and finds nothing due: wait for one.
           return q?.names.ok?.completed === 3 && q.names.hold?.claimed === 1 && q.emptyClaims > 0;
         },
         { what: 'a heartbeat with the worker’s metrics' },
