@@ -7,9 +7,7 @@
  * (--base: another checkout first, each side on its own prefix migrated by its own code).
  * Prints each round, the medians, and one JSON line.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { createConnection } from 'mysql2/promise';
 import { databaseUrl, migrateSide, type Side, sideCli, sidesOf } from './abSide.ts';
@@ -17,6 +15,7 @@ import { median } from './median.ts';
 import { type Fleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
 import { fmt, table } from './report.ts';
+import { timeEnqueuers } from './singleEnqueue.ts';
 
 const CHILD = new URL('./enqueueChild.ts', import.meta.url).pathname;
 
@@ -46,19 +45,7 @@ export async function measureConcurrentEnqueue(
     fleet = await startFleet(workers, args, { LOG_LEVEL: 'warn', MYSQL_URL: url });
   }
   try {
-    const children = Array.from({ length: enqueuers }, () =>
-      spawn(process.execPath, ['--import', 'tsx', CHILD, side.root, side.prefix, String(seconds)], {
-        env: { ...process.env, MYSQL_URL: url },
-        stdio: ['ignore', 2, 2, 'ipc'],
-      }),
-    );
-    await Promise.all(children.map((c) => message(c)));
-    const started = performance.now();
-    for (const child of children) child.send('go');
-    const counts = (await Promise.all(children.map((c) => message(c)))) as { jobs: number }[];
-    const elapsed = (performance.now() - started) / 1000;
-    await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : null)));
-    rate = counts.reduce((sum, m) => sum + m.jobs, 0) / elapsed;
+    rate = await timeEnqueuers([CHILD, side.root, side.prefix, String(seconds)], { MYSQL_URL: url }, enqueuers);
   } catch (error) {
     await fleet?.stop();
     throw error;
@@ -66,13 +53,6 @@ export async function measureConcurrentEnqueue(
   const codes = (await fleet?.stop()) ?? [];
   if (codes.some((c) => c !== 0)) throw new Error(`worker exit codes ${codes.join(', ')}`);
   return rate;
-}
-
-function message(child: ChildProcess): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`enqueuer exited with ${code}`)));
-  });
 }
 
 async function main(): Promise<void> {

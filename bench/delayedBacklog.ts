@@ -1,5 +1,5 @@
 /**
- * (c) Delayed backlog: one `sluice work` process drains 10,000 due jobs, from a table that holds
+ * `npm run bench:backlog` (a few minutes): one `sluice work` process drains 10,000 due jobs, from a table that holds
  * only them and from a table that also holds 1,000,000 delayed (not yet due) jobs of the same
  * queue, spread over three priorities — two of them better than the due jobs'. The ratio (with
  * backlog / without, medians of TIMED_RUNS drains each) says whether the backlog slows the claim
@@ -15,10 +15,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { RowDataPacket } from 'mysql2/promise';
-import { type Bench, truncate } from './benchDatabase.ts';
+import { type Bench, openBench, truncate } from './benchDatabase.ts';
 import { median } from './median.ts';
 import { measureWithFleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
+import { fmt } from './report.ts';
 import { SLUICE_CLI } from './sourceCli.ts';
 import { BENCH_QUEUE, JOB_NAME } from './workload.ts';
 
@@ -140,3 +141,33 @@ async function dueLeft(bench: Bench): Promise<number> {
   const [rows] = await bench.conn.query<RowDataPacket[]>(SQL_DUE_LEFT(bench.tables.jobs), [BENCH_QUEUE, BENCH_QUEUE]);
   return Number(rows[0]?.n);
 }
+
+export function renderBacklog(b: BacklogMeasurement): string {
+  return [
+    `drain ${fmt(b.dueJobs)} due jobs (1 worker, concurrency 50) with and without ${fmt(b.delayedJobs)} delayed jobs in the same queue`,
+    `    without backlog ${fmt(b.jobsPerSecWithout)} jobs/s   with backlog ${fmt(b.jobsPerSecWith)} jobs/s   ratio ${b.ratio.toFixed(2)}   (medians)`,
+    `    timed runs without: ${b.runsWithout.map(fmt).join(' / ')}   with: ${b.runsWith.map(fmt).join(' / ')}`,
+    `    first drain right after writing the backlog (untimed warm-up; InnoDB still flushing the load): ${fmt(b.firstAfterLoad)} jobs/s`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const bench = await openBench();
+  try {
+    const b = await measureDelayedBacklog(bench);
+    const result = {
+      ...b,
+      jobsPerSecWithout: Math.round(b.jobsPerSecWithout),
+      jobsPerSecWith: Math.round(b.jobsPerSecWith),
+      ratio: Math.round(b.ratio * 100) / 100,
+      runsWithout: b.runsWithout.map(Math.round),
+      runsWith: b.runsWith.map(Math.round),
+      firstAfterLoad: Math.round(b.firstAfterLoad),
+    };
+    process.stdout.write(`${renderBacklog(b)}\n${JSON.stringify({ delayedBacklog: result })}\n`);
+  } finally {
+    await bench.close();
+  }
+}
+
+if (process.argv[1] === new URL(import.meta.url).pathname) await main();

@@ -1,59 +1,23 @@
 /**
- * (b) Drain: 100,000 no-op jobs emptied by 1, 2 and 4 worker processes, for each claim strategy,
- * with sluice at three settings: concurrency 50 (claims of up to 50: like for like with the raw
- * loop), 200 and 500 (claims of up to 200 and 500: what one claimer per process filling all its
- * free slots buys). Each row pairs a sluice
- * drain (real `sluice work` processes, default options otherwise: job history on) with the raw
- * ceiling measured right after it with the same number of processes (rawWorker.ts: plain mysql2,
- * 50 jobs per claim, no history) on an identical table filled with the same rows.
+ * One drain of `npm run bench:ratios`, each side in real processes with its statements counted
+ * client-side (drain.ts): sluice (`sluice work` processes at a claim strategy and concurrency,
+ * claims of up to <concurrency> jobs, default options otherwise: job history on) and the raw
+ * ceiling (rawWorker.ts: plain mysql2, RAW_BATCH jobs per claim, no history) on an identical table
+ * filled with the same rows.
  */
 import { fileURLToPath } from 'node:url';
 import type { ClaimStrategy } from 'sluice';
 import { type Bench, truncate } from './benchDatabase.ts';
 import { type DrainMeasurement, measureDrain } from './drain.ts';
-import { progress } from './progress.ts';
 import { rawInsertJobs } from './rawInsert.ts';
 import { SLUICE_CLI } from './sourceCli.ts';
 import { BENCH_QUEUE, type BenchJob } from './workload.ts';
 
-export const STRATEGIES: readonly ClaimStrategy[] = ['random-head', 'skip-locked'];
-export const WORKER_COUNTS: readonly number[] = [1, 2, 4];
-/** Per sluice worker process; each setting also sets the largest claim (--claim-batch-size). */
-export const CONCURRENCIES: readonly number[] = [50, 200, 500];
-/** Jobs per claim of the raw loop: the claims of sluice's c50 rows (--claim-batch-size 50). */
-export const RAW_BATCH = 50;
+/** Jobs per claim of the raw loop: the claims of sluice's c50 drain (--claim-batch-size 50). */
+const RAW_BATCH = 50;
 
 const JOBS_DIR = fileURLToPath(new URL('./jobs', import.meta.url));
 const RAW_WORKER = fileURLToPath(new URL('./rawWorker.ts', import.meta.url));
-
-export interface DrainRow {
-  readonly strategy: ClaimStrategy;
-  readonly workers: number;
-  readonly concurrency: number;
-  readonly sluice: DrainMeasurement;
-  readonly raw: DrainMeasurement;
-}
-
-export async function measureDrains(
-  bench: Bench,
-  jobs: readonly BenchJob[],
-  rowsPerStatement: number,
-): Promise<DrainRow[]> {
-  const rows: DrainRow[] = [];
-  for (const concurrency of CONCURRENCIES) {
-    for (const strategy of STRATEGIES) {
-      for (const workers of WORKER_COUNTS) {
-        const sluice = await drainSluice(bench, jobs, strategy, workers, concurrency);
-        const raw = await drainRaw(bench, jobs, workers, rowsPerStatement);
-        progress(
-          `drain ${strategy} ×${workers} c${concurrency}: sluice ${Math.round(sluice.jobsPerSec)} jobs/s, raw ${Math.round(raw.jobsPerSec)} jobs/s`,
-        );
-        rows.push({ strategy, workers, concurrency, sluice, raw });
-      }
-    }
-  }
-  return rows;
-}
 
 export async function drainSluice(
   bench: Bench,

@@ -16,14 +16,14 @@ const SAMPLE_MS = 250;
 const QUIET_SAMPLES = 2;
 const GIVE_UP_MS = 20_000;
 
-/** Resolves once QUIET_SAMPLES samples in a row were quiet, or after GIVE_UP_MS (saying so). */
-export async function quietHost(label: string): Promise<void> {
+/** Resolves once QUIET_SAMPLES samples in a row were quiet, or after giveUpMs (saying so). */
+export async function quietHost(label: string, giveUpMs = GIVE_UP_MS): Promise<void> {
   let before = cpuTicks();
   if (before === null) return;
   const started = performance.now();
   let quiet = 0;
   let busy = 1;
-  while (performance.now() - started < GIVE_UP_MS) {
+  while (performance.now() - started < giveUpMs) {
     await sleep(SAMPLE_MS);
     const after = cpuTicks();
     if (after === null) return;
@@ -32,7 +32,7 @@ export async function quietHost(label: string): Promise<void> {
     quiet = busy < QUIET_BUSY ? quiet + 1 : 0;
     if (quiet >= QUIET_SAMPLES) return;
   }
-  progress(`${label}: host still ${Math.round(busy * 100)} % busy after ${GIVE_UP_MS / 1000} s; timing anyway`);
+  progress(`${label}: host still ${Math.round(busy * 100)} % busy after ${giveUpMs / 1000} s; timing anyway`);
 }
 
 /** Pure: busy and total jiffies from /proc/stat's aggregate `cpu` line (idle and iowait count as idle). */

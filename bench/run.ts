@@ -1,60 +1,113 @@
 /**
- * `npm run bench`: sluice against raw-SQL ceilings measured in the same run on the same server.
- *   (a) enqueue of one 100,000-job batch (enqueue.ts)
- *   (b) drain of 100,000 no-op jobs by 1, 2, 4 worker processes per claim strategy (drainSuite.ts)
- *   (c) drain of 10,000 due jobs with and without 1,000,000 delayed ones in the table (delayedBacklog.ts)
- *   (d) sluice next to BullMQ (Redis) and pg-boss (PostgreSQL): drains at each one's defaults and
- *       best setting, and pickup latency from another process into an idle consumer (peers.ts);
- *       a peer whose server does not answer is skipped, saying so
- * Progress goes to stderr; stdout gets the table and, as its last line, the result as JSON,
- * which is also written to bench/results/latest.json (kept out of git). The same report goes to
- * bench/RESULTS.md, which the README links and which is committed after a run: the figures in the
- * repository are the ones a run printed, never typed in by hand. Not a test: it asserts only that
- * every step did its work (all jobs written, all drained, every worker exited 0).
+ * `npm run bench [-- --quick]`: sluice beside its peers and its raw-SQL ceilings, in one run on one
+ * machine (grid.ts):
+ *   - the drain grid: processes {1, 4} × concurrency {10, 50, 500} × payload {~40 B, seed004's
+ *     0–16 KB}, for sluice at its defaults, BullMQ without persistence and with AOF fsynced every
+ *     second, pg-boss at its best and the raw claim loop, with the verdict per cell and, for sluice
+ *     and the raw loop, the server's statements, redo writes, fsyncs and CPU per job;
+ *   - bulk enqueue of one batch against raw multi-row INSERTs (enqueue.ts), both payloads;
+ *   - single-job enqueue by 8 producer processes against a raw autocommit INSERT, idle and while
+ *     workers drain (singleEnqueue.ts);
+ *   - pickup latency into an idle consumer (gridLatency.ts).
+ * About 15–20 minutes on a quiet 2-core machine. `--quick` (or BENCH_QUICK=1) runs two cells of a
+ * few hundred jobs and short probes, for development: it prints the same report and writes
+ * bench/results/quick.json, never RESULTS.md.
+ * Progress goes to stderr; stdout gets the report and, as its last line, the result as JSON, also
+ * written to bench/results/latest.json (kept out of git). The same report goes to bench/RESULTS.md,
+ * which the README links and which is committed after a run: the figures in the repository are the
+ * ones a run printed, never typed in by hand. Not a test: it asserts only that every step did its
+ * work. Whatever happens, the local Redis gets its persistence settings back.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { openBench } from './benchDatabase.ts';
-import { measureDelayedBacklog } from './delayedBacklog.ts';
-import { measureDrains } from './drainSuite.ts';
+import { parseArgs } from 'node:util';
+import { redactUrl } from '../src/db/redactUrl.ts';
+import { type Bench, openBench } from './benchDatabase.ts';
 import { measureEnqueue } from './enqueue.ts';
-import { measurePeers, renderPeerReport, toPeerResult } from './peers.ts';
+import { FULL_GRID, gridSystems, measureGrid, QUICK_GRID, setUpSystems } from './grid.ts';
+import { measureGridLatency } from './gridLatency.ts';
+import { type BulkEnqueueRow, renderGridReport, toGridResult } from './gridReport.ts';
+import { restoreRedisPersistence } from './peers/redisPersistence.ts';
 import { progress } from './progress.ts';
-import { renderReport, toResult } from './report.ts';
-import { makeJobs } from './workload.ts';
+import { measureSingleEnqueue } from './singleEnqueue.ts';
+import { makeJobs, PAYLOAD_KINDS, type PayloadKind } from './workload.ts';
 
-const JOB_COUNT = 100_000;
-const ENQUEUE_RUNS = 3;
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const RESULTS_PAGE = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
+
+const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const quick = args.quick || process.env.BENCH_QUICK === '1';
+
+/** Jobs of one bulk-enqueue batch and the runs per side, by payload. */
+const BULK: Record<PayloadKind, { jobs: number; runs: number }> = quick
+  ? { small: { jobs: 2_000, runs: 1 }, seed004: { jobs: 500, runs: 1 } }
+  : { small: { jobs: 100_000, runs: 3 }, seed004: { jobs: 20_000, runs: 3 } };
+const SINGLE_ENQUEUE_SECONDS = quick ? 1 : 5;
+const LATENCY_SAMPLES = quick ? 5 : 30;
 
 async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
+  const size = quick ? QUICK_GRID : FULL_GRID;
   const bench = await openBench();
   try {
-    progress(`database ready: ${bench.server.version}, max_allowed_packet ${bench.server.maxAllowedPacket}`);
-    const jobs = makeJobs(JOB_COUNT);
-    const enqueue = await measureEnqueue(bench, jobs, ENQUEUE_RUNS);
-    const drains = await measureDrains(bench, jobs, enqueue.rowsPerStatement);
-    const backlog = await measureDelayedBacklog(bench);
-    const peers = await measurePeers();
-    const result = { ...toResult(enqueue, drains, backlog), peers: toPeerResult(peers) };
-    const wallSeconds = (performance.now() - started) / 1000;
-    const report = [
-      renderReport({ bench, jobCount: JOB_COUNT, loadAtStart, enqueue, drains, backlog, wallSeconds }),
-      '',
-      renderPeerReport(peers),
-    ].join('\n');
+    progress(
+      `database ready: ${bench.server.version}, max_allowed_packet ${bench.server.maxAllowedPacket}${quick ? ' (--quick)' : ''}`,
+    );
+    const bulk = await measureBulk(bench);
+    const single = await measureSingleEnqueue(bench, SINGLE_ENQUEUE_SECONDS);
+    const { ready, info } = await setUpSystems(gridSystems(bench));
+    let cells: Awaited<ReturnType<typeof measureGrid>> = [];
+    let latency: Awaited<ReturnType<typeof measureGridLatency>> = [];
+    try {
+      cells = await measureGrid(bench, ready, size);
+      latency = await measureGridLatency(ready, LATENCY_SAMPLES);
+    } finally {
+      for (const system of ready)
+        await system.peer.teardown().catch((error) => progress(`${system.peer.name} teardown failed: ${error}`));
+    }
+    const input = {
+      header: header(bench, loadAtStart),
+      size,
+      quick,
+      systems: info,
+      cells,
+      bulk,
+      single,
+      latency,
+      wallSeconds: (performance.now() - started) / 1000,
+      loadAtStart,
+      loadAtEnd: loadavg()[0] ?? 0,
+    };
+    const report = renderGridReport(input);
+    const result = toGridResult(input);
     process.stdout.write(`${report}\n`);
     mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(`${RESULTS_DIR}latest.json`, `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(RESULTS_PAGE, resultsPage(report, result));
+    writeFileSync(`${RESULTS_DIR}${quick ? 'quick' : 'latest'}.json`, `${JSON.stringify(result, null, 2)}\n`);
+    if (!quick) writeFileSync(RESULTS_PAGE, resultsPage(report, result));
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
+    await restoreRedisPersistence().catch((error) => progress(`Redis persistence NOT restored: ${error}`));
     await bench.close();
   }
+}
+
+async function measureBulk(bench: Bench): Promise<BulkEnqueueRow[]> {
+  const rows: BulkEnqueueRow[] = [];
+  for (const payload of PAYLOAD_KINDS) {
+    const { jobs, runs } = BULK[payload];
+    progress(`bulk enqueue: ${jobs} ${payload} jobs, ${runs} run(s) per side`);
+    rows.push({ payload, jobs, measurement: await measureEnqueue(bench, makeJobs(jobs, payload), runs) });
+  }
+  return rows;
+}
+
+function header(bench: Bench, loadAtStart: number): string {
+  return [
+    `sluice bench  server ${bench.server.version}  max_allowed_packet ${bench.server.maxAllowedPacket}`,
+    `              ${redactUrl(bench.url)}  node ${process.version}  ${cpus().length} CPUs  load average at start ${loadAtStart.toFixed(2)}`,
+  ].join('\n');
 }
 
 /** The committed page: when and how the figures were made, the report as printed, the JSON line. */

@@ -1,23 +1,58 @@
 /**
- * The workload both sides write: `count` no-op jobs on the bench queue with a small JSON payload,
- * priority 0, due now. sluice gets these specs as they are; the raw ceiling turns them into the
- * same column values with the same JSON.stringify.
+ * The workload every side writes: `count` no-op jobs on the bench queue, priority 0, due now, with
+ * one of two payloads:
+ *   - 'small': `{ n, email }`, about 40 bytes of JSON (the ~100 B row of a tiny job);
+ *   - 'seed004': the same plus a `pad` string that brings each payload's JSON to a size drawn
+ *     uniformly from 0–16 KB (mean ~8 KB), the payload mix of the high-load queue write-up the
+ *     design follows. The sizes come from a fixed seed, so every run and every system gets the
+ *     same sequence.
+ * sluice gets these specs as they are; the raw ceiling and the peers turn them into the same
+ * JSON with JSON.stringify.
  */
 export const BENCH_QUEUE = 'bench';
 export const JOB_NAME = 'noop';
+
+export type PayloadKind = 'small' | 'seed004';
+export const PAYLOAD_KINDS: readonly PayloadKind[] = ['small', 'seed004'];
+
+/** Largest JSON payload of the seed-004 mix, in bytes. */
+export const SEED004_MAX_BYTES = 16 * 1024;
+const SEED = 4;
 
 export interface BenchJob {
   readonly name: string;
   readonly queue: string;
   readonly priority: number;
-  readonly payload: { readonly n: number; readonly email: string };
+  readonly payload: { readonly n: number; readonly email: string; readonly pad?: string };
 }
 
-export function makeJobs(count: number): BenchJob[] {
-  return Array.from({ length: count }, (_, n) => ({
-    name: JOB_NAME,
-    queue: BENCH_QUEUE,
-    priority: 0,
-    payload: { n, email: `user${n}@example.com` },
-  }));
+export function makeJobs(count: number, kind: PayloadKind = 'small'): BenchJob[] {
+  const size = kind === 'seed004' ? seededSizes(SEED) : null;
+  return Array.from({ length: count }, (_, n) => {
+    const payload = { n, email: `user${n}@example.com` };
+    if (!size) return { name: JOB_NAME, queue: BENCH_QUEUE, priority: 0, payload };
+    // `,"pad":""` adds 10 bytes to the small payload's JSON; the pad fills the rest.
+    const padLength = Math.max(0, size() - JSON.stringify(payload).length - 10);
+    return { name: JOB_NAME, queue: BENCH_QUEUE, priority: 0, payload: { ...payload, pad: 'x'.repeat(padLength) } };
+  });
+}
+
+/** JSON bytes of a payload list: min, mean and max, for the report. */
+export function payloadBytes(jobs: readonly BenchJob[]): { min: number; mean: number; max: number } {
+  const sizes = jobs.map((j) => JSON.stringify(j.payload).length);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  return { min: Math.min(...sizes), mean: Math.round(total / Math.max(1, sizes.length)), max: Math.max(...sizes) };
+}
+
+/** Sizes uniform in 0–SEED004_MAX_BYTES from mulberry32(seed): the same sequence on every run. */
+function seededSizes(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    const unit = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return Math.floor(unit * (SEED004_MAX_BYTES + 1));
+  };
 }

@@ -1,6 +1,9 @@
 /**
  * Peer: BullMQ on Redis (REDIS_URL, default redis://127.0.0.1:6379), through ioredis, the driver
  * BullMQ loads when given connection options. Queue `bench` under the key prefix `sluice-bench`.
+ * Given a persistence mode, the peer switches the server to it before each use (redisPersistence.ts:
+ * the grid measures BullMQ without persistence and with AOF fsynced every second, on one server);
+ * without one it leaves the server as it is.
  * Run as a script, this file is the consumer child: BullMQ Workers built with autorun off, run on 'go'.
  */
 import { createRequire } from 'node:module';
@@ -19,11 +22,18 @@ import {
   timedDrain,
   wallNow,
 } from './peer.ts';
+import {
+  describePersistence,
+  type RedisPersistence,
+  restoreRedisPersistence,
+  useRedisPersistence,
+} from './redisPersistence.ts';
 
 const QUEUE = 'bench';
 const PREFIX = 'sluice-bench';
-/** Jobs per addBulk call (each call is one MULTI). */
+/** Jobs per addBulk call (each call is one MULTI), and the payload bytes one call may carry. */
 const ADD_BULK_CHUNK = 10_000;
+const ADD_BULK_BYTES = 8 * 1024 * 1024;
 const SCRIPT = new URL(import.meta.url).pathname;
 const VERSION = (createRequire(import.meta.url)('bullmq/package.json') as { version: string }).version;
 
@@ -68,13 +78,27 @@ export const BULLMQ_SETTINGS: readonly PeerSetting[] = [
   },
 ];
 
-export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS): Peer {
+/** One row per cell of the grid: one Worker per process at the cell's concurrency, BullMQ's defaults otherwise. */
+export function bullmqGridSetting(processes: number, concurrency: number): PeerSetting {
+  return {
+    setting: 'defaults',
+    concurrency,
+    processes,
+    describe: `${processes} process(es) × 1 Worker, concurrency ${concurrency}, other options default`,
+    options: {},
+  };
+}
+
+export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS, persistence?: RedisPersistence): Peer {
   const connection = redisOptions();
   let queue: Queue | undefined;
   let redis: Redis | undefined;
   const open = () => {
     if (!queue || !redis) throw new Error('bullmq peer: setup() first');
     return { queue, redis };
+  };
+  const persist = async () => {
+    if (persistence) await useRedisPersistence(connection, persistence);
   };
   const waitingOrActive = async () => {
     const { queue: q, redis: r } = open();
@@ -90,7 +114,7 @@ export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS): 
     }, 0);
   };
   return {
-    name: `BullMQ ${VERSION}`,
+    name: `BullMQ ${VERSION}${persistence === 'aof-everysec' ? ' AOF' : ''}`,
     server: `Redis at ${connection.host}:${connection.port}`,
     keeps: 'completed jobs (no removeOnComplete)',
     settings,
@@ -99,6 +123,7 @@ export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS): 
       redis = new Redis({ ...connection, maxRetriesPerRequest: 1 });
       queue = new Queue(QUEUE, { connection, prefix: PREFIX });
       await queue.waitUntilReady();
+      await persist();
       await this.clear();
       const info = await redis.info('server');
       const pairs = (await redis.config('GET', 'appendonly', 'save')) as string[];
@@ -107,21 +132,41 @@ export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS): 
       );
       return `Redis ${/redis_version:(\S+)/.exec(info)?.[1]}, persistence: appendonly ${config.get('appendonly')}, save "${config.get('save')}"`;
     },
+    async durability() {
+      if (persistence) return describePersistence(persistence);
+      const pairs = (await open().redis.config('GET', 'appendonly', 'appendfsync')) as string[];
+      return pairs.includes('yes')
+        ? `AOF (appendfsync ${pairs[pairs.indexOf('appendfsync') + 1]})`
+        : 'none (appendonly no)';
+    },
     async clear() {
+      await persist();
       await open().queue.obliterate({ force: true });
     },
     async enqueue(jobs: readonly BenchJob[]) {
       const { queue: q } = open();
+      await persist();
       const started = performance.now();
-      for (let i = 0; i < jobs.length; i += ADD_BULK_CHUNK)
-        await q.addBulk(jobs.slice(i, i + ADD_BULK_CHUNK).map((j) => ({ name: j.name, data: j.payload })));
+      let chunk: BenchJob[] = [];
+      let bytes = 0;
+      for (const job of jobs) {
+        chunk.push(job);
+        bytes += (job.payload.pad?.length ?? 0) + 64;
+        if (chunk.length < ADD_BULK_CHUNK && bytes < ADD_BULK_BYTES) continue;
+        await q.addBulk(chunk.map((j) => ({ name: j.name, data: j.payload })));
+        chunk = [];
+        bytes = 0;
+      }
+      if (chunk.length > 0) await q.addBulk(chunk.map((j) => ({ name: j.name, data: j.payload })));
       return (performance.now() - started) / 1000;
     },
-    drain(setting, limitMs) {
-      const probes = { anyLeft: async () => (await waitingOrActive()) > 0, countLeft: waitingOrActive };
+    async drain(setting, limitMs, hooks) {
+      await persist();
+      const probes = { anyLeft: async () => (await waitingOrActive()) > 0, countLeft: waitingOrActive, ...hooks };
       return timedDrain(`BullMQ ${setting.setting} c${setting.concurrency}`, SCRIPT, setting, {}, probes, limitMs);
     },
-    pickupLatency(setting, samples, delayed) {
+    async pickupLatency(setting, samples, delayed) {
+      await persist();
       const { queue: q } = open();
       const enqueue = (probe: number, dueAt: number | null) =>
         q.add('probe', { probe }, dueAt === null ? {} : { delay: Math.max(0, dueAt - wallNow()) });
@@ -130,6 +175,7 @@ export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS): 
     async teardown() {
       await queue?.close();
       redis?.disconnect();
+      if (persistence) await restoreRedisPersistence();
     },
   };
 }

@@ -1,10 +1,11 @@
 /**
  * What every peer of the benchmark (another job queue on another store) exposes, and the harness
  * they share so that every peer is measured the same way:
- *   - the drain: one consumer child process is started and set up (connections, workers built but
- *     not consuming), says 'ready'; the parent waits for a quiet host (quietHost.ts: what the
- *     previous row left running in the background stays out of this one's window), sends 'go'
- *     and starts its clock; the clock stops at
+ *   - the drain: the setting's consumer child processes (one unless it says `processes`) are
+ *     started and set up (connections, workers built but not consuming), each says 'ready'; the
+ *     parent waits for a quiet host (quietHost.ts: what the previous row left running in the
+ *     background stays out of this one's window), sends 'go' to all and starts its clock; the
+ *     clock stops at
  *     the first probe (polled every POLL_INTERVAL_MS, a cheap existence check the peer supplies)
  *     that finds no waiting or active job. Jobs are enqueued before the child starts.
  *   - pickup latency: the same child, consuming an empty queue; after WARM_UP jobs, the parent
@@ -26,8 +27,10 @@ import type { BenchJob } from '../workload.ts';
 export interface PeerSetting {
   /** 'defaults' (the peer's documented defaults, only the concurrency chosen) or 'best'. */
   readonly setting: 'defaults' | 'best';
-  /** Jobs in flight at once in the one consumer process. */
+  /** Jobs in flight at once in each consumer process. */
   readonly concurrency: number;
+  /** Consumer processes of a drain (default 1); the pickup-latency probe always starts one. */
+  readonly processes?: number;
   /** What the setting sets, in the peer's own option names, for the report. */
   readonly describe: string;
   /**
@@ -64,7 +67,9 @@ export interface Peer {
   clear(): Promise<void>;
   /** Bulk enqueue, outside any timed window; returns the seconds it took. */
   enqueue(jobs: readonly BenchJob[]): Promise<number>;
-  drain(setting: PeerSetting, limitMs: number): Promise<DrainResult>;
+  drain(setting: PeerSetting, limitMs: number, hooks?: DrainHooks): Promise<DrainResult>;
+  /** What an acknowledged job survives, in a few words (e.g. "fsync per commit"), for the report. */
+  durability(): Promise<string>;
   /**
    * Milliseconds from enqueue call (or, delayed, from the job's due time) to handler start, one
    * per sample.
@@ -179,11 +184,18 @@ export interface DrainProbes {
   anyLeft(): Promise<boolean>;
   /** May be dear: how many are; at the start, for a progress line every 5 s, and when cut off. */
   countLeft(): Promise<number>;
+  /** Called right before 'go' and right after the window closes: a server-side reading around it. */
+  readonly window?: { begin(): Promise<void>; end(): Promise<void> };
+  /** How long to wait for a quiet host before timing anyway (quietHost.ts's default when unset). */
+  readonly quietGiveUpMs?: number;
 }
 
+/** What a caller may add to a peer's drain: a reading around the window, a shorter quiet wait. */
+export type DrainHooks = Pick<DrainProbes, 'window' | 'quietGiveUpMs'>;
+
 /**
- * One timed drain of an already filled queue by one consumer child. A drain still running after
- * limitMs is cut off: its rate is the jobs drained within the limit over the limit.
+ * One timed drain of an already filled queue by the setting's consumer children. A drain still
+ * running after limitMs is cut off: its rate is the jobs drained within the limit over the limit.
  */
 export async function timedDrain(
   label: string,
@@ -194,18 +206,20 @@ export async function timedDrain(
   limitMs: number,
 ): Promise<DrainResult> {
   const initial = await probes.countLeft();
-  const child = await startChild(script, setting, env);
+  const children = await startChildren(script, setting, env);
   let result: DrainResult;
   try {
-    await quietHost(label);
+    await quietHost(label, probes.quietGiveUpMs);
+    await probes.window?.begin();
     const startedAt = performance.now();
-    child.go();
+    for (const child of children) child.go();
     let sentAt = startedAt;
     let lastProgress = startedAt;
     let left = true;
     while (left && sentAt - startedAt < limitMs) {
       await sleep(POLL_INTERVAL_MS);
-      if (child.proc.exitCode !== null) throw new Error(`${label}: consumer exited with ${child.proc.exitCode}`);
+      const exited = children.find((c) => c.proc.exitCode !== null);
+      if (exited) throw new Error(`${label}: consumer exited with ${exited.proc.exitCode}`);
       sentAt = performance.now();
       left = await probes.anyLeft();
       if (left && performance.now() - lastProgress >= PROGRESS_INTERVAL_MS) {
@@ -215,16 +229,28 @@ export async function timedDrain(
         progress(`  ${label}: ${count.toLocaleString('en-US')} left, ${rate.toLocaleString('en-US')} jobs/s`);
       }
     }
+    await probes.window?.end();
     const leftCount = left ? await probes.countLeft() : 0;
     const seconds = (sentAt - startedAt) / 1000;
     if (leftCount > 0) progress(`  ${label}: cut off after ${limitMs / 1000} s with ${leftCount} jobs left`);
     result = { jobs: initial - leftCount, left: leftCount, seconds, jobsPerSec: (initial - leftCount) / seconds };
   } catch (error) {
-    child.proc.kill('SIGKILL');
+    for (const child of children) child.proc.kill('SIGKILL');
     throw error;
   }
-  await child.stop();
+  await Promise.all(children.map((child) => child.stop()));
   return result;
+}
+
+/** The setting's children, started together; if one fails to get ready, the others are killed. */
+async function startChildren(script: string, setting: PeerSetting, env: NodeJS.ProcessEnv): Promise<Child[]> {
+  const started = await Promise.allSettled(
+    Array.from({ length: setting.processes ?? 1 }, () => startChild(script, setting, env)),
+  );
+  const failed = started.find((s) => s.status === 'rejected');
+  if (!failed) return started.map((s) => (s as PromiseFulfilledResult<Child>).value);
+  for (const s of started) if (s.status === 'fulfilled') s.value.proc.kill('SIGKILL');
+  throw failed.reason;
 }
 
 /**

@@ -25,6 +25,8 @@ const QUEUE = 'bench';
 const SCHEMA = 'sluice_bench_pgboss';
 const SCRIPT = new URL(import.meta.url).pathname;
 const VERSION = (createRequire(import.meta.url)('pg-boss/package.json') as { version: string }).version;
+/** Payload bytes one insert() call may carry (all 100,000 small jobs fit in one). */
+const INSERT_BYTES = 32 * 1024 * 1024;
 /** An SSLRequest packet: any PostgreSQL server answers it with one byte, 'S' or 'N'. */
 const SSL_REQUEST = Uint8Array.from([0, 0, 0, 8, 4, 210, 22, 47]);
 
@@ -78,6 +80,26 @@ export const PG_BOSS_SETTINGS: readonly PeerSetting[] = [
   ),
 ];
 
+/**
+ * One row per cell of the grid, at pg-boss's best for that concurrency (the 'best' row above, sized
+ * to the cell): per process one work() call whose batch is the cell's concurrency (a batch handler
+ * holds that many jobs in flight), pollingIntervalSeconds 0.5 (the minimum), priority false, and
+ * notifyWorker after a full batch.
+ */
+export function pgBossGridSetting(processes: number, concurrency: number): PeerSetting {
+  const row = setting(
+    'best',
+    concurrency,
+    `${processes} process(es) × 1 work() call, batchSize ${concurrency}, pollingIntervalSeconds 0.5, priority false, notifyWorker(id) after a full batch`,
+    {
+      workers: 1,
+      work: { batchSize: concurrency, pollingIntervalSeconds: 0.5, priority: false },
+      notifyWhenFull: true,
+    },
+  );
+  return { ...row, processes };
+}
+
 export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS): Peer {
   const url = new URL(connectionString());
   let boss: PgBoss | undefined;
@@ -91,6 +113,11 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
   /** No index has state = 'active': a scan of the queue's partition, so asked only once none waits. */
   const anyActive = async () =>
     (await sql(`SELECT 1 FROM ${SCHEMA}.job WHERE name = $1 AND state = 'active' LIMIT 1`, [QUEUE])).length > 0;
+  /** One insert() call: one statement, its rows as one JSON parameter. */
+  const insert = async (jobs: readonly BenchJob[]) => {
+    if (!boss) throw new Error('pg-boss peer: setup() first');
+    await boss.insert(jobs.map((j) => ({ name: QUEUE, data: j.payload })));
+  };
   const countLeft = async () =>
     Number(
       (await sql(`SELECT count(*) AS n FROM ${SCHEMA}.job WHERE name = $1 AND state < 'completed'`, [QUEUE]))[0]?.n,
@@ -119,17 +146,33 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
       const commit = String((await sql('SHOW synchronous_commit'))[0]?.synchronous_commit);
       return `PostgreSQL ${version}, synchronous_commit ${commit}`;
     },
+    async durability() {
+      const commit = String((await sql('SHOW synchronous_commit'))[0]?.synchronous_commit);
+      const fsync = String((await sql('SHOW fsync'))[0]?.fsync);
+      return fsync === 'on' && commit !== 'off'
+        ? `fsync per commit (synchronous_commit ${commit})`
+        : `no fsync per commit (synchronous_commit ${commit}, fsync ${fsync})`;
+    },
     async clear() {
       await sql(`TRUNCATE ${SCHEMA}.job, ${SCHEMA}.archive`);
     },
     async enqueue(jobs: readonly BenchJob[]) {
-      if (!boss) throw new Error('pg-boss peer: setup() first');
       const started = performance.now();
-      await boss.insert(jobs.map((j) => ({ name: QUEUE, data: j.payload })));
+      let chunk: BenchJob[] = [];
+      let bytes = 0;
+      for (const job of jobs) {
+        chunk.push(job);
+        bytes += (job.payload.pad?.length ?? 0) + 64;
+        if (bytes < INSERT_BYTES) continue;
+        await insert(chunk);
+        chunk = [];
+        bytes = 0;
+      }
+      if (chunk.length > 0) await insert(chunk);
       return (performance.now() - started) / 1000;
     },
-    drain(s, limitMs) {
-      const probes = { anyLeft: async () => (await anyWaiting()) || (await anyActive()), countLeft };
+    drain(s, limitMs, hooks) {
+      const probes = { anyLeft: async () => (await anyWaiting()) || (await anyActive()), countLeft, ...hooks };
       return timedDrain(`pg-boss ${s.setting} c${s.concurrency}`, SCRIPT, s, {}, probes, limitMs);
     },
     pickupLatency(s, samples, delayed) {

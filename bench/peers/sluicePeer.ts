@@ -14,6 +14,7 @@ import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { pino } from 'pino';
 import { createSluice, defineJob, type Sluice } from '../../src/index.ts';
 import { BENCH_QUEUE, type BenchJob, JOB_NAME } from '../workload.ts';
+import { mysqlDurability } from './mysqlDurability.ts';
 import {
   type Consumers,
   isMain,
@@ -60,6 +61,29 @@ export const SLUICE_SETTINGS: readonly PeerSetting[] = [
 
 const logger = () => pino({ level: 'warn' }, pino.destination(2));
 
+/** One row per cell of the grid: the cell's concurrency in each process, every other option default. */
+export function sluiceGridSetting(processes: number, concurrency: number): PeerSetting {
+  return {
+    setting: 'defaults',
+    concurrency,
+    processes,
+    describe: `${processes} process(es) × sluice.worker({ concurrency: ${concurrency} }), other options default`,
+    options: {},
+  };
+}
+
+/**
+ * Params: ?1 database, ?2 prefix (LIKE-escaped). Returns the install's tables but its migration
+ * bookkeeping: all that clear() empties, whatever tables the schema has grown.
+ */
+const SQL_INSTALL_TABLES = `
+SELECT TABLE_NAME AS name
+FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = ?
+  AND TABLE_NAME LIKE ?
+  AND TABLE_TYPE = 'BASE TABLE'
+  AND TABLE_NAME NOT LIKE '%migrations%'`;
+
 export function sluicePeer(settings: readonly PeerSetting[] = SLUICE_SETTINGS): Peer {
   const url = peerUrl();
   let sluice: Sluice | undefined;
@@ -97,17 +121,36 @@ export function sluicePeer(settings: readonly PeerSetting[] = SLUICE_SETTINGS): 
       const [row] = (await sql('SELECT VERSION() AS v, @@innodb_flush_log_at_trx_commit AS f')) as RowDataPacket[];
       return `${row?.v}, innodb_flush_log_at_trx_commit ${row?.f}`;
     },
+    async durability() {
+      const conn = await createConnection({ uri: url });
+      try {
+        return await mysqlDurability(conn);
+      } finally {
+        await conn.end();
+      }
+    },
     async clear() {
-      for (const table of ['jobs', 'job_history', 'batches', 'doorbells', 'workers'])
-        await sql(`TRUNCATE TABLE ${PREFIX}${table}`);
+      // One connection of its own: foreign keys off for the TRUNCATEs, whatever references what.
+      const conn = await createConnection({ uri: url });
+      try {
+        const [tables] = await conn.query<RowDataPacket[]>(SQL_INSTALL_TABLES, [
+          DATABASE,
+          `${PREFIX.replace(/_/g, '\\_')}%`,
+        ]);
+        await conn.query('SET FOREIGN_KEY_CHECKS = 0');
+        for (const { name } of tables) await conn.query(`TRUNCATE TABLE \`${name}\``);
+      } finally {
+        await conn.end();
+      }
     },
     async enqueue(jobs: readonly BenchJob[]) {
       const started = performance.now();
       await open().enqueueBatch(jobs);
       return (performance.now() - started) / 1000;
     },
-    drain(setting, limitMs) {
-      return timedDrain(`sluice c${setting.concurrency}`, SCRIPT, setting, {}, { anyLeft, countLeft }, limitMs);
+    drain(setting, limitMs, hooks) {
+      const label = `sluice ×${setting.processes ?? 1} c${setting.concurrency}`;
+      return timedDrain(label, SCRIPT, setting, {}, { anyLeft, countLeft, ...hooks }, limitMs);
     },
     pickupLatency(setting, samples, delayed) {
       return measurePickup(

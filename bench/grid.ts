@@ -1,0 +1,268 @@
+/**
+ * The grid of `npm run bench`: every system drains the same jobs in every cell of processes
+ * {1, 4} × concurrency {10, 50, 500} × payload {small, seed004}, one after another within the
+ * cell (so a change in the machine's load falls on the cell, not on one system), one round each:
+ *   - sluice at its defaults (peers/sluicePeer.ts: worker processes built through the package's
+ *     API, only the concurrency set);
+ *   - BullMQ without persistence and with AOF fsynced every second (peers/bullmqPeer.ts,
+ *     peers/redisPersistence.ts switches the local server and restores it);
+ *   - pg-boss at its best for the cell's concurrency (peers/pgBossPeer.ts);
+ *   - the raw claim loop (peers/rawPeer.ts).
+ * Each drain is sized from what the same system drained before (its rate × TARGET_SECONDS, within
+ * [MIN_JOBS, MAX_JOBS]) and cut off at LIMIT_SECONDS: a fast system gets more jobs, a slow one is
+ * measured over the window alone. For sluice and the raw loop the server's counters are read
+ * around the window (serverCounters.ts). A system whose server does not answer is skipped, saying
+ * so; a drain that fails is reported as failed and the grid goes on.
+ */
+import type { Bench } from './benchDatabase.ts';
+import { bullmqGridSetting, bullmqPeer } from './peers/bullmqPeer.ts';
+import type { Peer, PeerSetting } from './peers/peer.ts';
+import { pgBossGridSetting, pgBossPeer } from './peers/pgBossPeer.ts';
+import { rawGridSetting, rawPeer } from './peers/rawPeer.ts';
+import { sluiceGridSetting, sluicePeer } from './peers/sluicePeer.ts';
+import { progress } from './progress.ts';
+import { type ServerCost, serverMeter } from './serverCounters.ts';
+import { type BenchJob, makeJobs, PAYLOAD_KINDS, type PayloadKind } from './workload.ts';
+
+export type SystemKey = 'sluice' | 'bullmq' | 'bullmqAof' | 'pgBoss' | 'raw';
+
+export interface Cell {
+  readonly payload: PayloadKind;
+  readonly processes: number;
+  readonly concurrency: number;
+}
+
+/** How big the run is: the full grid, or `--quick`'s two cells of a few hundred jobs. */
+export interface GridSize {
+  readonly cells: readonly Cell[];
+  readonly targetSeconds: number;
+  readonly limitSeconds: number;
+  readonly minJobs: number;
+  readonly maxJobs: Readonly<Record<PayloadKind, number>>;
+  /** How long a drain waits for a quiet host before timing anyway. */
+  readonly quietGiveUpMs: number;
+}
+
+const PROCESSES = [1, 4] as const;
+const CONCURRENCIES = [10, 50, 500] as const;
+
+export const FULL_GRID: GridSize = {
+  cells: PAYLOAD_KINDS.flatMap((payload) =>
+    PROCESSES.flatMap((processes) => CONCURRENCIES.map((concurrency) => ({ payload, processes, concurrency }))),
+  ),
+  targetSeconds: 4,
+  limitSeconds: 10,
+  minJobs: 2_000,
+  maxJobs: { small: 150_000, seed004: 40_000 },
+  quietGiveUpMs: 5_000,
+};
+
+export const QUICK_GRID: GridSize = {
+  cells: [
+    { payload: 'small', processes: 1, concurrency: 10 },
+    { payload: 'seed004', processes: 4, concurrency: 500 },
+  ],
+  targetSeconds: 0.5,
+  limitSeconds: 3,
+  minJobs: 200,
+  maxJobs: { small: 2_000, seed004: 1_000 },
+  quietGiveUpMs: 2_000,
+};
+
+/** First guess of a system's rate before it drained anything, jobs/s. */
+const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 4_000 };
+
+export interface GridSystem {
+  readonly key: SystemKey;
+  readonly peer: Peer;
+  settingFor(cell: Cell): PeerSetting;
+  /** Whether the MySQL/MariaDB server's counters are read around its drains. */
+  readonly metered: boolean;
+}
+
+export interface SystemInfo {
+  readonly key: SystemKey;
+  readonly name: string;
+  readonly server: string;
+  readonly keeps: string;
+  /** Version and settings the server reported, or why the system was skipped. */
+  readonly serverInfo?: string;
+  readonly durability?: string;
+  readonly skipped?: string;
+}
+
+export interface CellRun {
+  readonly system: SystemKey;
+  readonly describe: string;
+  readonly enqueued: number;
+  readonly jobsPerSec: number | null;
+  /** Jobs left when the window closed (cut off at the limit), 0 otherwise. */
+  readonly left: number;
+  readonly seconds: number;
+  readonly cost: ServerCost | null;
+  readonly error?: string;
+}
+
+export interface CellResult {
+  readonly cell: Cell;
+  readonly runs: readonly CellRun[];
+}
+
+export interface GridMeasurement {
+  readonly size: GridSize;
+  readonly systems: readonly SystemInfo[];
+  readonly cells: readonly CellResult[];
+}
+
+/** The systems of the grid, in the order each cell runs them. */
+export function gridSystems(bench: Bench): GridSystem[] {
+  return [
+    {
+      key: 'sluice',
+      peer: sluicePeer([]),
+      settingFor: (c) => sluiceGridSetting(c.processes, c.concurrency),
+      metered: true,
+    },
+    {
+      key: 'bullmq',
+      peer: bullmqPeer([], 'none'),
+      settingFor: (c) => bullmqGridSetting(c.processes, c.concurrency),
+      metered: false,
+    },
+    {
+      key: 'bullmqAof',
+      peer: bullmqPeer([], 'aof-everysec'),
+      settingFor: (c) => bullmqGridSetting(c.processes, c.concurrency),
+      metered: false,
+    },
+    {
+      key: 'pgBoss',
+      peer: pgBossPeer([]),
+      settingFor: (c) => pgBossGridSetting(c.processes, c.concurrency),
+      metered: false,
+    },
+    {
+      key: 'raw',
+      peer: rawPeer(bench.url, bench.tables.raw),
+      settingFor: (c) => rawGridSetting(c.processes, c.concurrency, bench.tables.raw),
+      metered: true,
+    },
+  ];
+}
+
+/** Sets every system up (skipping those that do not answer); the caller tears them down. */
+export async function setUpSystems(
+  systems: readonly GridSystem[],
+): Promise<{ ready: GridSystem[]; info: SystemInfo[] }> {
+  const ready: GridSystem[] = [];
+  const info: SystemInfo[] = [];
+  for (const system of systems) {
+    const { peer } = system;
+    const base = { key: system.key, name: peer.name, server: peer.server, keeps: peer.keeps };
+    if (!(await peer.available())) {
+      progress(`grid: ${peer.name} skipped: ${peer.server} did not answer`);
+      info.push({ ...base, skipped: `${peer.server} did not answer` });
+      continue;
+    }
+    try {
+      const serverInfo = await peer.setup();
+      const durability = await peer.durability();
+      progress(`grid: ${peer.name} on ${serverInfo}; durability: ${durability}`);
+      ready.push(system);
+      info.push({ ...base, serverInfo, durability });
+    } catch (error) {
+      progress(`grid: ${peer.name} skipped: setup failed: ${message(error)}`);
+      info.push({ ...base, skipped: `setup failed: ${message(error)}` });
+      await peer.teardown().catch(() => undefined);
+    }
+  }
+  return { ready, info };
+}
+
+/** Drains every cell with every ready system; never throws for one drain that fails. */
+export async function measureGrid(bench: Bench, systems: readonly GridSystem[], size: GridSize) {
+  const jobsOf = new Map<PayloadKind, BenchJob[]>();
+  const rates = new Map<string, { concurrency: number; jobsPerSec: number }>();
+  const results: CellResult[] = [];
+  const started = performance.now();
+  for (const [index, cell] of size.cells.entries()) {
+    const jobs = jobsOf.get(cell.payload) ?? makeJobs(size.maxJobs[cell.payload], cell.payload);
+    jobsOf.set(cell.payload, jobs);
+    const runs: CellRun[] = [];
+    for (const system of systems) {
+      const key = `${system.key}:${cell.payload}`;
+      const count = jobCount(size, cell, rates.get(key));
+      const run = await drainCell(bench, system, cell, jobs.slice(0, count), size);
+      if (run.jobsPerSec !== null) rates.set(key, { concurrency: cell.concurrency, jobsPerSec: run.jobsPerSec });
+      runs.push(run);
+    }
+    results.push({ cell, runs });
+    const elapsed = (performance.now() - started) / 1000;
+    progress(
+      `grid: cell ${index + 1}/${size.cells.length} done (${cellLabel(cell)}), ${elapsed.toFixed(0)} s so far, ~${((elapsed / (index + 1)) * (size.cells.length - index - 1)).toFixed(0)} s to go`,
+    );
+  }
+  return results;
+}
+
+/** Jobs for one drain: the system's last rate (scaled to this concurrency) × the target, within bounds. */
+function jobCount(size: GridSize, cell: Cell, last: { concurrency: number; jobsPerSec: number } | undefined): number {
+  const guess = last
+    ? last.jobsPerSec * Math.min(4, Math.max(0.25, Math.sqrt(cell.concurrency / last.concurrency)))
+    : FIRST_GUESS[cell.payload];
+  const wanted = Math.round(guess * size.targetSeconds);
+  return Math.max(size.minJobs, Math.min(size.maxJobs[cell.payload], wanted));
+}
+
+async function drainCell(
+  bench: Bench,
+  system: GridSystem,
+  cell: Cell,
+  jobs: readonly BenchJob[],
+  size: GridSize,
+): Promise<CellRun> {
+  const setting = system.settingFor(cell);
+  const label = `${system.peer.name} ${cellLabel(cell)}`;
+  const meter = system.metered ? serverMeter(bench.conn, new URL(bench.url).pathname.slice(1)) : null;
+  try {
+    await system.peer.clear();
+    const enqueueSeconds = await system.peer.enqueue(jobs);
+    const hooks = { quietGiveUpMs: size.quietGiveUpMs, ...(meter ? { window: meter.window } : {}) };
+    const drain = await system.peer.drain(setting, size.limitSeconds * 1000, hooks);
+    await system.peer.clear();
+    const cutOff = drain.left > 0 ? ` (cut off at ${size.limitSeconds} s, ${drain.left} left)` : '';
+    progress(
+      `  ${label}: ${jobs.length} jobs enqueued in ${enqueueSeconds.toFixed(1)} s, drained ${Math.round(drain.jobsPerSec)} jobs/s${cutOff}`,
+    );
+    return {
+      system: system.key,
+      describe: setting.describe,
+      enqueued: jobs.length,
+      jobsPerSec: drain.jobsPerSec,
+      left: drain.left,
+      seconds: drain.seconds,
+      cost: meter?.cost(drain.jobs) ?? null,
+    };
+  } catch (error) {
+    progress(`  ${label}: failed: ${message(error)}`);
+    await system.peer.clear().catch(() => undefined);
+    return {
+      system: system.key,
+      describe: setting.describe,
+      enqueued: jobs.length,
+      jobsPerSec: null,
+      left: 0,
+      seconds: 0,
+      cost: null,
+      error: message(error),
+    };
+  }
+}
+
+export function cellLabel(cell: Cell): string {
+  return `${cell.payload} ×${cell.processes} c${cell.concurrency}`;
+}
+
+export function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,302 @@
+/**
+ * The grid's report: the drain table with the verdict per cell (sluice ÷ the best peer, where
+ * BullMQ counts by its production row, AOF fsynced every second, when that row was measured), each
+ * system's durability beside it, what a drained job costs the server for sluice and the raw loop,
+ * the bulk and single-job enqueues against their raw ceilings, and pickup latency; and the same as
+ * plain data for the closing JSON line. Rates are whole jobs/s, ratios two decimals.
+ */
+import type { EnqueueMeasurement } from './enqueue.ts';
+import { type CellResult, type CellRun, cellLabel, type GridSize, type SystemInfo, type SystemKey } from './grid.ts';
+import type { LatencyRow } from './gridLatency.ts';
+import { fmt, table } from './report.ts';
+import type { ServerCost } from './serverCounters.ts';
+import type { SingleEnqueueRow } from './singleEnqueue.ts';
+import { ENQUEUERS } from './singleEnqueue.ts';
+import type { PayloadKind } from './workload.ts';
+
+const COLUMNS: readonly { key: SystemKey; head: string }[] = [
+  { key: 'sluice', head: 'sluice' },
+  { key: 'bullmq', head: 'BullMQ (none)' },
+  { key: 'bullmqAof', head: 'BullMQ (AOF 1 s)' },
+  { key: 'pgBoss', head: 'pg-boss (best)' },
+  { key: 'raw', head: 'raw loop' },
+];
+
+export interface BulkEnqueueRow {
+  readonly payload: PayloadKind;
+  readonly jobs: number;
+  readonly measurement: EnqueueMeasurement;
+}
+
+export interface GridReportInput {
+  readonly header: string;
+  readonly size: GridSize;
+  readonly quick: boolean;
+  readonly systems: readonly SystemInfo[];
+  readonly cells: readonly CellResult[];
+  readonly bulk: readonly BulkEnqueueRow[];
+  readonly single: readonly SingleEnqueueRow[];
+  readonly latency: readonly LatencyRow[];
+  readonly wallSeconds: number;
+  readonly loadAtStart: number;
+  readonly loadAtEnd: number;
+}
+
+/** sluice against the best peer of a cell: BullMQ by its AOF row when measured, else its in-memory row. */
+export function cellVerdict(runs: readonly CellRun[]) {
+  const rate = (key: SystemKey) => runs.find((r) => r.system === key)?.jobsPerSec ?? null;
+  const bullmq = rate('bullmqAof') !== null ? 'bullmqAof' : 'bullmq';
+  const peers = ([bullmq, 'pgBoss'] as const)
+    .map((key) => ({ key, jobsPerSec: rate(key) }))
+    .filter((p): p is { key: SystemKey & typeof bullmq; jobsPerSec: number } => p.jobsPerSec !== null);
+  const best = peers.reduce<(typeof peers)[number] | null>((a, b) => (!a || b.jobsPerSec > a.jobsPerSec ? b : a), null);
+  const sluice = rate('sluice');
+  const raw = rate('raw');
+  const anyPeer = Math.max(0, ...(['bullmq', 'bullmqAof', 'pgBoss'] as const).map((k) => rate(k) ?? 0));
+  return {
+    bestPeer: best?.key ?? null,
+    ratio: sluice !== null && best ? round2(sluice / best.jobsPerSec) : null,
+    /** Against every peer row, BullMQ without persistence included. */
+    ratioToAnyPeer: sluice !== null && anyPeer > 0 ? round2(sluice / anyPeer) : null,
+    ratioToRaw: sluice !== null && raw ? round2(sluice / raw) : null,
+  };
+}
+
+export function renderGridReport(input: GridReportInput): string {
+  return [
+    input.header,
+    '',
+    durabilityLines(input.systems),
+    '',
+    drainTable(input),
+    '',
+    costTable(input.cells),
+    '',
+    bulkTable(input.bulk),
+    '',
+    singleTable(input.single),
+    '',
+    latencyTable(input),
+    '',
+    settingLines(input),
+    `wall time ${input.wallSeconds.toFixed(0)} s; load average ${input.loadAtStart.toFixed(2)} at start, ${input.loadAtEnd.toFixed(2)} at end${input.quick ? '; --quick: a tiny run for development, not figures' : ''}`,
+  ].join('\n');
+}
+
+function durabilityLines(systems: readonly SystemInfo[]): string {
+  const lines = systems.map((s) =>
+    s.skipped
+      ? `    ${s.name}: skipped, ${s.skipped}`
+      : `    ${s.name}: ${s.durability}; keeps ${s.keeps}; ${s.serverInfo}`,
+  );
+  return ['durability (what an acknowledged job survives) and servers:', ...lines].join('\n');
+}
+
+function drainTable({ cells, size }: GridReportInput): string {
+  const rows = cells.map(({ cell, runs }) => {
+    const v = cellVerdict(runs);
+    const cellsOf = COLUMNS.map(({ key }) => rateCell(runs.find((r) => r.system === key)));
+    const ratio = v.ratio === null ? '' : `${v.ratio.toFixed(2)} (${COLUMNS.find((c) => c.key === v.bestPeer)?.head})`;
+    return [
+      cellLabel(cell),
+      ...cellsOf,
+      ratio,
+      v.ratio === null ? '' : v.ratio >= 1 ? 'yes' : 'no',
+      v.ratioToAnyPeer?.toFixed(2) ?? '',
+      v.ratioToRaw?.toFixed(2) ?? '',
+    ];
+  });
+  return [
+    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to ~${size.targetSeconds} s from the system's previous rate (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004), cut off at ${size.limitSeconds} s (* = rate over the cut-off window); one round per cell`,
+    table(
+      ['cell', ...COLUMNS.map((c) => c.head), 'sluice ÷ best peer', '≥ 1.0', '÷ any peer row', 'sluice ÷ raw'],
+      rows,
+    ),
+    '    small: {n, email}, ~40 B of JSON; seed004: sizes uniform in 0–16 KB (mean ~8 KB) from a fixed seed',
+    '    best peer: BullMQ by its AOF row (production persistence), pg-boss at its best; "÷ any peer row" counts BullMQ without persistence too',
+  ].join('\n');
+}
+
+function rateCell(run: CellRun | undefined): string {
+  if (!run) return '—';
+  if (run.jobsPerSec === null) return 'failed';
+  return `${fmt(run.jobsPerSec)}${run.left > 0 ? '*' : ''}`;
+}
+
+function costTable(cells: readonly CellResult[]): string {
+  const rows = cells.flatMap(({ cell, runs }) =>
+    runs
+      .filter((r) => r.cost)
+      .map((r) => {
+        const c = r.cost as ServerCost;
+        const mix = ['select', 'insert', 'update', 'delete', 'begin', 'commit'].map((k) =>
+          (c.statements[k] ?? 0).toFixed(2),
+        );
+        return [
+          cellLabel(cell),
+          r.system,
+          c.questions.toFixed(2),
+          ...mix,
+          c.redoFlushes.toFixed(3),
+          c.dataFsyncs.toFixed(3),
+          (c.redoBytes / 1024).toFixed(2),
+          c.serverCpuUs === null ? '' : c.serverCpuUs.toFixed(1),
+          c.connectionCpuUs === null ? '' : c.connectionCpuUs.toFixed(1),
+        ];
+      }),
+  );
+  const counter = cells.flatMap((c) => c.runs).find((r) => r.cost)?.cost?.redoCounter ?? 'Innodb_log_writes';
+  return [
+    'server cost per drained job, sluice and the raw loop (SHOW GLOBAL STATUS deltas over the timed window ÷ jobs drained in it; server CPU from /proc: the whole mariadbd/mysqld process, and the threads of the bench database connections)',
+    table(
+      [
+        'cell',
+        'side',
+        'stmts',
+        'select',
+        'insert',
+        'update',
+        'delete',
+        'begin',
+        'commit',
+        `redo (${counter})`,
+        'fsyncs',
+        'redo KB',
+        'server CPU µs',
+        'conn CPU µs',
+      ],
+      rows,
+    ),
+  ].join('\n');
+}
+
+function bulkTable(rows: readonly BulkEnqueueRow[]): string {
+  return [
+    'bulk enqueue: one batch in one transaction, sluice.enqueueBatch vs raw multi-row INSERTs of the same rows (median of runs)',
+    table(
+      ['payload', 'jobs', 'sluice jobs/s', 'raw jobs/s', 'sluice ÷ raw'],
+      rows.map((r) => [
+        r.payload,
+        fmt(r.jobs),
+        fmt(r.measurement.jobsPerSec),
+        fmt(r.measurement.rawJobsPerSec),
+        r.measurement.ratio.toFixed(2),
+      ]),
+    ),
+  ].join('\n');
+}
+
+function singleTable(rows: readonly SingleEnqueueRow[]): string {
+  const workers = [...new Set(rows.map((r) => r.workers))];
+  return [
+    `single-job enqueue: ${ENQUEUERS} producer processes, one job per call, each awaited; sluice.enqueue vs a raw autocommit INSERT of the same row`,
+    table(
+      ['workers draining meanwhile', 'sluice jobs/s', 'raw INSERT jobs/s', 'sluice ÷ raw'],
+      workers.map((w) => {
+        const s = rows.find((r) => r.workers === w && r.side === 'sluice')?.jobsPerSec ?? 0;
+        const r = rows.find((x) => x.workers === w && x.side === 'raw')?.jobsPerSec ?? 0;
+        return [w === 0 ? '0 (idle queue)' : `${w} of its own kind`, fmt(s), fmt(r), r > 0 ? (s / r).toFixed(2) : ''];
+      }),
+    ),
+  ].join('\n');
+}
+
+function latencyTable({ latency, systems }: GridReportInput): string {
+  const nameOf = (key: SystemKey) => systems.find((s) => s.key === key)?.name ?? key;
+  return [
+    'pickup latency: one idle consumer process at concurrency 50, jobs enqueued one by one 100–300 ms apart, enqueue call to handler start (ms, nearest rank)',
+    table(
+      ['system', 'p50', 'p90', 'p99', 'samples'],
+      latency.map((l) =>
+        l.latencyMs
+          ? [
+              nameOf(l.system),
+              ms(l.latencyMs.p50),
+              ms(l.latencyMs.p90),
+              ms(l.latencyMs.p99),
+              String(l.latencyMs.samples),
+            ]
+          : [nameOf(l.system), 'failed', '', '', l.error ?? ''],
+      ),
+    ),
+  ].join('\n');
+}
+
+function settingLines({ cells }: GridReportInput): string {
+  const first = cells[0]?.runs ?? [];
+  return [
+    'settings (first cell; every cell sets its own processes and concurrency):',
+    ...first.map((r) => `    ${r.system}: ${r.describe}`),
+  ].join('\n');
+}
+
+/** The run as plain data for the closing JSON line. */
+export function toGridResult(input: GridReportInput) {
+  return {
+    quick: input.quick,
+    wallSeconds: Math.round(input.wallSeconds),
+    loadAverage: { start: round2(input.loadAtStart), end: round2(input.loadAtEnd) },
+    systems: input.systems.map((s) => ({
+      system: s.key,
+      name: s.name,
+      durability: s.durability ?? null,
+      keeps: s.keeps,
+      server: s.serverInfo ?? s.server,
+      ...(s.skipped ? { skipped: s.skipped } : {}),
+    })),
+    grid: input.cells.map(({ cell, runs }) => ({
+      ...cell,
+      jobsPerSec: Object.fromEntries(
+        runs.map((r) => [r.system, r.jobsPerSec === null ? null : Math.round(r.jobsPerSec)]),
+      ),
+      cutOff: runs.filter((r) => r.left > 0).map((r) => r.system),
+      enqueued: Object.fromEntries(runs.map((r) => [r.system, r.enqueued])),
+      ...cellVerdict(runs),
+      cost: Object.fromEntries(runs.filter((r) => r.cost).map((r) => [r.system, roundCost(r.cost as ServerCost)])),
+      ...(runs.some((r) => r.error)
+        ? { errors: Object.fromEntries(runs.filter((r) => r.error).map((r) => [r.system, r.error])) }
+        : {}),
+    })),
+    bulkEnqueue: input.bulk.map((b) => ({
+      payload: b.payload,
+      jobs: b.jobs,
+      jobsPerSec: Math.round(b.measurement.jobsPerSec),
+      rawJobsPerSec: Math.round(b.measurement.rawJobsPerSec),
+      ratio: round2(b.measurement.ratio),
+    })),
+    singleEnqueue: input.single.map((s) => ({ ...s, enqueuers: ENQUEUERS, jobsPerSec: Math.round(s.jobsPerSec) })),
+    pickupMs: input.latency.map((l) => ({
+      system: l.system,
+      ...(l.latencyMs
+        ? { p50: round1(l.latencyMs.p50), p90: round1(l.latencyMs.p90), p99: round1(l.latencyMs.p99) }
+        : {}),
+      ...(l.error ? { error: l.error } : {}),
+    })),
+  };
+}
+
+function roundCost(c: ServerCost) {
+  const r3 = (n: number) => Math.round(n * 1000) / 1000;
+  return {
+    questions: r3(c.questions),
+    statements: Object.fromEntries(Object.entries(c.statements).map(([k, v]) => [k, r3(v)])),
+    redoFlushes: r3(c.redoFlushes),
+    redoCounter: c.redoCounter,
+    dataFsyncs: r3(c.dataFsyncs),
+    redoBytes: Math.round(c.redoBytes),
+    serverCpuUs: c.serverCpuUs === null ? null : round1(c.serverCpuUs),
+    connectionCpuUs: c.connectionCpuUs === null ? null : round1(c.connectionCpuUs),
+  };
+}
+
+function ms(n: number): string {
+  return n.toFixed(1);
+}
+
+function round1(n: number): number {
+  return Math.round(n * 10) / 10;
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
