@@ -8,9 +8,12 @@
  *     peers/redisPersistence.ts switches the local server and restores it);
  *   - pg-boss at its best for the cell's concurrency (peers/pgBossPeer.ts);
  *   - the raw claim loop (peers/rawPeer.ts).
- * Each drain is sized from what the same system drained before (its rate × TARGET_SECONDS, within
- * [MIN_JOBS, MAX_JOBS]) and cut off at LIMIT_SECONDS: a fast system gets more jobs, a slow one is
- * measured over the window alone. For sluice and the raw loop the server's counters are read
+ * Each drain is sized from what the same system did before: the slower of its last drain and
+ * enqueue rates × the target seconds, within [minJobs, maxJobs], and cut off at the limit: a fast
+ * system gets more jobs, a slow one is measured over the window alone, and no enqueue outlasts the
+ * drain it feeds. The grid keeps to a time budget: when the cells so far project past it (a slow
+ * or busy host), the target and the limit of the next cells shrink (to a quarter at most), and grow
+ * back when there is time again; each cell reports the target it ran at. For sluice and the raw loop the server's counters are read
  * around the window (serverCounters.ts). A system whose server does not answer is skipped, saying
  * so; a drain that fails is reported as failed and the grid goes on.
  */
@@ -41,6 +44,8 @@ export interface GridSize {
   readonly maxJobs: Readonly<Record<PayloadKind, number>>;
   /** How long a drain waits for a quiet host before timing anyway. */
   readonly quietGiveUpMs: number;
+  /** Seconds the whole grid should take; later cells' drains shrink to keep to it. */
+  readonly budgetSeconds: number;
 }
 
 const PROCESSES = [1, 4] as const;
@@ -54,7 +59,8 @@ export const FULL_GRID: GridSize = {
   limitSeconds: 10,
   minJobs: 2_000,
   maxJobs: { small: 150_000, seed004: 40_000 },
-  quietGiveUpMs: 5_000,
+  quietGiveUpMs: 3_000,
+  budgetSeconds: 13 * 60,
 };
 
 export const QUICK_GRID: GridSize = {
@@ -67,10 +73,13 @@ export const QUICK_GRID: GridSize = {
   minJobs: 200,
   maxJobs: { small: 2_000, seed004: 1_000 },
   quietGiveUpMs: 2_000,
+  budgetSeconds: 120,
 };
 
 /** First guess of a system's rate before it drained anything, jobs/s. */
-const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 4_000 };
+const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 2_000 };
+/** The smallest share of the target and limit the budget may cut a cell's drains to. */
+const MIN_SCALE = 0.25;
 
 export interface GridSystem {
   readonly key: SystemKey;
@@ -105,6 +114,9 @@ export interface CellRun {
 
 export interface CellResult {
   readonly cell: Cell;
+  /** The drain target and cut-off this cell ran at (smaller than the size's when the budget said so). */
+  readonly targetSeconds: number;
+  readonly limitSeconds: number;
   readonly runs: readonly CellRun[];
 }
 
@@ -179,38 +191,62 @@ export async function setUpSystems(
   return { ready, info };
 }
 
+/** What a system did last with a payload: sizes its next drain. */
+interface Pace {
+  readonly concurrency: number;
+  readonly drainPerSec: number;
+  readonly enqueuePerSec: number;
+}
+
 /** Drains every cell with every ready system; never throws for one drain that fails. */
 export async function measureGrid(bench: Bench, systems: readonly GridSystem[], size: GridSize) {
   const jobsOf = new Map<PayloadKind, BenchJob[]>();
-  const rates = new Map<string, { concurrency: number; jobsPerSec: number }>();
+  const paces = new Map<string, Pace>();
   const results: CellResult[] = [];
   const started = performance.now();
+  let scale = 1;
   for (const [index, cell] of size.cells.entries()) {
     const jobs = jobsOf.get(cell.payload) ?? makeJobs(size.maxJobs[cell.payload], cell.payload);
     jobsOf.set(cell.payload, jobs);
+    const window = { targetSeconds: size.targetSeconds * scale, limitSeconds: size.limitSeconds * scale };
     const runs: CellRun[] = [];
     for (const system of systems) {
       const key = `${system.key}:${cell.payload}`;
-      const count = jobCount(size, cell, rates.get(key));
-      const run = await drainCell(bench, system, cell, jobs.slice(0, count), size);
-      if (run.jobsPerSec !== null) rates.set(key, { concurrency: cell.concurrency, jobsPerSec: run.jobsPerSec });
+      const count = jobCount(size, window.targetSeconds, cell, paces.get(key));
+      const { run, enqueueSeconds } = await drainCell(bench, system, cell, jobs.slice(0, count), size, window);
+      if (run.jobsPerSec !== null)
+        paces.set(key, {
+          concurrency: cell.concurrency,
+          drainPerSec: run.jobsPerSec,
+          enqueuePerSec: count / Math.max(enqueueSeconds, 0.001),
+        });
       runs.push(run);
     }
-    results.push({ cell, runs });
+    results.push({ cell, ...window, runs });
     const elapsed = (performance.now() - started) / 1000;
+    const left = size.cells.length - index - 1;
+    const projected = elapsed + (elapsed / (index + 1)) * left;
+    if (projected > size.budgetSeconds) scale = Math.max(MIN_SCALE, scale * 0.7);
+    else if (projected < size.budgetSeconds * 0.8) scale = Math.min(1, scale / 0.7);
     progress(
-      `grid: cell ${index + 1}/${size.cells.length} done (${cellLabel(cell)}), ${elapsed.toFixed(0)} s so far, ~${((elapsed / (index + 1)) * (size.cells.length - index - 1)).toFixed(0)} s to go`,
+      `grid: cell ${index + 1}/${size.cells.length} done (${cellLabel(cell)}), ${elapsed.toFixed(0)} s so far, ~${(projected - elapsed).toFixed(0)} s to go${scale < 1 ? `; drains shortened to ${(scale * 100).toFixed(0)} % to keep to ${size.budgetSeconds} s` : ''}`,
     );
   }
   return results;
 }
 
-/** Jobs for one drain: the system's last rate (scaled to this concurrency) × the target, within bounds. */
-function jobCount(size: GridSize, cell: Cell, last: { concurrency: number; jobsPerSec: number } | undefined): number {
+/**
+ * Jobs for one drain: the slower of the system's last drain rate (scaled to this concurrency) and
+ * its last enqueue rate, × the target seconds, within bounds.
+ */
+function jobCount(size: GridSize, targetSeconds: number, cell: Cell, last: Pace | undefined): number {
   const guess = last
-    ? last.jobsPerSec * Math.min(4, Math.max(0.25, Math.sqrt(cell.concurrency / last.concurrency)))
+    ? Math.min(
+        last.enqueuePerSec,
+        last.drainPerSec * Math.min(4, Math.max(0.25, Math.sqrt(cell.concurrency / last.concurrency))),
+      )
     : FIRST_GUESS[cell.payload];
-  const wanted = Math.round(guess * size.targetSeconds);
+  const wanted = Math.round(guess * targetSeconds);
   return Math.max(size.minJobs, Math.min(size.maxJobs[cell.payload], wanted));
 }
 
@@ -220,7 +256,8 @@ async function drainCell(
   cell: Cell,
   jobs: readonly BenchJob[],
   size: GridSize,
-): Promise<CellRun> {
+  window: { readonly targetSeconds: number; readonly limitSeconds: number },
+): Promise<{ run: CellRun; enqueueSeconds: number }> {
   const setting = system.settingFor(cell);
   const label = `${system.peer.name} ${cellLabel(cell)}`;
   const meter = system.metered ? serverMeter(bench.conn, new URL(bench.url).pathname.slice(1)) : null;
@@ -228,13 +265,13 @@ async function drainCell(
     await system.peer.clear();
     const enqueueSeconds = await system.peer.enqueue(jobs);
     const hooks = { quietGiveUpMs: size.quietGiveUpMs, ...(meter ? { window: meter.window } : {}) };
-    const drain = await system.peer.drain(setting, size.limitSeconds * 1000, hooks);
+    const drain = await system.peer.drain(setting, window.limitSeconds * 1000, hooks);
     await system.peer.clear();
-    const cutOff = drain.left > 0 ? ` (cut off at ${size.limitSeconds} s, ${drain.left} left)` : '';
+    const cutOff = drain.left > 0 ? ` (cut off at ${window.limitSeconds.toFixed(1)} s, ${drain.left} left)` : '';
     progress(
       `  ${label}: ${jobs.length} jobs enqueued in ${enqueueSeconds.toFixed(1)} s, drained ${Math.round(drain.jobsPerSec)} jobs/s${cutOff}`,
     );
-    return {
+    const run = {
       system: system.key,
       describe: setting.describe,
       enqueued: jobs.length,
@@ -243,10 +280,11 @@ async function drainCell(
       seconds: drain.seconds,
       cost: meter?.cost(drain.jobs) ?? null,
     };
+    return { run, enqueueSeconds };
   } catch (error) {
     progress(`  ${label}: failed: ${message(error)}`);
     await system.peer.clear().catch(() => undefined);
-    return {
+    const run = {
       system: system.key,
       describe: setting.describe,
       enqueued: jobs.length,
@@ -256,6 +294,7 @@ async function drainCell(
       cost: null,
       error: message(error),
     };
+    return { run, enqueueSeconds: 0 };
   }
 }
 

@@ -93,7 +93,7 @@ function durabilityLines(systems: readonly SystemInfo[]): string {
 }
 
 function drainTable({ cells, size }: GridReportInput): string {
-  const rows = cells.map(({ cell, runs }) => {
+  const rows = cells.map(({ cell, runs, targetSeconds, limitSeconds }) => {
     const v = cellVerdict(runs);
     const cellsOf = COLUMNS.map(({ key }) => rateCell(runs.find((r) => r.system === key)));
     const ratio = v.ratio === null ? '' : `${v.ratio.toFixed(2)} (${COLUMNS.find((c) => c.key === v.bestPeer)?.head})`;
@@ -104,10 +104,11 @@ function drainTable({ cells, size }: GridReportInput): string {
       v.ratio === null ? '' : v.ratio >= 1 ? 'yes' : 'no',
       v.ratioToAnyPeer?.toFixed(2) ?? '',
       v.ratioToRaw?.toFixed(2) ?? '',
+      `${targetSeconds.toFixed(1)} / ${limitSeconds.toFixed(1)}`,
     ];
   });
   return [
-    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to ~${size.targetSeconds} s from the system's previous rate (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004), cut off at ${size.limitSeconds} s (* = rate over the cut-off window); one round per cell`,
+    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to the target from the system's previous drain and enqueue rates (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004), cut off at the limit (* = rate over the cut-off window); target / limit ${size.targetSeconds} / ${size.limitSeconds} s, shortened for later cells when the grid would pass its ${size.budgetSeconds} s budget; one round per cell`,
     table(
       ['cell', ...COLUMNS.map((c) => c.head), 'sluice ÷ best peer', '≥ 1.0', '÷ any peer row', 'sluice ÷ raw'],
       rows,
@@ -244,8 +245,10 @@ export function toGridResult(input: GridReportInput) {
       server: s.serverInfo ?? s.server,
       ...(s.skipped ? { skipped: s.skipped } : {}),
     })),
-    grid: input.cells.map(({ cell, runs }) => ({
+    grid: input.cells.map(({ cell, runs, targetSeconds, limitSeconds }) => ({
       ...cell,
+      targetSeconds: round2(targetSeconds),
+      limitSeconds: round2(limitSeconds),
       jobsPerSec: Object.fromEntries(
         runs.map((r) => [r.system, r.jobsPerSec === null ? null : Math.round(r.jobsPerSec)]),
       ),

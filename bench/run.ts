@@ -10,8 +10,8 @@
  *     workers drain (singleEnqueue.ts);
  *   - pickup latency into an idle consumer (gridLatency.ts).
  * About 15–20 minutes on a quiet 2-core machine. `--quick` (or BENCH_QUICK=1) runs two cells of a
- * few hundred jobs and short probes, for development: it prints the same report and writes
- * bench/results/quick.json, never RESULTS.md.
+ * few hundred jobs and short probes, for development; `--cells` keeps only the cells it names
+ * (pickCells). Either prints the same report and writes bench/results/partial.json, never RESULTS.md.
  * Progress goes to stderr; stdout gets the report and, as its last line, the result as JSON, also
  * written to bench/results/latest.json (kept out of git). The same report goes to bench/RESULTS.md,
  * which the README links and which is committed after a run: the figures in the repository are the
@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { redactUrl } from '../src/db/redactUrl.ts';
 import { type Bench, openBench } from './benchDatabase.ts';
 import { measureEnqueue } from './enqueue.ts';
-import { FULL_GRID, gridSystems, measureGrid, QUICK_GRID, setUpSystems } from './grid.ts';
+import { FULL_GRID, type GridSize, gridSystems, measureGrid, QUICK_GRID, setUpSystems } from './grid.ts';
 import { measureGridLatency } from './gridLatency.ts';
 import { type BulkEnqueueRow, renderGridReport, toGridResult } from './gridReport.ts';
 import { restoreRedisPersistence } from './peers/redisPersistence.ts';
@@ -36,20 +36,22 @@ import { makeJobs, PAYLOAD_KINDS, type PayloadKind } from './workload.ts';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const RESULTS_PAGE = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 
-const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const { values: args } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, cells: { type: 'string' } },
+});
 const quick = args.quick || process.env.BENCH_QUICK === '1';
 
 /** Jobs of one bulk-enqueue batch and the runs per side, by payload. */
 const BULK: Record<PayloadKind, { jobs: number; runs: number }> = quick
   ? { small: { jobs: 2_000, runs: 1 }, seed004: { jobs: 500, runs: 1 } }
-  : { small: { jobs: 100_000, runs: 3 }, seed004: { jobs: 20_000, runs: 3 } };
+  : { small: { jobs: 100_000, runs: 3 }, seed004: { jobs: 10_000, runs: 3 } };
 const SINGLE_ENQUEUE_SECONDS = quick ? 1 : 5;
 const LATENCY_SAMPLES = quick ? 5 : 30;
 
 async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
-  const size = quick ? QUICK_GRID : FULL_GRID;
+  const size = pickCells(quick ? QUICK_GRID : FULL_GRID, args.cells);
   const bench = await openBench();
   try {
     progress(
@@ -84,13 +86,29 @@ async function main(): Promise<void> {
     const result = toGridResult(input);
     process.stdout.write(`${report}\n`);
     mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(`${RESULTS_DIR}${quick ? 'quick' : 'latest'}.json`, `${JSON.stringify(result, null, 2)}\n`);
-    if (!quick) writeFileSync(RESULTS_PAGE, resultsPage(report, result));
+    const partial = quick || args.cells !== undefined;
+    writeFileSync(`${RESULTS_DIR}${partial ? 'partial' : 'latest'}.json`, `${JSON.stringify(result, null, 2)}\n`);
+    if (!partial) writeFileSync(RESULTS_PAGE, resultsPage(report, result));
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await restoreRedisPersistence().catch((error) => progress(`Redis persistence NOT restored: ${error}`));
     await bench.close();
   }
+}
+
+/**
+ * `--cells small:1:10,seed004:4:500` keeps only those cells (payload:processes:concurrency), at
+ * the sizes of the run: for timing one cell of the full grid without running it all.
+ */
+function pickCells(size: GridSize, cells: string | undefined): GridSize {
+  if (cells === undefined) return size;
+  const wanted = cells.split(',').map((c) => {
+    const [payload, processes, concurrency] = c.split(':');
+    if (!PAYLOAD_KINDS.includes(payload as PayloadKind) || !(Number(processes) > 0) || !(Number(concurrency) > 0))
+      throw new Error(`--cells: "${c}" is not payload:processes:concurrency (payload ${PAYLOAD_KINDS.join(' or ')})`);
+    return { payload: payload as PayloadKind, processes: Number(processes), concurrency: Number(concurrency) };
+  });
+  return { ...size, cells: wanted };
 }
 
 async function measureBulk(bench: Bench): Promise<BulkEnqueueRow[]> {

@@ -12,11 +12,13 @@ import { HERE } from './abSide.ts';
 import { type Bench, truncate } from './benchDatabase.ts';
 import { type Fleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
+import { quietHost } from './quietHost.ts';
 import { SLUICE_CLI } from './sourceCli.ts';
 import { BENCH_QUEUE } from './workload.ts';
 
 export const ENQUEUERS = 8;
 export const DRAINING_WORKERS = 2;
+const QUIET_GIVE_UP_MS = 5_000;
 const SLUICE_CHILD = fileURLToPath(new URL('./enqueueChild.ts', import.meta.url));
 const RAW_CHILD = fileURLToPath(new URL('./rawEnqueueChild.ts', import.meta.url));
 const RAW_WORKER = fileURLToPath(new URL('./rawWorker.ts', import.meta.url));
@@ -67,6 +69,8 @@ async function measureOne(bench: Bench, side: 'sluice' | 'raw', workers: number,
   const fleet: Fleet | null = workers > 0 ? await startFleet(workers, workerArgs, env) : null;
   let rate: number;
   try {
+    // What the previous step left the server doing (flushing a bulk load) stays out of this window.
+    await quietHost(`single enqueue ${side}`, QUIET_GIVE_UP_MS);
     rate = await timeEnqueuers(childArgs, env, ENQUEUERS);
   } catch (error) {
     await fleet?.stop();
