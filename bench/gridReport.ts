@@ -11,7 +11,7 @@ import type { LatencyRow } from './gridLatency.ts';
 import { fmt, table } from './report.ts';
 import type { ServerCost } from './serverCounters.ts';
 import type { SingleEnqueueRow } from './singleEnqueue.ts';
-import { ENQUEUERS } from './singleEnqueue.ts';
+import { DRAINING_PROCESSES, ENQUEUERS } from './singleEnqueue.ts';
 import type { PayloadKind } from './workload.ts';
 
 const COLUMNS: readonly { key: SystemKey; head: string }[] = [
@@ -74,7 +74,7 @@ export function renderGridReport(input: GridReportInput): string {
     '',
     bulkTable(input.bulk),
     '',
-    singleTable(input.single),
+    singleTable(input),
     '',
     latencyTable(input),
     '',
@@ -187,18 +187,29 @@ function bulkTable(rows: readonly BulkEnqueueRow[]): string {
   ].join('\n');
 }
 
-function singleTable(rows: readonly SingleEnqueueRow[]): string {
-  const workers = [...new Set(rows.map((r) => r.workers))];
+function singleTable({ single, systems }: GridReportInput): string {
+  const rate = (key: SystemKey, workers: number) => {
+    const row = single.find((r) => r.system === key && r.workers === workers);
+    return row ? row.jobsPerSec : undefined;
+  };
+  const rawIdle = rate('raw', 0) ?? null;
+  const rows = systems
+    .filter((s) => single.some((r) => r.system === s.key))
+    .map((s) => {
+      const idle = rate(s.key, 0);
+      const draining = rate(s.key, DRAINING_PROCESSES);
+      const shown = (n: number | null | undefined) => (n === undefined ? '—' : n === null ? 'failed' : fmt(n));
+      return [
+        s.key === 'raw' ? 'raw autocommit INSERT' : s.name,
+        shown(idle),
+        shown(draining),
+        idle && rawIdle ? (idle / rawIdle).toFixed(2) : '',
+        s.durability ?? '',
+      ];
+    });
   return [
-    `single-job enqueue: ${ENQUEUERS} producer processes, one job per call, each awaited; sluice.enqueue vs a raw autocommit INSERT of the same row`,
-    table(
-      ['workers draining meanwhile', 'sluice jobs/s', 'raw INSERT jobs/s', 'sluice ÷ raw'],
-      workers.map((w) => {
-        const s = rows.find((r) => r.workers === w && r.side === 'sluice')?.jobsPerSec ?? 0;
-        const r = rows.find((x) => x.workers === w && x.side === 'raw')?.jobsPerSec ?? 0;
-        return [w === 0 ? '0 (idle queue)' : `${w} of its own kind`, fmt(s), fmt(r), r > 0 ? (s / r).toFixed(2) : ''];
-      }),
-    ),
+    `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited; with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue`,
+    table(['system', 'idle jobs/s', 'draining jobs/s', '÷ raw INSERT (idle)', 'durability'], rows),
   ].join('\n');
 }
 
@@ -267,7 +278,11 @@ export function toGridResult(input: GridReportInput) {
       rawJobsPerSec: Math.round(b.measurement.rawJobsPerSec),
       ratio: round2(b.measurement.ratio),
     })),
-    singleEnqueue: input.single.map((s) => ({ ...s, enqueuers: ENQUEUERS, jobsPerSec: Math.round(s.jobsPerSec) })),
+    singleEnqueue: input.single.map((s) => ({
+      ...s,
+      enqueuers: ENQUEUERS,
+      jobsPerSec: s.jobsPerSec === null ? null : Math.round(s.jobsPerSec),
+    })),
     pickupMs: input.latency.map((l) => ({
       system: l.system,
       ...(l.latencyMs

@@ -6,8 +6,8 @@
  *     second, pg-boss at its best and the raw claim loop, with the verdict per cell and, for sluice
  *     and the raw loop, the server's statements, redo writes, fsyncs and CPU per job;
  *   - bulk enqueue of one batch against raw multi-row INSERTs (enqueue.ts), both payloads;
- *   - single-job enqueue by 8 producer processes against a raw autocommit INSERT, idle and while
- *     workers drain (singleEnqueue.ts);
+ *   - single-job enqueue by 8 producer processes per system, against a raw autocommit INSERT,
+ *     idle and while consumers drain (singleEnqueue.ts);
  *   - pickup latency into an idle consumer (gridLatency.ts).
  * About 15–20 minutes on a quiet 2-core machine. `--quick` (or BENCH_QUICK=1) runs two cells of a
  * few hundred jobs and short probes, for development; `--cells` keeps only the cells it names
@@ -45,7 +45,7 @@ const quick = args.quick || process.env.BENCH_QUICK === '1';
 const BULK: Record<PayloadKind, { jobs: number; runs: number }> = quick
   ? { small: { jobs: 2_000, runs: 1 }, seed004: { jobs: 500, runs: 1 } }
   : { small: { jobs: 100_000, runs: 3 }, seed004: { jobs: 10_000, runs: 3 } };
-const SINGLE_ENQUEUE_SECONDS = quick ? 1 : 5;
+const SINGLE_ENQUEUE_SECONDS = quick ? 1 : 4;
 const LATENCY_SAMPLES = quick ? 5 : 30;
 
 async function main(): Promise<void> {
@@ -58,11 +58,12 @@ async function main(): Promise<void> {
       `database ready: ${bench.server.version}, max_allowed_packet ${bench.server.maxAllowedPacket}${quick ? ' (--quick)' : ''}`,
     );
     const bulk = await measureBulk(bench);
-    const single = await measureSingleEnqueue(bench, SINGLE_ENQUEUE_SECONDS);
     const { ready, info } = await setUpSystems(gridSystems(bench));
+    let single: Awaited<ReturnType<typeof measureSingleEnqueue>> = [];
     let cells: Awaited<ReturnType<typeof measureGrid>> = [];
     let latency: Awaited<ReturnType<typeof measureGridLatency>> = [];
     try {
+      single = await measureSingleEnqueue(bench, ready, SINGLE_ENQUEUE_SECONDS);
       cells = await measureGrid(bench, ready, size);
       latency = await measureGridLatency(ready, LATENCY_SAMPLES);
     } finally {

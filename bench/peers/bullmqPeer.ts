@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { type Job, Queue, Worker, type WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { BenchJob } from '../workload.ts';
+import { type BenchJob, JOB_NAME } from '../workload.ts';
 import {
   answers,
   type Consumers,
@@ -18,7 +18,9 @@ import {
   type OnProbe,
   type Peer,
   type PeerSetting,
+  type Producer,
   runConsumerChild,
+  startConsumers,
   timedDrain,
   wallNow,
 } from './peer.ts';
@@ -165,6 +167,10 @@ export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS, p
       const probes = { anyLeft: async () => (await waitingOrActive()) > 0, countLeft: waitingOrActive, ...hooks };
       return timedDrain(`BullMQ ${setting.setting} c${setting.concurrency}`, SCRIPT, setting, {}, probes, limitMs);
     },
+    async consume(setting) {
+      await persist();
+      return startConsumers(SCRIPT, setting, {});
+    },
     async pickupLatency(setting, samples, delayed) {
       await persist();
       const { queue: q } = open();
@@ -177,6 +183,18 @@ export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS, p
       redis?.disconnect();
       if (persistence) await restoreRedisPersistence();
     },
+  };
+}
+
+/** One job per add() call (a single enqueuer child's producer); the server's persistence is the parent's to set. */
+export async function bullmqProducer(): Promise<Producer> {
+  const queue = new Queue(QUEUE, { connection: redisOptions(), prefix: PREFIX });
+  await queue.waitUntilReady();
+  return {
+    async enqueueOne(payload) {
+      await queue.add(JOB_NAME, payload);
+    },
+    close: () => queue.close(),
   };
 }
 

@@ -68,6 +68,8 @@ export interface Peer {
   /** Bulk enqueue, outside any timed window; returns the seconds it took. */
   enqueue(jobs: readonly BenchJob[]): Promise<number>;
   drain(setting: PeerSetting, limitMs: number, hooks?: DrainHooks): Promise<DrainResult>;
+  /** Starts the setting's consumer children consuming at once (no timing): workers that drain meanwhile. */
+  consume(setting: PeerSetting): Promise<RunningConsumers>;
   /** What an acknowledged job survives, in a few words (e.g. "fsync per commit"), for the report. */
   durability(): Promise<string>;
   /**
@@ -76,6 +78,18 @@ export interface Peer {
    */
   pickupLatency(setting: PeerSetting, samples: number, delayed: boolean): Promise<number[]>;
   teardown(): Promise<void>;
+}
+
+/** Consumer children started by Peer.consume: stop() asks each to stop and checks it exited 0. */
+export interface RunningConsumers {
+  stop(): Promise<void>;
+}
+
+/** The single-job producer a peer's file exports for the enqueuer children (peerEnqueueChild.ts). */
+export interface Producer {
+  /** Enqueues one job, due at once, and resolves once the store acknowledged it. */
+  enqueueOne(payload: BenchJob['payload']): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** Milliseconds on the wall clock, sub-millisecond resolution, comparable across processes. */
@@ -114,11 +128,13 @@ export function isMain(moduleUrl: string): boolean {
 
 /**
  * The child's side: argv[2] is the setting as JSON. Builds the consumers, says 'ready', starts
- * them on 'go', stops them on 'stop' (or SIGINT) and exits 0.
+ * them on 'go', stops them on 'stop' (or SIGINT, or the parent's IPC channel closing) and exits 0.
  */
 export async function runConsumerChild(build: (setting: PeerSetting, onProbe: OnProbe) => Promise<Consumers>) {
   const setting = JSON.parse(process.argv[2] ?? '{}') as PeerSetting;
-  const send = (m: FromChild) => process.send?.(m);
+  const send = (m: FromChild) => {
+    if (process.connected) process.send?.(m);
+  };
   const consumers = await build(setting, (probe) => send({ t: 'started', probe, at: wallNow() }));
   let stopping = false;
   const stop = () => {
@@ -133,6 +149,8 @@ export async function runConsumerChild(build: (setting: PeerSetting, onProbe: On
     );
   };
   process.on('SIGINT', stop);
+  // The parent gone (interrupted, crashed): stop rather than drain on as an orphan.
+  process.on('disconnect', stop);
   process.on('message', (m: ToChild) => {
     if (m.t === 'go') void consumers.start();
     else if (m.t === 'stop') stop();
@@ -240,6 +258,17 @@ export async function timedDrain(
   }
   await Promise.all(children.map((child) => child.stop()));
   return result;
+}
+
+/** Peer.consume's body: the setting's children, started and sent 'go' at once. */
+export async function startConsumers(
+  script: string,
+  setting: PeerSetting,
+  env: NodeJS.ProcessEnv,
+): Promise<RunningConsumers> {
+  const children = await startChildren(script, setting, env);
+  for (const child of children) child.go();
+  return { stop: async () => void (await Promise.all(children.map((child) => child.stop()))) };
 }
 
 /** The setting's children, started together; if one fails to get ready, the others are killed. */

@@ -17,7 +17,9 @@ import {
   type OnProbe,
   type Peer,
   type PeerSetting,
+  type Producer,
   runConsumerChild,
+  startConsumers,
   timedDrain,
 } from './peer.ts';
 
@@ -175,6 +177,7 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
       const probes = { anyLeft: async () => (await anyWaiting()) || (await anyActive()), countLeft, ...hooks };
       return timedDrain(`pg-boss ${s.setting} c${s.concurrency}`, SCRIPT, s, {}, probes, limitMs);
     },
+    consume: (s) => startConsumers(SCRIPT, s, {}),
     pickupLatency(s, samples, delayed) {
       const enqueue = async (probe: number, dueAt: number | null) =>
         boss?.send(QUEUE, { probe }, dueAt === null ? {} : { startAfter: new Date(dueAt) });
@@ -184,6 +187,25 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
       if (boss) await this.clear();
       await boss?.stop({ graceful: false });
     },
+  };
+}
+
+/** One job per send() call (a single enqueuer child's producer): pg-boss without its maintenance. */
+export async function pgBossProducer(): Promise<Producer> {
+  const boss = new PgBoss({
+    connectionString: connectionString(),
+    schema: SCHEMA,
+    max: 2,
+    supervise: false,
+    schedule: false,
+  });
+  boss.on('error', fail);
+  await boss.start();
+  return {
+    async enqueueOne(payload) {
+      await boss.send(QUEUE, payload);
+    },
+    close: () => boss.stop({ graceful: false }),
   };
 }
 

@@ -11,9 +11,18 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { connectRaw } from '../rawConnection.ts';
 import { rawInsertJobs } from '../rawInsert.ts';
 import { claimAndDelete, retryingConflicts } from '../rawLoop.ts';
-import { BENCH_QUEUE, type BenchJob, SEED004_MAX_BYTES } from '../workload.ts';
+import { BENCH_QUEUE, type BenchJob, JOB_NAME, SEED004_MAX_BYTES } from '../workload.ts';
 import { mysqlDurability } from './mysqlDurability.ts';
-import { type Consumers, isMain, type Peer, type PeerSetting, runConsumerChild, timedDrain } from './peer.ts';
+import {
+  type Consumers,
+  isMain,
+  type Peer,
+  type PeerSetting,
+  type Producer,
+  runConsumerChild,
+  startConsumers,
+  timedDrain,
+} from './peer.ts';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const IDLE_MS = 20;
@@ -82,6 +91,7 @@ export function rawPeer(url: string, table: string): Peer {
       const label = `raw ×${setting.processes ?? 1} c${setting.concurrency}`;
       return timedDrain(label, SCRIPT, setting, { MYSQL_URL: url }, { anyLeft, countLeft, ...hooks }, limitMs);
     },
+    consume: (setting) => startConsumers(SCRIPT, setting, { MYSQL_URL: url }),
     pickupLatency() {
       return Promise.reject(new Error('raw claim loop: no pickup probe'));
     },
@@ -89,6 +99,36 @@ export function rawPeer(url: string, table: string): Peer {
       await conn?.end();
       conn = undefined;
     },
+  };
+}
+
+/** Params: ?1 queue, ?2 name, ?3 payload JSON. One row, committed on its own (autocommit). */
+const sqlInsertOne = (table: string) => `
+INSERT INTO \`${table}\` (queue, name, payload, priority, run_at, created_at)
+VALUES (?, ?, ?, 0, NOW(3), NOW(3))`;
+
+/**
+ * One job per autocommit INSERT (a single enqueuer child's producer; MYSQL_URL): one round trip, one
+ * durable commit, the floor of a single enqueue on this server. An INSERT that a draining claim
+ * loop's locks turn into a deadlock (1213) is sent again, as an application would.
+ */
+export async function rawProducer(table: string): Promise<Producer> {
+  const url = process.env.MYSQL_URL;
+  if (!url) throw new Error('raw producer: set MYSQL_URL');
+  const conn = await connectRaw(url);
+  const sql = sqlInsertOne(table);
+  return {
+    async enqueueOne(payload) {
+      for (;;) {
+        try {
+          await conn.query(sql, [BENCH_QUEUE, JOB_NAME, JSON.stringify(payload)]);
+          return;
+        } catch (error) {
+          if ((error as { errno?: number }).errno !== 1213) throw error;
+        }
+      }
+    },
+    close: () => conn.end(),
   };
 }
 

@@ -22,7 +22,9 @@ import {
   type OnProbe,
   type Peer,
   type PeerSetting,
+  type Producer,
   runConsumerChild,
+  startConsumers,
   timedDrain,
 } from './peer.ts';
 
@@ -152,6 +154,7 @@ export function sluicePeer(settings: readonly PeerSetting[] = SLUICE_SETTINGS): 
       const label = `sluice ×${setting.processes ?? 1} c${setting.concurrency}`;
       return timedDrain(label, SCRIPT, setting, {}, { anyLeft, countLeft, ...hooks }, limitMs);
     },
+    consume: (setting) => startConsumers(SCRIPT, setting, {}),
     pickupLatency(setting, samples, delayed) {
       return measurePickup(
         SCRIPT,
@@ -178,6 +181,18 @@ function serverUrl(url: string): string {
   const server = new URL(url);
   server.pathname = '/';
   return server.toString();
+}
+
+/** One job per sluice.enqueue call (a single enqueuer child's producer), on the peer's install. */
+export async function sluiceProducer(): Promise<Producer> {
+  const sluice = createSluice({ url: peerUrl(), tablePrefix: PREFIX, logger: logger() });
+  await sluice.knex.raw('SELECT 1');
+  return {
+    async enqueueOne(payload) {
+      await sluice.enqueue({ name: JOB_NAME, queue: BENCH_QUEUE, payload });
+    },
+    close: () => sluice.close(),
+  };
 }
 
 /** The child: one sluice worker on the bench queue with the setting's concurrency, started on 'go'. */

@@ -1,0 +1,33 @@
+/**
+ * One single-job enqueuer of the grid's single-enqueue rows (singleEnqueue.ts): argv `SYSTEM
+ * SECONDS [TABLE]` (sluice, bullmq, bullmqAof, pgBoss or raw; the raw loop's TABLE; MYSQL_URL for
+ * the MySQL systems). Builds that system's producer (its peer file's, loaded alone), says 'ready',
+ * and on 'go' enqueues one job per call, each awaited — the way an application enqueues per
+ * request — for SECONDS; then sends { jobs } and exits.
+ */
+import type { Producer } from './peer.ts';
+
+const [system = '', seconds = '5', table = 'raw_jobs'] = process.argv.slice(2);
+
+const PRODUCERS: Record<string, () => Promise<Producer>> = {
+  sluice: async () => (await import('./sluicePeer.ts')).sluiceProducer(),
+  bullmq: async () => (await import('./bullmqPeer.ts')).bullmqProducer(),
+  bullmqAof: async () => (await import('./bullmqPeer.ts')).bullmqProducer(),
+  pgBoss: async () => (await import('./pgBossPeer.ts')).pgBossProducer(),
+  raw: async () => (await import('./rawPeer.ts')).rawProducer(table),
+};
+
+const make = PRODUCERS[system];
+if (!make) throw new Error(`peerEnqueueChild: unknown system "${system}" (${Object.keys(PRODUCERS).join(', ')})`);
+const producer = await make();
+process.once('message', async () => {
+  const until = performance.now() + Number(seconds) * 1000;
+  let jobs = 0;
+  while (performance.now() < until) {
+    await producer.enqueueOne({ n: jobs, email: `user${jobs}@example.com` });
+    jobs++;
+  }
+  await producer.close();
+  process.send?.({ jobs }, () => process.exit(0));
+});
+process.send?.('ready');
