@@ -18,22 +18,11 @@
  * so; a drain that fails is reported as failed and the grid goes on.
  */
 import type { Bench } from './benchDatabase.ts';
-import { bullmqGridSetting, bullmqPeer } from './peers/bullmqPeer.ts';
-import type { Peer, PeerSetting } from './peers/peer.ts';
-import { pgBossGridSetting, pgBossPeer } from './peers/pgBossPeer.ts';
-import { rawGridSetting, rawPeer } from './peers/rawPeer.ts';
-import { sluiceGridSetting, sluicePeer } from './peers/sluicePeer.ts';
+import { errorMessage } from './errorMessage.ts';
+import type { Cell, GridSystem, SystemKey } from './gridSystems.ts';
 import { progress } from './progress.ts';
 import { type ServerCost, serverMeter } from './serverCounters.ts';
 import { type BenchJob, makeJobs, PAYLOAD_KINDS, type PayloadKind } from './workload.ts';
-
-export type SystemKey = 'sluice' | 'bullmq' | 'bullmqAof' | 'pgBoss' | 'raw';
-
-export interface Cell {
-  readonly payload: PayloadKind;
-  readonly processes: number;
-  readonly concurrency: number;
-}
 
 /** How big the run is: the full grid, or `--quick`'s two cells of a few hundred jobs. */
 export interface GridSize {
@@ -81,25 +70,6 @@ const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 2_000
 /** The smallest share of the target and limit the budget may cut a cell's drains to. */
 const MIN_SCALE = 0.25;
 
-export interface GridSystem {
-  readonly key: SystemKey;
-  readonly peer: Peer;
-  settingFor(cell: Cell): PeerSetting;
-  /** Whether the MySQL/MariaDB server's counters are read around its drains. */
-  readonly metered: boolean;
-}
-
-export interface SystemInfo {
-  readonly key: SystemKey;
-  readonly name: string;
-  readonly server: string;
-  readonly keeps: string;
-  /** Version and settings the server reported, or why the system was skipped. */
-  readonly serverInfo?: string;
-  readonly durability?: string;
-  readonly skipped?: string;
-}
-
 export interface CellRun {
   readonly system: SystemKey;
   readonly describe: string;
@@ -118,77 +88,6 @@ export interface CellResult {
   readonly targetSeconds: number;
   readonly limitSeconds: number;
   readonly runs: readonly CellRun[];
-}
-
-export interface GridMeasurement {
-  readonly size: GridSize;
-  readonly systems: readonly SystemInfo[];
-  readonly cells: readonly CellResult[];
-}
-
-/** The systems of the grid, in the order each cell runs them. */
-export function gridSystems(bench: Bench): GridSystem[] {
-  return [
-    {
-      key: 'sluice',
-      peer: sluicePeer([]),
-      settingFor: (c) => sluiceGridSetting(c.processes, c.concurrency),
-      metered: true,
-    },
-    {
-      key: 'bullmq',
-      peer: bullmqPeer([], 'none'),
-      settingFor: (c) => bullmqGridSetting(c.processes, c.concurrency),
-      metered: false,
-    },
-    {
-      key: 'bullmqAof',
-      peer: bullmqPeer([], 'aof-everysec'),
-      settingFor: (c) => bullmqGridSetting(c.processes, c.concurrency),
-      metered: false,
-    },
-    {
-      key: 'pgBoss',
-      peer: pgBossPeer([]),
-      settingFor: (c) => pgBossGridSetting(c.processes, c.concurrency),
-      metered: false,
-    },
-    {
-      key: 'raw',
-      peer: rawPeer(bench.url, bench.tables.raw),
-      settingFor: (c) => rawGridSetting(c.processes, c.concurrency, bench.tables.raw),
-      metered: true,
-    },
-  ];
-}
-
-/** Sets every system up (skipping those that do not answer); the caller tears them down. */
-export async function setUpSystems(
-  systems: readonly GridSystem[],
-): Promise<{ ready: GridSystem[]; info: SystemInfo[] }> {
-  const ready: GridSystem[] = [];
-  const info: SystemInfo[] = [];
-  for (const system of systems) {
-    const { peer } = system;
-    const base = { key: system.key, name: peer.name, server: peer.server, keeps: peer.keeps };
-    if (!(await peer.available())) {
-      progress(`grid: ${peer.name} skipped: ${peer.server} did not answer`);
-      info.push({ ...base, skipped: `${peer.server} did not answer` });
-      continue;
-    }
-    try {
-      const serverInfo = await peer.setup();
-      const durability = await peer.durability();
-      progress(`grid: ${peer.name} on ${serverInfo}; durability: ${durability}`);
-      ready.push(system);
-      info.push({ ...base, serverInfo, durability });
-    } catch (error) {
-      progress(`grid: ${peer.name} skipped: setup failed: ${message(error)}`);
-      info.push({ ...base, skipped: `setup failed: ${message(error)}` });
-      await peer.teardown().catch(() => undefined);
-    }
-  }
-  return { ready, info };
 }
 
 /** What a system did last with a payload: sizes its next drain. */
@@ -282,7 +181,7 @@ async function drainCell(
     };
     return { run, enqueueSeconds };
   } catch (error) {
-    progress(`  ${label}: failed: ${message(error)}`);
+    progress(`  ${label}: failed: ${errorMessage(error)}`);
     await system.peer.clear().catch(() => undefined);
     const run = {
       system: system.key,
@@ -292,7 +191,7 @@ async function drainCell(
       left: 0,
       seconds: 0,
       cost: null,
-      error: message(error),
+      error: errorMessage(error),
     };
     return { run, enqueueSeconds: 0 };
   }
@@ -300,8 +199,4 @@ async function drainCell(
 
 export function cellLabel(cell: Cell): string {
   return `${cell.payload} ×${cell.processes} c${cell.concurrency}`;
-}
-
-export function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

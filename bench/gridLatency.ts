@@ -3,8 +3,8 @@
  * concurrency 50 per system, jobs enqueued one by one 100–300 ms apart from this process, from the
  * enqueue call to the handler's start (peers/peer.ts measurePickup), p50 / p90 / p99.
  */
-import type { GridSystem, SystemKey } from './grid.ts';
-import { message } from './grid.ts';
+import { errorMessage } from './errorMessage.ts';
+import type { GridSystem, SystemKey } from './gridSystems.ts';
 import type { Latency } from './peerReport.ts';
 import { percentiles } from './peers.ts';
 import { progress } from './progress.ts';
@@ -27,8 +27,8 @@ export async function measureGridLatency(systems: readonly GridSystem[], samples
       progress(`pickup ${system.peer.name}: p50 ${latency.p50.toFixed(1)} ms, p90 ${latency.p90.toFixed(1)} ms`);
       rows.push({ system: system.key, latencyMs: latency });
     } catch (error) {
-      progress(`pickup ${system.peer.name}: failed: ${message(error)}`);
-      rows.push({ system: system.key, latencyMs: null, error: message(error) });
+      progress(`pickup ${system.peer.name}: failed: ${errorMessage(error)}`);
+      rows.push({ system: system.key, latencyMs: null, error: errorMessage(error) });
     }
     await system.peer.clear().catch(() => undefined);
   }

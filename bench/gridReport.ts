@@ -6,8 +6,9 @@
  * plain data for the closing JSON line. Rates are whole jobs/s, ratios two decimals.
  */
 import type { EnqueueMeasurement } from './enqueue.ts';
-import { type CellResult, type CellRun, cellLabel, type GridSize, type SystemInfo, type SystemKey } from './grid.ts';
+import { type CellResult, type CellRun, cellLabel, type GridSize } from './grid.ts';
 import type { LatencyRow } from './gridLatency.ts';
+import type { SystemInfo, SystemKey } from './gridSystems.ts';
 import { fmt, table } from './report.ts';
 import type { ServerCost } from './serverCounters.ts';
 import type { SingleEnqueueRow } from './singleEnqueue.ts';
@@ -242,77 +243,8 @@ function settingLines({ cells }: GridReportInput): string {
   ].join('\n');
 }
 
-/** The run as plain data for the closing JSON line. */
-export function toGridResult(input: GridReportInput) {
-  return {
-    quick: input.quick,
-    wallSeconds: Math.round(input.wallSeconds),
-    loadAverage: { start: round2(input.loadAtStart), end: round2(input.loadAtEnd) },
-    systems: input.systems.map((s) => ({
-      system: s.key,
-      name: s.name,
-      durability: s.durability ?? null,
-      keeps: s.keeps,
-      server: s.serverInfo ?? s.server,
-      ...(s.skipped ? { skipped: s.skipped } : {}),
-    })),
-    grid: input.cells.map(({ cell, runs, targetSeconds, limitSeconds }) => ({
-      ...cell,
-      targetSeconds: round2(targetSeconds),
-      limitSeconds: round2(limitSeconds),
-      jobsPerSec: Object.fromEntries(
-        runs.map((r) => [r.system, r.jobsPerSec === null ? null : Math.round(r.jobsPerSec)]),
-      ),
-      cutOff: runs.filter((r) => r.left > 0).map((r) => r.system),
-      enqueued: Object.fromEntries(runs.map((r) => [r.system, r.enqueued])),
-      ...cellVerdict(runs),
-      cost: Object.fromEntries(runs.filter((r) => r.cost).map((r) => [r.system, roundCost(r.cost as ServerCost)])),
-      ...(runs.some((r) => r.error)
-        ? { errors: Object.fromEntries(runs.filter((r) => r.error).map((r) => [r.system, r.error])) }
-        : {}),
-    })),
-    bulkEnqueue: input.bulk.map((b) => ({
-      payload: b.payload,
-      jobs: b.jobs,
-      jobsPerSec: Math.round(b.measurement.jobsPerSec),
-      rawJobsPerSec: Math.round(b.measurement.rawJobsPerSec),
-      ratio: round2(b.measurement.ratio),
-    })),
-    singleEnqueue: input.single.map((s) => ({
-      ...s,
-      enqueuers: ENQUEUERS,
-      jobsPerSec: s.jobsPerSec === null ? null : Math.round(s.jobsPerSec),
-    })),
-    pickupMs: input.latency.map((l) => ({
-      system: l.system,
-      ...(l.latencyMs
-        ? { p50: round1(l.latencyMs.p50), p90: round1(l.latencyMs.p90), p99: round1(l.latencyMs.p99) }
-        : {}),
-      ...(l.error ? { error: l.error } : {}),
-    })),
-  };
-}
-
-function roundCost(c: ServerCost) {
-  const r3 = (n: number) => Math.round(n * 1000) / 1000;
-  return {
-    questions: r3(c.questions),
-    statements: Object.fromEntries(Object.entries(c.statements).map(([k, v]) => [k, r3(v)])),
-    redoFlushes: r3(c.redoFlushes),
-    redoCounter: c.redoCounter,
-    dataFsyncs: r3(c.dataFsyncs),
-    redoBytes: Math.round(c.redoBytes),
-    serverCpuUs: c.serverCpuUs === null ? null : round1(c.serverCpuUs),
-    connectionCpuUs: c.connectionCpuUs === null ? null : round1(c.connectionCpuUs),
-  };
-}
-
 function ms(n: number): string {
   return n.toFixed(1);
-}
-
-function round1(n: number): number {
-  return Math.round(n * 10) / 10;
 }
 
 function round2(n: number): number {

@@ -10,8 +10,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Bench } from './benchDatabase.ts';
-import { type GridSystem, message, type SystemKey } from './grid.ts';
-import type { RunningConsumers } from './peers/peer.ts';
+import { errorMessage } from './errorMessage.ts';
+import type { GridSystem, SystemKey } from './gridSystems.ts';
+import type { RunningConsumers } from './peers/consumerChild.ts';
 import { progress } from './progress.ts';
 import { quietHost } from './quietHost.ts';
 
@@ -44,8 +45,8 @@ export async function measureSingleEnqueue(
         progress(`${label}: ${Math.round(jobsPerSec)} jobs/s`);
         rows.push({ system: system.key, workers, jobsPerSec });
       } catch (error) {
-        progress(`${label}: failed: ${message(error)}`);
-        rows.push({ system: system.key, workers, jobsPerSec: null, error: message(error) });
+        progress(`${label}: failed: ${errorMessage(error)}`);
+        rows.push({ system: system.key, workers, jobsPerSec: null, error: errorMessage(error) });
       }
       await system.peer.clear().catch(() => undefined);
     }

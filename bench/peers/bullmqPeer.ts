@@ -10,20 +10,8 @@ import { createRequire } from 'node:module';
 import { type Job, Queue, Worker, type WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type BenchJob, JOB_NAME } from '../workload.ts';
-import {
-  answers,
-  type Consumers,
-  isMain,
-  measurePickup,
-  type OnProbe,
-  type Peer,
-  type PeerSetting,
-  type Producer,
-  runConsumerChild,
-  startConsumers,
-  timedDrain,
-  wallNow,
-} from './peer.ts';
+import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers, wallNow } from './consumerChild.ts';
+import { answers, measurePickup, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
 import {
   describePersistence,
   type RedisPersistence,

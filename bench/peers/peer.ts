@@ -13,15 +13,13 @@
  *     when each handler started. Latency = handler start − the moment the parent called enqueue,
  *     both read from the shared wall clock (wallNow). Delayed: each job is enqueued due
  *     DELAY_MIN_MS–DELAY_MAX_MS later (at random), and latency = handler start − that due time.
- * The child side of the protocol is runConsumerChild; each peer's file is also its child's script.
+ * The children and their protocol are consumerChild.ts's; each peer's file is also its child's script.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createConnection } from 'node:net';
-import { pathToFileURL } from 'node:url';
 import { progress } from '../progress.ts';
 import { quietHost } from '../quietHost.ts';
 import type { BenchJob } from '../workload.ts';
+import { type FromChild, type RunningConsumers, startChild, startChildren, wallNow } from './consumerChild.ts';
 
 /** One measured configuration of a peer: a table row. */
 export interface PeerSetting {
@@ -80,11 +78,6 @@ export interface Peer {
   teardown(): Promise<void>;
 }
 
-/** Consumer children started by Peer.consume: stop() asks each to stop and checks it exited 0. */
-export interface RunningConsumers {
-  stop(): Promise<void>;
-}
-
 /** The single-job producer a peer's file exports for the enqueuer children (peerEnqueueChild.ts). */
 export interface Producer {
   /** Enqueues one job, due at once, and resolves once the store acknowledged it. */
@@ -92,110 +85,13 @@ export interface Producer {
   close(): Promise<void>;
 }
 
-/** Milliseconds on the wall clock, sub-millisecond resolution, comparable across processes. */
-export function wallNow(): number {
-  return performance.timeOrigin + performance.now();
-}
-
-/** Parent → child messages. */
-type ToChild = { readonly t: 'go' } | { readonly t: 'stop' };
-/** Child → parent messages. */
-type FromChild = { readonly t: 'ready' } | { readonly t: 'started'; readonly probe: number; readonly at: number };
-
-/** What a peer's child builds: consumers that start consuming at start() and stop at stop(). */
-export interface Consumers {
-  start(): Promise<void> | void;
-  stop(): Promise<void>;
-}
-
-/** In the child: called for every job whose payload carries `probe` (latency mode only). */
-export type OnProbe = (probe: number) => void;
-
 export const POLL_INTERVAL_MS = 20;
 const PROGRESS_INTERVAL_MS = 5_000;
-const READY_TIMEOUT_MS = 60_000;
-const STOP_TIMEOUT_MS = 30_000;
 const WARM_UP = 3;
 const PICKUP_TIMEOUT_MS = 15_000;
 /** A delayed probe is due this long after it is enqueued, at random. */
 const DELAY_MIN_MS = 300;
 const DELAY_MAX_MS = 700;
-
-/** True when `moduleUrl` is the script node was started with (a peer file run as the child). */
-export function isMain(moduleUrl: string): boolean {
-  return process.argv[1] !== undefined && pathToFileURL(process.argv[1]).href === moduleUrl;
-}
-
-/**
- * The child's side: argv[2] is the setting as JSON. Builds the consumers, says 'ready', starts
- * them on 'go', stops them on 'stop' (or SIGINT, or the parent's IPC channel closing) and exits 0.
- */
-export async function runConsumerChild(build: (setting: PeerSetting, onProbe: OnProbe) => Promise<Consumers>) {
-  const setting = JSON.parse(process.argv[2] ?? '{}') as PeerSetting;
-  const send = (m: FromChild) => {
-    if (process.connected) process.send?.(m);
-  };
-  const consumers = await build(setting, (probe) => send({ t: 'started', probe, at: wallNow() }));
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    consumers.stop().then(
-      () => process.exit(0),
-      (error) => {
-        process.stderr.write(`consumer stop failed: ${error}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', stop);
-  // The parent gone (interrupted, crashed): stop rather than drain on as an orphan.
-  process.on('disconnect', stop);
-  process.on('message', (m: ToChild) => {
-    if (m.t === 'go') void consumers.start();
-    else if (m.t === 'stop') stop();
-  });
-  send({ t: 'ready' });
-}
-
-/** The parent's handle on one consumer child. */
-interface Child {
-  go(): void;
-  stop(): Promise<void>;
-  readonly proc: ChildProcess;
-}
-
-async function startChild(script: string, setting: PeerSetting, env: NodeJS.ProcessEnv): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(setting)], {
-    stdio: ['ignore', 2, 2, 'ipc'],
-    env: { ...process.env, ...env },
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`consumer not ready after ${READY_TIMEOUT_MS} ms`)),
-      READY_TIMEOUT_MS,
-    );
-    proc.on('message', (m: FromChild) => {
-      if (m.t !== 'ready') return;
-      clearTimeout(timer);
-      resolve();
-    });
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`consumer exited with ${code} before it was ready`));
-    });
-  });
-  const stop = async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`consumer died (${proc.exitCode})`);
-    const exited = once(proc, 'exit');
-    proc.send({ t: 'stop' } satisfies ToChild);
-    const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    const [code] = (await exited) as [number | null];
-    clearTimeout(timer);
-    if (code !== 0) throw new Error(`consumer exited with ${code} (expected 0)`);
-  };
-  return { go: () => proc.send({ t: 'go' } satisfies ToChild), stop, proc };
-}
 
 export interface DrainProbes {
   /** Cheap: is any job of the queue still waiting or active? Polled every POLL_INTERVAL_MS. */
@@ -258,28 +154,6 @@ export async function timedDrain(
   }
   await Promise.all(children.map((child) => child.stop()));
   return result;
-}
-
-/** Peer.consume's body: the setting's children, started and sent 'go' at once. */
-export async function startConsumers(
-  script: string,
-  setting: PeerSetting,
-  env: NodeJS.ProcessEnv,
-): Promise<RunningConsumers> {
-  const children = await startChildren(script, setting, env);
-  for (const child of children) child.go();
-  return { stop: async () => void (await Promise.all(children.map((child) => child.stop()))) };
-}
-
-/** The setting's children, started together; if one fails to get ready, the others are killed. */
-async function startChildren(script: string, setting: PeerSetting, env: NodeJS.ProcessEnv): Promise<Child[]> {
-  const started = await Promise.allSettled(
-    Array.from({ length: setting.processes ?? 1 }, () => startChild(script, setting, env)),
-  );
-  const failed = started.find((s) => s.status === 'rejected');
-  if (!failed) return started.map((s) => (s as PromiseFulfilledResult<Child>).value);
-  for (const s of started) if (s.status === 'fulfilled') s.value.proc.kill('SIGKILL');
-  throw failed.reason;
 }
 
 /**

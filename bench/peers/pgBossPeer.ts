@@ -9,19 +9,8 @@
 import { createRequire } from 'node:module';
 import PgBoss from 'pg-boss';
 import type { BenchJob } from '../workload.ts';
-import {
-  answers,
-  type Consumers,
-  isMain,
-  measurePickup,
-  type OnProbe,
-  type Peer,
-  type PeerSetting,
-  type Producer,
-  runConsumerChild,
-  startConsumers,
-  timedDrain,
-} from './peer.ts';
+import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers } from './consumerChild.ts';
+import { answers, measurePickup, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
 
 const QUEUE = 'bench';
 const SCHEMA = 'sluice_bench_pgboss';

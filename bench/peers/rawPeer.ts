@@ -12,17 +12,9 @@ import { connectRaw } from '../rawConnection.ts';
 import { rawInsertJobs } from '../rawInsert.ts';
 import { claimAndDelete, retryingConflicts } from '../rawLoop.ts';
 import { BENCH_QUEUE, type BenchJob, JOB_NAME, SEED004_MAX_BYTES } from '../workload.ts';
+import { type Consumers, isMain, runConsumerChild, startConsumers } from './consumerChild.ts';
 import { mysqlDurability } from './mysqlDurability.ts';
-import {
-  type Consumers,
-  isMain,
-  type Peer,
-  type PeerSetting,
-  type Producer,
-  runConsumerChild,
-  startConsumers,
-  timedDrain,
-} from './peer.ts';
+import { type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
 
 const SCRIPT = new URL(import.meta.url).pathname;
 const IDLE_MS = 20;

@@ -14,19 +14,9 @@ import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { pino } from 'pino';
 import { createSluice, defineJob, type Sluice } from '../../src/index.ts';
 import { BENCH_QUEUE, type BenchJob, JOB_NAME } from '../workload.ts';
+import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers } from './consumerChild.ts';
 import { mysqlDurability } from './mysqlDurability.ts';
-import {
-  type Consumers,
-  isMain,
-  measurePickup,
-  type OnProbe,
-  type Peer,
-  type PeerSetting,
-  type Producer,
-  runConsumerChild,
-  startConsumers,
-  timedDrain,
-} from './peer.ts';
+import { measurePickup, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
 
 const PREFIX = 'peer_';
 const DATABASE = process.env.BENCH_DATABASE ?? 'sluice_bench';
