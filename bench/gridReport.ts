@@ -23,6 +23,15 @@ const COLUMNS: readonly { key: SystemKey; head: string }[] = [
   { key: 'raw', head: 'raw loop' },
 ];
 
+/** Short names of the peers in the verdict column. */
+const PEER_NAMES: Record<SystemKey, string> = {
+  sluice: 'sluice',
+  bullmq: 'BullMQ',
+  bullmqAof: 'BullMQ AOF',
+  pgBoss: 'pg-boss',
+  raw: 'raw',
+};
+
 export interface BulkEnqueueRow {
   readonly payload: PayloadKind;
   readonly jobs: number;
@@ -97,7 +106,7 @@ function drainTable({ cells, size }: GridReportInput): string {
   const rows = cells.map(({ cell, runs, targetSeconds, limitSeconds }) => {
     const v = cellVerdict(runs);
     const cellsOf = COLUMNS.map(({ key }) => rateCell(runs.find((r) => r.system === key)));
-    const ratio = v.ratio === null ? '' : `${v.ratio.toFixed(2)} (${COLUMNS.find((c) => c.key === v.bestPeer)?.head})`;
+    const ratio = v.ratio === null ? '' : `${v.ratio.toFixed(2)} vs ${PEER_NAMES[v.bestPeer ?? 'pgBoss']}`;
     return [
       cellLabel(cell),
       ...cellsOf,
@@ -154,7 +163,7 @@ function costTable(cells: readonly CellResult[]): string {
       [
         'cell',
         'side',
-        'stmts',
+        'Questions',
         'select',
         'insert',
         'update',
