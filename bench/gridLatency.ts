@@ -9,7 +9,7 @@ import type { Latency } from './peerReport.ts';
 import { percentiles } from './peers.ts';
 import { progress } from './progress.ts';
 
-export const LATENCY_CONCURRENCY = 50;
+const LATENCY_CONCURRENCY = 50;
 
 export interface LatencyRow {
   readonly system: SystemKey;

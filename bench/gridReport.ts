@@ -35,6 +35,8 @@ const PEER_NAMES: Record<SystemKey, string> = {
 export interface BulkEnqueueRow {
   readonly payload: PayloadKind;
   readonly jobs: number;
+  /** JSON bytes of the batch's payloads: the same sizes as the grid's drains of that payload. */
+  readonly bytes: { readonly min: number; readonly mean: number; readonly max: number };
   readonly measurement: EnqueueMeasurement;
 }
 
@@ -185,9 +187,10 @@ function bulkTable(rows: readonly BulkEnqueueRow[]): string {
   return [
     'bulk enqueue: one batch in one transaction, sluice.enqueueBatch vs raw multi-row INSERTs of the same rows (median of runs)',
     table(
-      ['payload', 'jobs', 'sluice jobs/s', 'raw jobs/s', 'sluice ÷ raw'],
+      ['payload', 'JSON bytes min / mean / max', 'jobs', 'sluice jobs/s', 'raw jobs/s', 'sluice ÷ raw'],
       rows.map((r) => [
         r.payload,
+        `${fmt(r.bytes.min)} / ${fmt(r.bytes.mean)} / ${fmt(r.bytes.max)}`,
         fmt(r.jobs),
         fmt(r.measurement.jobsPerSec),
         fmt(r.measurement.rawJobsPerSec),

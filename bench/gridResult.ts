@@ -38,6 +38,7 @@ export function toGridResult(input: GridReportInput) {
     })),
     bulkEnqueue: input.bulk.map((b) => ({
       payload: b.payload,
+      payloadBytes: b.bytes,
       jobs: b.jobs,
       jobsPerSec: Math.round(b.measurement.jobsPerSec),
       rawJobsPerSec: Math.round(b.measurement.rawJobsPerSec),

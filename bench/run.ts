@@ -33,7 +33,7 @@ import { gridSystems, setUpSystems } from './gridSystems.ts';
 import { restoreRedisPersistence } from './peers/redisPersistence.ts';
 import { progress } from './progress.ts';
 import { measureSingleEnqueue } from './singleEnqueue.ts';
-import { makeJobs, PAYLOAD_KINDS, type PayloadKind } from './workload.ts';
+import { makeJobs, PAYLOAD_KINDS, type PayloadKind, payloadBytes } from './workload.ts';
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const RESULTS_PAGE = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
@@ -119,7 +119,8 @@ async function measureBulk(bench: Bench): Promise<BulkEnqueueRow[]> {
   for (const payload of PAYLOAD_KINDS) {
     const { jobs, runs } = BULK[payload];
     progress(`bulk enqueue: ${jobs} ${payload} jobs, ${runs} run(s) per side`);
-    rows.push({ payload, jobs, measurement: await measureEnqueue(bench, makeJobs(jobs, payload), runs) });
+    const batch = makeJobs(jobs, payload);
+    rows.push({ payload, jobs, bytes: payloadBytes(batch), measurement: await measureEnqueue(bench, batch, runs) });
   }
   return rows;
 }
