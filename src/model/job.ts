@@ -145,6 +145,20 @@ export interface JobContext<P = unknown> {
    * RangeError).
    */
   log(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  /**
+   * A workflow job's parents, each with how it ended and what its handler returned (from
+   * job_history: `result` is undefined with history off, or when the parent returned nothing). A
+   * parent that is dead or cancelled shows here only when this job runs without it
+   * (continueOnFailure). One indexed read per call; an empty list outside a workflow.
+   */
+  parents(): Promise<readonly ParentResult[]>;
+}
+
+/** One parent of a workflow job, as `ctx.parents()` returns it. */
+export interface ParentResult {
+  readonly id: number;
+  readonly outcome: 'completed' | 'dead' | 'cancelled';
+  readonly result: unknown;
 }
 
 /** Delay before retry number `retryTimes` (1 for the first retry). */
