@@ -26,7 +26,7 @@ export const JOBS_HELP = `sluice jobs: look up, list, cancel and expedite jobs (
                                             died, was cancelled, or the wait timed out)
 
 filters (combined with AND):
-  --state S    waiting, delayed, retrying, running, completed, cancelled, dead
+  --state S    waiting, delayed, held, retrying, running, completed, cancelled, dead
   --queue Q  --name N  --batch ID
   --from ISO  --to ISO   created (live jobs), finished (completed, cancelled) or died (dead) in [from, to)
 ${COMMON_HELP}`;
