@@ -118,20 +118,49 @@ export async function settleChildren(
 }
 
 /** Counts the finished parents off each child's hold (grouped by how many), then releases those at 0. */
-async function release(tx: Executor, tables: Tables, countDown: Map<number, number>, settled: Settled): Promise<void> {
+async function release(
+  tx: Executor,
+  tables: Tables,
+  countDown: Map<number, number>,
+  settled: Settled,
+  counted: readonly number[] = [],
+): Promise<void> {
   const byCount = new Map<number, number[]>();
   for (const [child, n] of countDown) {
     if (settled.doomed.has(child)) continue;
     byCount.set(n, [...(byCount.get(n) ?? []), child]);
   }
-  if (byCount.size === 0) return;
+  if (byCount.size === 0 && counted.length === 0) return;
   for (const [n, children] of byCount) await tx.write(sqlCountDown(tables), [n, children]);
-  const ready = await tx.select<{ job_id: number | string; queue: string }>(sqlReady(tables), [[...countDown.keys()]]);
+  const candidates = [...countDown.keys(), ...counted];
+  const ready = await tx.select<{ job_id: number | string; queue: string }>(sqlReady(tables), [candidates]);
   if (ready.length === 0) return;
   const ids = ready.map((r) => Number(r.job_id));
   await tx.write(sqlRelease(tables), [ids]);
   await tx.write(sqlDropHolds(tables), [ids]);
   for (const r of ready) settled.released.set(r.queue, (settled.released.get(r.queue) ?? 0) + 1);
+}
+
+/**
+ * Params: ?1 child ids (list). Sets the count of held children to 0, for a release the edges say
+ * is due (the reconciler). Returns affectedRows = the holds matched.
+ */
+const sqlClearCount = (t: Tables) => `
+UPDATE ${t.jobHolds}
+SET waiting_parents = 0
+WHERE job_id IN (?)`;
+
+/** Releases held children whose edges show no parent left to wait for (the reconciler's repair). Returns their queues. */
+export async function releaseWaitingForNobody(
+  tx: Executor,
+  tables: Tables,
+  childIds: readonly number[],
+): Promise<Map<string, number>> {
+  const settled: Settled = { released: new Map(), doomed: new Map() };
+  if (childIds.length === 0) return settled.released;
+  await tx.write(sqlClearCount(tables), [childIds]);
+  await release(tx, tables, new Map(), settled, childIds);
+  return settled.released;
 }
 
 function outcomeText(outcome: ParentOutcome): string {
