@@ -10,7 +10,7 @@
  * `--idle` parent → child pairs enqueued one at a time, each after the last finished, on the same
  * idle worker. A released child is due from its release (run_at = GREATEST(its own, NOW(3))), so
  * under load its latency is mostly its wait behind the leaves still queued before it (FIFO);
- * `--fanin-priority -1` puts fan-ins ahead of them, which leaves the release's own cost.
+ * `--fanin-priority=-1` puts fan-ins ahead of them, which leaves the release's own cost.
  * BENCH_DATABASE names the database (default sluice_bench_graph).
  */
 import { parseArgs } from 'node:util';
