@@ -1,5 +1,6 @@
 /**
- * `npm run bench:graph -- [--groups 1000] [--width 99] [--rounds 2] [--concurrency 100] [--idle 40]`:
+ * `npm run bench:graph -- [--groups 1000] [--width 99] [--rounds 2] [--concurrency 100] [--idle 40]
+ * [--fanin-priority=-1] [--enqueue-only]`:
  * what a workflow costs. A graph of groups × (width leaves + one fan-in of them) + one final job
  * after every fan-in (defaults: 100,001 jobs) is enqueued in one batch, alternating round by round
  * with the same number of independent jobs in one batch: the time ratio. Then one worker (in this
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '100' },
     idle: { type: 'string', default: '40' },
     'fanin-priority': { type: 'string', default: '0' },
+    'enqueue-only': { type: 'boolean', default: false },
   },
 });
 const groups = Number(values.groups);
@@ -135,6 +137,12 @@ try {
     dag.push(await timeEnqueue(bench, graph()));
     progress(`round ${round}: independent ${flat.at(-1)?.toFixed(2)} s, graph ${dag.at(-1)?.toFixed(2)} s`);
   }
+  const ratio = median(dag) / median(flat);
+  const enqueueLine = `enqueue of ${total.toLocaleString('en')} jobs in one batch: independent ${median(flat).toFixed(2)} s, graph ${median(dag).toFixed(2)} s (median of ${rounds}): ratio ${ratio.toFixed(2)}`;
+  if (values['enqueue-only']) {
+    process.stdout.write(`${enqueueLine}\n${JSON.stringify({ total, enqueue: { flat, dag, ratio } })}\n`);
+    process.exit(0);
+  }
   await clear(bench);
   const { batchId } = await bench.sluice.enqueueBatch(graph());
   const worker = bench.sluice.worker({ jobs: JOBS, queues: [QUEUE], concurrency });
@@ -154,10 +162,9 @@ try {
   const l = percentiles(loaded.fanIns);
   const i = percentiles(idle);
   const ms = (v: number) => v.toFixed(0);
-  const ratio = median(dag) / median(flat);
   process.stdout.write(
     [
-      `enqueue of ${total.toLocaleString('en')} jobs in one batch: independent ${median(flat).toFixed(2)} s, graph ${median(dag).toFixed(2)} s (median of ${rounds}): ratio ${ratio.toFixed(2)}`,
+      enqueueLine,
       `drain of the graph (one worker, concurrency ${concurrency}): ${drainSeconds.toFixed(1)} s, ${(total / drainSeconds).toFixed(0)} jobs/s`,
       `release latency under load (${l.samples} fan-ins): p50 ${ms(l.p50)} p90 ${ms(l.p90)} p99 ${ms(l.p99)} ms; final job ${ms(loaded.final ?? Number.NaN)} ms after its last parent`,
       `release latency idle (${i.samples} pairs): p50 ${ms(i.p50)} p90 ${ms(i.p90)} p99 ${ms(i.p99)} ms`,

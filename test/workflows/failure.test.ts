@@ -84,5 +84,11 @@ describe('failure in a workflow', () => {
     const held = await db.sluice.jobs.list({ state: 'held' });
     expect(held.jobs.map((j) => j.id)).toEqual([Number(b?.id)]);
     expect((await db.sluice.jobs.list({ state: 'delayed' })).jobs).toEqual([]);
+    const [depth] = await db.sluice.queues.depth({ queue: 'default' });
+    expect(depth).toMatchObject({
+      ready: { count: 1, exact: true },
+      notDue: { count: 0, exact: true },
+      held: { count: 1, exact: true },
+    });
   });
 });
