@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fromKnex } from '../../src/db/executor.ts';
 import { tablesFor } from '../../src/db/tables.ts';
+import { deadLetterExhausted } from '../../src/maintenance/deadLetterExhausted.ts';
 import { reconcileHolds } from '../../src/maintenance/reconcileHolds.ts';
 import { countRows } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
@@ -68,5 +69,24 @@ describe('reconcileHolds', () => {
     expect(await reconciler().runOnce()).toEqual({ settled: 1, released: 2, cancelled: 0 });
     expect(await countRows(db, 'sluice_job_holds')).toBe(0);
     expect(await countRows(db, 'sluice_jobs', "run_at = '9999-12-31 23:59:59.000'")).toBe(0);
+  });
+
+  it('a child dead-lettered by the maintenance process drops its edges; its parent side is settled here', async () => {
+    await db.sluice.enqueueBatch([
+      { name: 'parent', ref: 'p' },
+      { name: 'middle', ref: 'm', parents: [{ job: 'p', continueOnFailure: true }], maxRetries: 0 },
+      { name: 'last', parents: ['m'] },
+    ]);
+    const parent = await idOf('parent');
+    const middle = await idOf('middle');
+    await db.query("UPDATE sluice_jobs SET run_at = NOW(3), retry_times = 1 WHERE name = 'middle'");
+    await db.query('DELETE FROM sluice_job_holds WHERE job_id = ?', [middle]);
+    const exec = fromKnex(db.sluice.knex);
+    expect(await deadLetterExhausted(exec, tablesFor('sluice_'), [middle], 10)).toBe(1);
+    expect(await countRows(db, 'sluice_job_edges', 'child_id = ?', [middle])).toBe(0);
+    expect(await reconciler().runOnce()).toEqual({ settled: 1, released: 0, cancelled: 1 });
+    expect(await countRows(db, 'sluice_job_edges')).toBe(0);
+    expect(await countRows(db, 'sluice_jobs')).toBe(1);
+    expect(await idOf('parent')).toBe(parent);
   });
 });
