@@ -11,7 +11,7 @@ const LAYERS = [
   ['the worker process and the scheduler', '^src/(worker|scheduler)/'],
   ['queue depth, read through the job walks', '^src/stats/'],
   ['operations that write and read jobs', '^src/(enqueue|jobControl)/'],
-  ['operations on the other tables', '^src/(batches|deadJobs|history)/'],
+  ['operations on the other tables, and workflow edges and holds', '^src/(batches|deadJobs|history|workflows)/'],
   ['queues, idempotency keys and trace contexts', '^src/(queues|idempotency|tracing)/'],
   ['what every operation of an install shares', '^src/sluiceRuntime\\.ts$'],
   ['wake-ups', '^src/wakeups/'],

@@ -50,7 +50,7 @@ export {
   jobOf,
   type PayloadOf,
 } from './model/defineJob.ts';
-export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './model/job.ts';
+export type { Backoff, Job, JobContext, JobSpec, ParentRef, ParentResult, StoredBackoff } from './model/job.ts';
 export type { JobLogLine } from './model/jobLogLine.ts';
 export type { SluiceOptions } from './options.ts';
 export { createSluice, Sluice } from './Sluice.ts';

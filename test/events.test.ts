@@ -114,6 +114,7 @@ describe('events', () => {
         tasks: {
           releaseDeadWorkers: { workers: 0, claims: 0, deadLettered: 0 },
           releaseStaleClaims: { claims: 0, deadLettered: 0 },
+          reconcileHolds: { settled: 0, released: 0, cancelled: 0 },
           finishBatches: { batches: 1 },
           pruneIdempotencyKeys: { orphansExpired: 0, pruned: 0 },
           pruneHistory: { pruned: 0 },

@@ -41,7 +41,9 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
     /**
      * Cancels live jobs — by id, ids, or a filter (queue, name, batchId, state, time) in bounded
      * batches. Waiting, delayed and retrying jobs are removed at once; a running job's worker
-     * stops it within one heartbeat. Cancelled jobs are kept in the history as cancelled.
+     * stops it within one heartbeat. Cancelled jobs are kept in the history as cancelled. The jobs
+     * of a workflow that depend on a cancelled one are cancelled too (and counted), unless they
+     * continue on failure.
      */
     cancel: (
       target: number | readonly number[] | JobFilter,
@@ -53,17 +55,18 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
           history: install.historyRetentionMs > 0,
           keyRetentionMs: install.idempotencyRetentionMs,
           redact: install.redactPayload,
+          released: new Map<string, number>(), // workflow children that run without the cancelled parent
         };
+        let cancelled = 0;
         if (typeof target === 'number' || Array.isArray(target)) {
           const ids = idList(target as number | readonly number[]);
-          let cancelled = 0;
           for (let i = 0; i < ids.length; i += CANCEL_IDS_PER_TRANSACTION) {
             const chunk = ids.slice(i, i + CANCEL_IDS_PER_TRANSACTION);
             cancelled += (await cancelJobs(db, tables, chunk, how)).length;
           }
-          return { cancelled };
-        }
-        return { cancelled: await cancelMatching(db, tables, target as JobFilter, { ...how, ...options }) };
+        } else cancelled = await cancelMatching(db, tables, target as JobFilter, { ...how, ...options });
+        ringAfterCommit(runtime, undefined, how.released);
+        return { cancelled };
       }),
     /** Makes delayed or retrying jobs due now; returns how many changed. */
     runNow: (ids: number | readonly number[]): Promise<number> => guard(() => moveInTime(idList(ids))),

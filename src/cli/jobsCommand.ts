@@ -26,7 +26,7 @@ export const JOBS_HELP = `sluice jobs: look up, list, cancel and expedite jobs (
                                             died, was cancelled, or the wait timed out)
 
 filters (combined with AND):
-  --state S    waiting, delayed, retrying, running, completed, cancelled, dead
+  --state S    waiting, delayed, held, retrying, running, completed, cancelled, dead
   --queue Q  --name N  --batch ID
   --from ISO  --to ISO   created (live jobs), finished (completed, cancelled) or died (dead) in [from, to)
 ${COMMON_HELP}`;
@@ -168,7 +168,8 @@ export function describeJob(job: JobInfo): string {
     ['name', job.name],
     ['priority', job.priority],
     ['attempts', `${job.retryTimes} failed, retry limit ${job.maxRetries ?? "the definition's"}`],
-    ['run at', time(job.runAt)],
+    ['run at', job.workflow?.held ? `${time(job.workflow.held.runAt)} once released` : time(job.runAt)],
+    ...workflowFields(job),
     [
       'held by',
       job.lock
@@ -204,6 +205,21 @@ export function describeJob(job: JobInfo): string {
     if (job.logsDropped > 0) lines.push(`    … ${job.logsDropped} more line(s) dropped`);
   }
   return lines.join('\n');
+}
+
+/** A workflow job's waits, parents (with how each ended) and children: ids, the first 20, then a count. */
+function workflowFields(job: JobInfo): [string, string][] {
+  const flow = job.workflow;
+  if (flow === null) return [];
+  const list = (items: readonly string[]) =>
+    items.length === 0
+      ? '-'
+      : `${items.slice(0, 20).join(', ')}${items.length > 20 ? `, … (${items.length} in all)` : ''}`;
+  const fields: [string, string][] = [];
+  if (flow.held) fields.push(['waiting for', `${flow.held.waitingFor} parent(s) to finish`]);
+  fields.push(['parents', list(flow.parents.map((p) => `${p.id} ${p.outcome}`))]);
+  fields.push(['children', list(flow.children.map((c) => String(c.id)))]);
+  return fields;
 }
 
 function firstLine(text: string | null): string {

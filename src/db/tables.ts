@@ -18,6 +18,10 @@ export interface Tables {
   readonly jobTraces: string;
   readonly doorbells: string;
   readonly queueDepths: string;
+  /** A workflow's dependencies, parent → child (src/workflows/). */
+  readonly jobEdges: string;
+  /** Why a held-back job (run_at = HELD_RUN_AT) waits, and the run_at it gets back. */
+  readonly jobHolds: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -52,6 +56,8 @@ export function tablesFor(prefix: string): Tables {
     jobTraces: `\`${prefix}job_traces\``,
     doorbells: `\`${prefix}doorbells\``,
     queueDepths: `\`${prefix}queue_depths\``,
+    jobEdges: `\`${prefix}job_edges\``,
+    jobHolds: `\`${prefix}job_holds\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };

@@ -9,9 +9,12 @@ import {
   reserveIdempotencyKeys,
 } from '../idempotency/reserveIdempotencyKeys.ts';
 import type { JobSpec } from '../model/job.ts';
+import { JOB_FLAGS } from '../model/jobFlags.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { writeGraphRows } from '../workflows/writeGraph.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
+import type { GraphPlan } from './planGraph.ts';
 
 /** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
 const sqlOpenBatch = (t: Tables) => `
@@ -23,6 +26,19 @@ const sqlCloseBatch = (t: Tables) => `
 UPDATE ${t.batches}
 SET size = ?
 WHERE id = ?`;
+
+/**
+ * Params: ?1 batch id, ?2 the INSERT's insertId, ?3 its rows. Returns the ids that INSERT wrote, in
+ * the order of its tuples: ids grow within a statement and across the statements of one transaction,
+ * so they are the batch's ids from its first one on (ix_batch), the later chunks not written yet.
+ */
+const sqlIdsWritten = (t: Tables) => `
+SELECT id
+FROM ${t.jobs}
+WHERE batch_id = ?
+  AND id >= ?
+ORDER BY id
+LIMIT ?`;
 
 /** Params: ?1 batch id. A batch that received no job (all duplicates) leaves no row. */
 const sqlDropBatch = (t: Tables) => `
@@ -69,8 +85,12 @@ export class BatchWriter {
   readonly #keys = new Set<string>();
   /** Jobs sent per queue (all of them land, or the batch rolls back). */
   readonly #queues = new Map<string, number>();
-  /** The INSERT in flight and the rows it must report. */
-  #inFlight: { result: Promise<WriteResult>; expected: number } | null = null;
+  /** The INSERT in flight, the rows it must report, and (in a graph) the jobs whose ids must be read back. */
+  #inFlight: { result: Promise<WriteResult>; expected: number; indexes: number[] | null } | null = null;
+  /** In a graph: the id of every job with parents or dependents, by index in the batch. */
+  readonly #ids = new Map<number, number>();
+  /** In a graph: each written job, by index, for its hold row. */
+  readonly #graphJobs = new Map<number, NormalizedJob>();
   /** The smallest id the INSERTs settled since the last key reservation reported (where linkIdempotencyKeys looks). */
   #firstId = Number.POSITIVE_INFINITY;
 
@@ -80,6 +100,8 @@ export class BatchWriter {
     readonly batchId: number,
     private readonly limits: ServerChunkLimits,
     private readonly maxPayloadBytes: number,
+    /** The batch's graph (planGraph), or null: jobs outside any graph are written as before. */
+    private readonly graph: GraphPlan | null,
   ) {}
 
   static async open(
@@ -87,9 +109,10 @@ export class BatchWriter {
     tx: Executor,
     limits: ServerChunkLimits,
     onCompleteJson: string | null,
+    graph: GraphPlan | null = null,
   ): Promise<BatchWriter> {
     const { insertId } = await tx.write(sqlOpenBatch(runtime.tables), [onCompleteJson]);
-    return new BatchWriter(tx, runtime.tables, insertId, limits, runtime.options.maxPayloadBytes);
+    return new BatchWriter(tx, runtime.tables, insertId, limits, runtime.options.maxPayloadBytes, graph);
   }
 
   /** Jobs handed to write() so far. */
@@ -101,23 +124,44 @@ export class BatchWriter {
     for (const spec of specs) {
       const index = this.#next++;
       const job = validateJob(spec, index, { maxPayloadBytes: this.maxPayloadBytes });
-      if (job.idempotencyKey !== null) {
-        const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
-        if (this.#keys.has(key)) {
-          throw new JobValidationError(
-            index,
-            'idempotencyKey',
-            `repeats a key used earlier in this batch (${job.idempotencyKey})`,
-          );
-        }
-        this.#keys.add(key);
+      if (job.graph !== null && this.graph === null && (job.graph.ref !== null || job.graph.parents.length > 0)) {
+        throw new JobValidationError(
+          index,
+          job.graph.ref === null ? 'parents' : 'ref',
+          'needs enqueueBatch with an array of jobs (a workflow is checked whole before it is written)',
+        );
       }
-      this.#pending.push({ job, index });
-      this.#pendingBytes +=
-        3 * (job.payload.length + job.name.length + job.queue.length + (job.idempotencyKey?.length ?? 0)) + 64;
-      if (this.#pending.length >= this.limits.maxRows || this.#pendingBytes >= this.limits.maxBytes)
-        await this.#flush();
+      await this.#add(job, index);
     }
+  }
+
+  /** As write, for jobs validateJob already checked (a graph's batch: planGraph read them all first). */
+  async writeValidated(jobs: readonly NormalizedJob[]): Promise<void> {
+    for (const job of jobs) await this.#add(job, this.#next++);
+  }
+
+  async #add(job: NormalizedJob, index: number): Promise<void> {
+    if (job.idempotencyKey !== null) {
+      const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
+      if (this.#keys.has(key)) {
+        throw new JobValidationError(
+          index,
+          'idempotencyKey',
+          `repeats a key used earlier in this batch (${job.idempotencyKey})`,
+        );
+      }
+      this.#keys.add(key);
+    }
+    this.#pending.push({ job, index });
+    this.#pendingBytes +=
+      3 * (job.payload.length + job.name.length + job.queue.length + (job.idempotencyKey?.length ?? 0)) + 64;
+    if (this.#pending.length >= this.limits.maxRows || this.#pendingBytes >= this.limits.maxBytes) await this.#flush();
+  }
+
+  /** jobs.flags of the job at `index`, and whether it is held (it has parents: all of them live). */
+  #graphOf(index: number): { flags: number; held: boolean } {
+    const flags = this.graph?.flags.get(index) ?? 0;
+    return { flags, held: (flags & JOB_FLAGS.hasParents) !== 0 };
   }
 
   /** Writes the gathered jobs: their keys reserved first, then one INSERT per planned statement. */
@@ -140,14 +184,18 @@ export class BatchWriter {
     this.#skipped += pending.length - wanted.length;
     this.#firstId = Number.POSITIVE_INFINITY;
     if (wanted.length > 0) {
-      for (const { job } of wanted) this.#queues.set(job.queue, (this.#queues.get(job.queue) ?? 0) + 1);
-      const columns = columnsFor(
-        wanted.map((p) => p.job),
-        this.batchId,
-      );
+      for (const { job, index } of wanted)
+        if (!this.#graphOf(index).held) this.#queues.set(job.queue, (this.#queues.get(job.queue) ?? 0) + 1);
+      const columns = {
+        ...columnsFor(
+          wanted.map((p) => p.job),
+          this.batchId,
+        ),
+        flags: this.graph !== null,
+      };
       const prefix = insertJobsPrefix(this.tables, columns);
       const tuples = wanted.map(({ job, index }) => {
-        const tuple = renderJobTuple(job, this.batchId, columns);
+        const tuple = renderJobTuple(job, this.batchId, columns, this.#graphOf(index));
         const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(tuple);
         if (bytes > this.limits.maxStatementBytes) {
           throw new JobValidationError(
@@ -158,7 +206,12 @@ export class BatchWriter {
         }
         return tuple;
       });
-      for (const chunk of planCountedChunks(prefix, tuples, this.limits)) await this.#send(chunk.sql, chunk.rows);
+      let offset = 0;
+      for (const chunk of planCountedChunks(prefix, tuples, this.limits)) {
+        const rows = wanted.slice(offset, offset + chunk.rows);
+        offset += chunk.rows;
+        await this.#send(chunk.sql, chunk.rows, this.graph === null ? null : this.#graphIndexes(rows));
+      }
     }
     if (reservation) {
       await this.#settle();
@@ -166,12 +219,20 @@ export class BatchWriter {
     }
   }
 
+  /** The indexes of a statement's rows in order, or null when none of them is part of the graph. */
+  #graphIndexes(rows: readonly Pending[]): number[] | null {
+    const graph = this.graph as GraphPlan;
+    if (!rows.some((p) => graph.flags.has(p.index))) return null;
+    for (const p of rows) if (graph.flags.has(p.index)) this.#graphJobs.set(p.index, p.job);
+    return rows.map((p) => p.index);
+  }
+
   /** Sends one INSERT once the previous one succeeded, and returns without waiting for it. */
-  async #send(statement: string, expected: number): Promise<void> {
+  async #send(statement: string, expected: number, indexes: number[] | null = null): Promise<void> {
     await this.#settle();
     const result = this.tx.write(statement);
     result.catch(() => undefined); // observed in #settle; never an unhandled rejection meanwhile
-    this.#inFlight = { result, expected };
+    this.#inFlight = { result, expected, indexes };
     this.#chunks++;
   }
 
@@ -186,6 +247,35 @@ export class BatchWriter {
       throw new Error(`batch ${this.batchId}: an INSERT wrote ${inserted} of ${inFlight.expected} rows; rolled back`);
     }
     this.#count += inserted;
+    if (inFlight.indexes !== null) {
+      const rows = await this.tx.select<{ id: number | string }>(sqlIdsWritten(this.tables), [
+        this.batchId,
+        insertId,
+        inserted,
+      ]);
+      inFlight.indexes.forEach((index, i) => {
+        if (this.graph?.flags.has(index)) this.#ids.set(index, Number(rows[i]?.id));
+      });
+    }
+  }
+
+  /** Writes the batch's edges and hold rows, once every job has its id. */
+  async #writeGraph(graph: GraphPlan): Promise<void> {
+    const edges: [number, number, boolean][] = [];
+    const waiting = new Map<number, number>();
+    for (const edge of graph.edges) {
+      const child = this.#ids.get(edge.childIndex);
+      if (child === undefined) continue; // the child was skipped as a duplicate: no edge, no hold
+      const parent = edge.parentId ?? (this.#ids.get(edge.parentIndex as number) as number);
+      edges.push([parent, child, edge.continueOnFailure]);
+      waiting.set(edge.childIndex, (waiting.get(edge.childIndex) ?? 0) + 1);
+    }
+    const holds = [...waiting].map(([index, count]) => ({
+      id: this.#ids.get(index) as number,
+      job: this.#graphJobs.get(index) as NormalizedJob,
+      waiting: count,
+    }));
+    await writeGraphRows(this.tx, this.tables, { edges, holds }, this.limits);
   }
 
   async close(): Promise<BatchWriteResult> {
@@ -195,6 +285,7 @@ export class BatchWriter {
       await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
       return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks, queues: new Map() };
     }
+    if (this.graph !== null) await this.#writeGraph(this.graph);
     await this.tx.write(sqlCloseBatch(this.tables), [this.#count, this.batchId]);
     return {
       batchId: this.batchId,

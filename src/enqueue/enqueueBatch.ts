@@ -13,7 +13,9 @@ import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
 import { type StoredTraceContext, storedContextOf } from '../tracing/traceContext.ts';
 import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
+import { lockLiveParents } from '../workflows/writeGraph.ts';
 import { BatchWriter } from './BatchWriter.ts';
+import { type GraphPlan, planGraph } from './planGraph.ts';
 
 export interface EnqueueOptions {
   /** The caller's knex transaction: the jobs commit or roll back with the caller's own rows. */
@@ -83,9 +85,12 @@ async function writeBatch(
 ): Promise<EnqueueBatchResult> {
   const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, runtime.options.maxRowsPerInsert);
   const db: Executor = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
+  const graph = graphOf(jobs, runtime.options.maxPayloadBytes);
   const result = await withTransaction(db, async (tx) => {
-    const writer = await BatchWriter.open(runtime, tx, limits, onComplete);
-    await writer.write(jobs);
+    if (graph) await lockLiveParents(tx, runtime.tables, graph.plan.externalParents);
+    const writer = await BatchWriter.open(runtime, tx, limits, onComplete, graph?.plan ?? null);
+    if (graph) await writer.writeValidated(graph.jobs);
+    else await writer.write(jobs);
     const written = await writer.close();
     if (traceContext && written.batchId !== null)
       await writeTraceContext(tx, runtime.tables, { batchId: written.batchId }, traceContext);
@@ -101,6 +106,20 @@ async function writeBatch(
     durationMs: Math.round(performance.now() - started),
   });
   return { batchId: result.batchId, count: result.count, skipped: result.skipped };
+}
+
+/**
+ * A workflow's batch (some job names a ref or parents): every job validated and the graph planned
+ * before the transaction opens, so a bad reference writes nothing. Null for any other batch, which
+ * the writer validates job by job as before.
+ */
+function graphOf(jobs: readonly JobSpec[], maxPayloadBytes: number): { jobs: NormalizedJob[]; plan: GraphPlan } | null {
+  const named = (spec: JobSpec) =>
+    typeof spec === 'object' && spec !== null && (spec.parents !== undefined || spec.ref !== undefined);
+  if (!jobs.some(named)) return null;
+  const normalized = jobs.map((spec, index) => validateJob(spec, index, { maxPayloadBytes }));
+  const plan = planGraph(normalized);
+  return plan === null ? null : { jobs: normalized, plan };
 }
 
 /** The one queue every job of a batch names (its span's destination), or undefined for several. */

@@ -33,6 +33,9 @@ export async function enqueueJob(
   options: EnqueueOptions = {},
 ): Promise<EnqueueResult> {
   const job = validateJob(spec, 0, { maxPayloadBytes: runtime.options.maxPayloadBytes });
+  if (job.graph !== null && job.graph.parents.length > 0) {
+    throw new JobValidationError(0, 'parents', 'need enqueueBatch (a workflow is written with its batch)');
+  }
   const tracer = activeTracer();
   if (tracer === undefined) return writeJob(runtime, job, options, null);
   return inSendSpan(tracer, job.queue, { [ATTR.jobName]: job.name }, async (span) => {

@@ -1,5 +1,6 @@
 import { escape as sqlLiteral } from 'mysql2';
 import type { Tables } from '../db/tables.ts';
+import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
 
 /**
@@ -13,6 +14,8 @@ export interface JobColumns {
   readonly backoff: boolean;
   readonly idempotencyKey: boolean;
   readonly batchId: boolean;
+  /** A workflow's batch: every row names its jobs.flags. */
+  readonly flags?: boolean;
 }
 
 /** Pure: the columns these jobs need (`batchId` null: no batch). */
@@ -35,16 +38,26 @@ export function insertJobsPrefix(t: Tables, columns: JobColumns): string {
   if (columns.backoff) names.push('backoff');
   if (columns.batchId) names.push('batch_id');
   if (columns.idempotencyKey) names.push('idempotency_key');
+  if (columns.flags) names.push('flags');
   return `INSERT INTO ${t.jobs} (${names.join(', ')}) VALUES `;
 }
 
+const NO_GRAPH = { flags: 0, held: false };
+
 /**
  * Pure: one job as a VALUES tuple (mysql2's escaping: text protocol, so no placeholder limit).
- * run_at comes from the DB clock unless an absolute time was given.
+ * run_at comes from the DB clock unless an absolute time was given; a held job (in a workflow, with
+ * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds.
  */
-export function renderJobTuple(job: NormalizedJob, batchId: number | null, columns: JobColumns): string {
-  const runAt =
-    job.runAt !== null
+export function renderJobTuple(
+  job: NormalizedJob,
+  batchId: number | null,
+  columns: JobColumns,
+  graph: { readonly flags: number; readonly held: boolean } = NO_GRAPH,
+): string {
+  const runAt = graph.held
+    ? `'${HELD_RUN_AT}'`
+    : job.runAt !== null
       ? `'${job.runAt.toISOString().slice(0, 23).replace('T', ' ')}'`
       : job.delayMs > 0
         ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
@@ -54,5 +67,6 @@ export function renderJobTuple(job: NormalizedJob, batchId: number | null, colum
   if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : sqlLiteral(job.backoff)}`;
   if (columns.batchId) tuple += `,${batchId ?? 'NULL'}`;
   if (columns.idempotencyKey) tuple += `,${job.idempotencyKey === null ? 'NULL' : sqlLiteral(job.idempotencyKey)}`;
+  if (columns.flags) tuple += `,${graph.flags}`;
   return `${tuple})`;
 }

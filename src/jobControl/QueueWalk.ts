@@ -1,5 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 import { QUEUE_NAME } from '../model/queueName.ts';
 import { BELOW_SMALLINT, nextFreePriority } from '../queues/nextFreePriority.ts';
 import type { JobFilter } from './jobFilter.ts';
@@ -16,11 +17,12 @@ const RUNNING_KEYS: readonly SegmentKey[] = [
 ];
 
 /** Which free jobs of a priority a segment holds: those due (waiting), those not yet due, or all. */
-export type Due = 'due' | 'notDue' | 'any';
+export type Due = 'due' | 'notDue' | 'held' | 'any';
 
 const DUE_SQL: Record<Due, string> = {
   due: ' AND j.run_at <= NOW(3)',
-  notDue: ' AND j.run_at > NOW(3)',
+  notDue: ` AND j.run_at > NOW(3) AND j.run_at < '${HELD_RUN_AT}'`,
+  held: ` AND j.run_at = '${HELD_RUN_AT}'`,
   any: '',
 };
 
@@ -61,7 +63,14 @@ export class QueueWalk {
   ) {
     this.free = state !== 'running';
     this.running = state === undefined || state === 'running';
-    this.#due = state === 'waiting' ? 'due' : state === 'delayed' || state === 'retrying' ? 'notDue' : 'any';
+    this.#due =
+      state === 'waiting'
+        ? 'due'
+        : state === 'delayed' || state === 'retrying'
+          ? 'notDue'
+          : state === 'held'
+            ? 'held'
+            : 'any';
   }
 
   /**

@@ -6,6 +6,7 @@ import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../history/historyCol
 import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
 import { integerIn } from '../options.ts';
 import { type PayloadRedactor, redactCopied } from '../redactPayload.ts';
+import { leaveGraph } from '../workflows/leaveGraph.ts';
 import { type JobFilter, validateJobFilter } from './jobFilter.ts';
 import { type JobState, LIVE_STATES, liveStateSql } from './jobState.ts';
 import { listJobs } from './listJobs.ts';
@@ -13,10 +14,10 @@ import { listJobs } from './listJobs.ts';
 /**
  * Params: ?1 ids (list), ?2 states (list). Locks the live jobs among those ids that are in one of
  * the states, in ascending id order (the order every multi-row write to jobs takes). Returns each
- * one's batch and whether it carries an idempotency key.
+ * one's batch, whether it carries an idempotency key, and its flags (a workflow's job).
  */
 const sqlLock = (t: Tables) => `
-SELECT j.id, j.batch_id, j.idempotency_key IS NOT NULL AS keyed
+SELECT j.id, j.batch_id, j.idempotency_key IS NOT NULL AS keyed, j.flags
 FROM ${t.jobs} j
 WHERE j.id IN (?)
   AND ${liveStateSql('j')} IN (?)
@@ -40,6 +41,12 @@ const sqlDelete = (t: Tables) => `
 DELETE FROM ${t.jobs}
 WHERE id IN (?)`;
 
+/** Params: ?1 reason, ?2 ids (list). Why dependents are cancelled (a parent died or was cancelled): kept with their history rows. */
+const sqlGiveReason = (t: Tables) => `
+UPDATE ${t.jobs}
+SET last_error = ?
+WHERE id IN (?)`;
+
 /** Params: ?1 count, ?2 batch id. Counts cancelled jobs on their batch (getBatch, finishBatches read it). */
 const sqlCountOnBatch = (t: Tables) => `
 UPDATE ${t.batches}
@@ -55,13 +62,16 @@ export interface CancelOptions {
   readonly states?: readonly JobState[];
   /** The install's redactPayload hook: what the history rows keep of each payload. */
   readonly redact?: PayloadRedactor | null;
+  /** Collects the queues of workflow children a cancel released (continueOnFailure): whom to wake after the commit. */
+  readonly released?: Map<string, number>;
 }
 
 /**
  * Cancels live jobs by id, in one short transaction (re-run whole by withTransaction after a
  * transient conflict): lock them, copy them to job_history as cancelled, delete them, count them
- * on their batches, start their keys' retention. Returns the ids cancelled (the others were not
- * live, or not in `states`).
+ * on their batches, start their keys' retention, settle their places in workflows (the jobs that
+ * depend on them are cancelled too, in the same transaction, unless they continue on failure).
+ * Returns the ids cancelled, dependents included (the others were not live, or not in `states`).
  *
  * Why a cancel is a move and not a request the worker would act on: the moment it commits, the
  * job is cancelled for everyone — no worker can claim it again, no sweeper can hand it out again,
@@ -83,26 +93,58 @@ export async function cancelJobs(
 ): Promise<number[]> {
   if (ids.length === 0) return [];
   const states = options.states ?? LIVE_STATES;
-  return withTransaction(db, async (tx) => {
-    const locked = await tx.select<{ id: number | string; batch_id: number | string | null; keyed: number }>(
-      sqlLock(tables),
-      [ids, states],
-    );
-    if (locked.length === 0) return [];
-    const lockedIds = locked.map((r) => Number(r.id));
-    if (options.history) {
-      await tx.write(sqlCopyToHistory(tables), [lockedIds]);
-      await redactCopied(tx, tables, 'history', lockedIds, options.redact ?? null);
-    }
-    await tx.write(sqlDelete(tables), [lockedIds]);
-    const perBatch = new Map<number, number>();
-    for (const r of locked)
-      if (r.batch_id !== null) perBatch.set(Number(r.batch_id), (perBatch.get(Number(r.batch_id)) ?? 0) + 1);
-    for (const [batchId, count] of perBatch) await tx.write(sqlCountOnBatch(tables), [count, batchId]);
-    const keyed = locked.filter((r) => Number(r.keyed) === 1).map((r) => Number(r.id));
-    await expireIdempotencyKeys(tx, tables, keyed, options.keyRetentionMs);
-    return lockedIds;
-  });
+  return withTransaction(db, (tx) => cancelLocked(tx, tables, ids, states, options));
+}
+
+/** The body of cancelJobs' transaction; the jobs that depend on those cancelled are cancelled in turn, in it. */
+async function cancelLocked(
+  tx: Executor,
+  tables: Tables,
+  ids: readonly number[],
+  states: readonly JobState[],
+  options: CancelOptions,
+): Promise<number[]> {
+  const locked = await tx.select<{
+    id: number | string;
+    batch_id: number | string | null;
+    keyed: number;
+    flags: number;
+  }>(sqlLock(tables), [ids, states]);
+  if (locked.length === 0) return [];
+  const lockedIds = locked.map((r) => Number(r.id));
+  if (options.history) {
+    await tx.write(sqlCopyToHistory(tables), [lockedIds]);
+    await redactCopied(tx, tables, 'history', lockedIds, options.redact ?? null);
+  }
+  await tx.write(sqlDelete(tables), [lockedIds]);
+  const perBatch = new Map<number, number>();
+  for (const r of locked)
+    if (r.batch_id !== null) perBatch.set(Number(r.batch_id), (perBatch.get(Number(r.batch_id)) ?? 0) + 1);
+  for (const [batchId, count] of perBatch) await tx.write(sqlCountOnBatch(tables), [count, batchId]);
+  const keyed = locked.filter((r) => Number(r.keyed) === 1).map((r) => Number(r.id));
+  await expireIdempotencyKeys(tx, tables, keyed, options.keyRetentionMs);
+  const leaving = locked.map((r) => ({ id: Number(r.id), flags: Number(r.flags) }));
+  const settled = await leaveGraph(tx, tables, leaving, 'cancelled');
+  for (const [queue, n] of settled.released) options.released?.set(queue, (options.released.get(queue) ?? 0) + n);
+  return [...lockedIds, ...(await cancelDependents(tx, tables, settled.doomed, options))];
+}
+
+/**
+ * Cancels, inside the caller's transaction, the children a failed parent dooms (settleChildren),
+ * each with the reason naming that parent as its last error; and what depends on them, in turn.
+ * Returns the ids cancelled.
+ */
+export async function cancelDependents(
+  tx: Executor,
+  tables: Tables,
+  doomed: ReadonlyMap<number, string>,
+  options: CancelOptions,
+): Promise<number[]> {
+  if (doomed.size === 0) return [];
+  const byReason = new Map<string, number[]>();
+  for (const [id, reason] of doomed) byReason.set(reason, [...(byReason.get(reason) ?? []), id]);
+  for (const [reason, ids] of byReason) await tx.write(sqlGiveReason(tables), [`cancelled: ${reason}`, ids]);
+  return cancelLocked(tx, tables, [...doomed.keys()], LIVE_STATES, options);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Tables } from '../db/tables.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
+import { type JobWorkflow, readWorkflow } from '../workflows/readWorkflow.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
 import { listAttemptErrors } from './listAttemptErrors.ts';
 import { listJobLogs } from './listJobLogs.ts';
@@ -14,12 +15,15 @@ import { parseJson } from './parseJson.ts';
  * and dead_jobs, in one statement — so one snapshot (READ COMMITTED reads per statement): a job
  * that moves between the tables meanwhile is seen in exactly one of them. Its progress row joins
  * by primary key; whether it has attempt errors and log lines is one probe each of job_errors'
- * and job_logs' primary keys (they are read only then). At most one row comes back.
+ * and job_logs' primary keys (they are read only then), and whether it is part of a workflow one
+ * probe of each of job_edges' keys (its edges are read only then). At most one row comes back.
  */
 const sqlGet = (t: Tables) => `
 SELECT x.*, p.progress, p.updated_at AS progress_at,
        EXISTS (SELECT 1 FROM ${t.jobErrors} e WHERE e.job_id = x.id) AS has_errors,
-       EXISTS (SELECT 1 FROM ${t.jobLogs} l WHERE l.job_id = x.id) AS has_logs
+       EXISTS (SELECT 1 FROM ${t.jobLogs} l WHERE l.job_id = x.id) AS has_logs,
+       EXISTS (SELECT 1 FROM ${t.jobEdges} ep WHERE ep.parent_id = x.id)
+         OR EXISTS (SELECT 1 FROM ${t.jobEdges} ec WHERE ec.child_id = x.id) AS in_workflow
 FROM (
   SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,
          j.lock_id, IF(j.lock_id = '', NULL, j.locked_at) AS locked_at, j.retry_times, j.max_retries,
@@ -110,6 +114,12 @@ export interface JobInfo {
   readonly finishedAt: Date | null;
   /** Dead jobs re-driven into the live queue: the new job's id. */
   readonly redrivenAs: number | null;
+  /**
+   * Its place in a workflow — its parents (and how each ended), its live children, and for a held
+   * job what it waits for and the run_at it gets back (its own runAt shows the held sentinel,
+   * 9999-12-31) — or null outside any workflow.
+   */
+  readonly workflow: JobWorkflow | null;
 }
 
 interface GetRow {
@@ -137,6 +147,7 @@ interface GetRow {
   progress_at: Date | null;
   has_errors: number;
   has_logs: number;
+  in_workflow: number;
 }
 
 /** The job with this id, wherever it is (live, history, dead), or null. */
@@ -170,6 +181,7 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     redrivenAs: row.redriven_as === null ? null : Number(row.redriven_as),
+    workflow: Number(row.in_workflow) ? await readWorkflow(db, tables, id) : null,
   };
 }
 

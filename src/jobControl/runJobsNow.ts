@@ -1,11 +1,13 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { OptionsError } from '../errors.ts';
+import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 
 /**
  * Params: ?1 ids (list). Makes free jobs due now: run_at = NOW(3) for those not yet due (a due
  * job keeps its place in the line). A running job (lock_id set) is left alone: it is fenced out
- * by `lock_id = ''`. affectedRows = jobs matched (mysql2 counts matched rows). Autocommit: re-run
+ * by `lock_id = ''`, and a held job (a workflow's child waiting for its parents) by its run_at:
+ * only its last parent releases it. affectedRows = jobs matched (mysql2 counts matched rows). Autocommit: re-run
  * by the Executor after a transient conflict.
  */
 const sqlRunNow = (t: Tables, retryingOnly: boolean) => `
@@ -13,7 +15,8 @@ UPDATE ${t.jobs}
 SET run_at = NOW(3)
 WHERE id IN (?)
   AND lock_id = ''
-  AND run_at > NOW(3)${retryingOnly ? '\n  AND retry_times > 0' : ''}`;
+  AND run_at > NOW(3)
+  AND run_at < '${HELD_RUN_AT}'${retryingOnly ? '\n  AND retry_times > 0' : ''}`;
 
 /**
  * Params: ?1 delay in microseconds, ?2 ids (list). Reschedules free jobs to NOW(3) + delay on the
@@ -23,14 +26,16 @@ const sqlReschedule = (t: Tables) => `
 UPDATE ${t.jobs}
 SET run_at = NOW(3) + INTERVAL ? MICROSECOND
 WHERE id IN (?)
-  AND lock_id = ''`;
+  AND lock_id = ''
+  AND run_at < '${HELD_RUN_AT}'`;
 
 /** Params: ?1 time, ?2 ids (list). Reschedules free jobs to that time. affectedRows = jobs matched. */
 const sqlRescheduleAt = (t: Tables) => `
 UPDATE ${t.jobs}
 SET run_at = ?
 WHERE id IN (?)
-  AND lock_id = ''`;
+  AND lock_id = ''
+  AND run_at < '${HELD_RUN_AT}'`;
 
 /** Params: ?1 ids (list). The queues of those of the jobs that are free, with how many each: the workers to wake. */
 const sqlFreeQueues = (t: Tables) => `

@@ -22,6 +22,7 @@ import { loadHandlers } from '../worker/loadHandlers.ts';
 import { checkQueues } from './checkQueues.ts';
 import { LeaderLease } from './LeaderLease.ts';
 import type { ResolvedMaintenanceOptions } from './maintenanceOptions.ts';
+import { reconcileHolds } from './reconcileHolds.ts';
 import { releaseDeadWorkers } from './releaseDeadWorkers.ts';
 import { releaseStaleClaims } from './releaseStaleClaims.ts';
 
@@ -43,6 +44,11 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
   return [
     releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, onSkipped, redactPayload, keptAttempts }),
     releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped, redactPayload, keptAttempts }),
+    reconcileHolds(taskDb, {
+      batchSize,
+      cancel: { history: historyRetentionMs > 0, keyRetentionMs: idempotencyRetentionMs, redact: redactPayload },
+      onReleased: (queues) => runtime.ringer.ring(tables.prefix, queues),
+    }),
     finishBatches(taskDb, { batchSize, onFinished }),
     pruneIdempotencyKeys(taskDb, { retentionMs: idempotencyRetentionMs, batchSize }),
     pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),

@@ -3,15 +3,16 @@ import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { DEAD_JOB_INSERT_COLUMNS } from '../deadJobs/deadJobColumns.ts';
 import { type PayloadRedactor, redactCopied } from '../redactPayload.ts';
+import { leaveAsChild } from '../workflows/leaveGraph.ts';
 
 /**
  * Params: ?1 ids (list). Locks the free jobs among those ids whose explicit max_retries is used
  * up (rows with NULL max_retries follow their definition, which only workers know: a worker
- * dead-letters those when it claims them). Returns their ids. Never waits on a row another
+ * dead-letters those when it claims them). Returns their ids and flags. Never waits on a row another
  * transaction holds (SKIP LOCKED): such a job is dead-lettered by the worker that next claims it.
  */
 const sqlLockExhausted = (t: Tables) => `
-SELECT id
+SELECT id, flags
 FROM ${t.jobs}
 WHERE id IN (?)
   AND lock_id = ''
@@ -34,7 +35,8 @@ WHERE id IN (?)`;
 /**
  * Moves the exhausted jobs among `ids` (just released by the maintenance process) to dead_jobs, in slices of
  * `batchSize`, one short transaction each (re-run whole by withTransaction after a transient
- * conflict). Returns how many moved.
+ * conflict). Returns how many moved. A workflow's job drops its own edges as it goes; the
+ * children it leaves behind as a parent are settled by reconcileHolds.
  */
 export async function deadLetterExhausted(
   db: Executor,
@@ -47,11 +49,14 @@ export async function deadLetterExhausted(
   for (let i = 0; i < ids.length; i += batchSize) {
     const slice = ids.slice(i, i + batchSize);
     moved += await withTransaction(db, async (tx) => {
-      const locked = (await tx.select<{ id: number }>(sqlLockExhausted(tables), [slice])).map((r) => Number(r.id));
+      const rows = await tx.select<{ id: number; flags: number }>(sqlLockExhausted(tables), [slice]);
+      const locked = rows.map((r) => Number(r.id));
       if (locked.length === 0) return 0;
       await tx.write(sqlCopyToDead(tables), [locked]);
       await redactCopied(tx, tables, 'dead', locked, redact);
       const { affectedRows } = await tx.write(sqlDelete(tables), [locked]);
+      const leaving = rows.map((r) => ({ id: Number(r.id), flags: Number(r.flags) }));
+      await leaveAsChild(tx, tables, leaving, true);
       return affectedRows;
     });
   }

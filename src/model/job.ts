@@ -31,7 +31,24 @@ export interface JobSpec {
   readonly idempotencyKey?: string;
   /** This job's retry backoff; overrides its definition's. */
   readonly backoff?: StoredBackoff;
+  /**
+   * A name for this job inside its batch, for other jobs of the batch to list in `parents`.
+   * 1–191 characters, unique within the batch. enqueueBatch only.
+   */
+  readonly ref?: string;
+  /**
+   * The jobs this one waits for (a workflow): each a `ref` of this batch, the id of a live job, or
+   * `{ job, continueOnFailure }`. The job is held back until every parent finished; if a parent
+   * dies or is cancelled, this job is cancelled too, unless continueOnFailure holds for that parent.
+   * enqueueBatch only.
+   */
+  readonly parents?: readonly ParentRef[];
+  /** Run even when a parent dies or is cancelled (for every parent; a parent's own setting wins). @defaultValue false */
+  readonly continueOnFailure?: boolean;
 }
+
+/** A parent named by a job: a batch-local `ref`, the id of a live job, or either with its own continueOnFailure. */
+export type ParentRef = string | number | { readonly job: string | number; readonly continueOnFailure?: boolean };
 
 /** A claimed job, as a handler sees it. */
 export interface Job<P = unknown> {
@@ -50,6 +67,8 @@ export interface Job<P = unknown> {
   readonly createdAt: Date;
   /** The claim this worker holds on the job (the fence). */
   readonly lockId: string;
+  /** Bits of jobs.flags (src/model/jobFlags.ts): whether the job has parents or dependents. */
+  readonly flags: number;
 }
 
 /** The row as stored (snake_case, as in the DB). */
@@ -67,11 +86,12 @@ export interface JobRow {
   idempotency_key: string | null;
   backoff: string | null;
   created_at: Date;
+  flags: number;
 }
 
 /** The columns of a JobRow, in a SELECT list: every read of whole jobs names exactly these. */
 export const JOB_ROW_COLUMNS =
-  'id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, backoff, created_at';
+  'id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, backoff, created_at, flags';
 
 /** Converts at the DB boundary. A payload that is not valid JSON (written around sluice) throws. */
 export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
@@ -89,6 +109,7 @@ export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
     backoff: row.backoff === null ? null : (JSON.parse(row.backoff) as StoredBackoff),
     createdAt: row.created_at,
     lockId: row.lock_id,
+    flags: Number(row.flags ?? 0),
   };
 }
 
@@ -124,6 +145,20 @@ export interface JobContext<P = unknown> {
    * RangeError).
    */
   log(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  /**
+   * A workflow job's parents, each with how it ended and what its handler returned (from
+   * job_history: `result` is undefined with history off, or when the parent returned nothing). A
+   * parent that is dead or cancelled shows here only when this job runs without it
+   * (continueOnFailure). One indexed read per call; an empty list outside a workflow.
+   */
+  parents(): Promise<readonly ParentResult[]>;
+}
+
+/** One parent of a workflow job, as `ctx.parents()` returns it. */
+export interface ParentResult {
+  readonly id: number;
+  readonly outcome: 'completed' | 'dead' | 'cancelled';
+  readonly result: unknown;
 }
 
 /** Delay before retry number `retryTimes` (1 for the first retry). */

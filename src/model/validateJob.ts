@@ -1,6 +1,6 @@
 import { JobValidationError } from '../errors.ts';
 import { backoffProblem } from './backoff.ts';
-import type { JobSpec } from './job.ts';
+import type { JobSpec, ParentRef } from './job.ts';
 import { QUEUE_NAME } from './queueName.ts';
 import { RESERVED_KEY_PREFIX } from './reservedKeyPrefix.ts';
 
@@ -16,7 +16,12 @@ const KNOWN_FIELDS = new Set([
   'maxRetries',
   'idempotencyKey',
   'backoff',
+  'ref',
+  'parents',
+  'continueOnFailure',
 ]);
+/** Parents one job may name: a fan-in wider than this is built with an intermediate job. */
+export const MAX_PARENTS = 10_000;
 const MAX_DELAY_MS = 10 * 365 * 24 * 3600 * 1000;
 const MIN_RUN_AT = Date.UTC(1970, 0, 2);
 const MAX_RUN_AT = Date.UTC(9999, 0, 1);
@@ -38,6 +43,14 @@ export interface NormalizedJob {
   readonly idempotencyKey: string | null;
   /** JSON text, or null for the definition's backoff. */
   readonly backoff: string | null;
+  /** Its place in a workflow (ref, parents), or null for a job outside any graph. */
+  readonly graph: JobGraphSpec | null;
+}
+
+/** A job's ref and parents as given, each parent checked for shape (resolved by planGraph). */
+export interface JobGraphSpec {
+  readonly ref: string | null;
+  readonly parents: readonly { readonly job: string | number; readonly continueOnFailure: boolean }[];
 }
 
 export interface ValidationLimits {
@@ -64,7 +77,8 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   const maxRetries = maxRetriesOf(spec, fail);
   const idempotencyKey = idempotencyKeyOf(spec, fail);
   const backoff = backoffOf(spec, fail);
-  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey };
+  const graph = graphOf(spec, fail);
+  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey, graph };
 }
 
 /** The job is an object of known fields only. */
@@ -172,6 +186,34 @@ function backoffOf(spec: JobSpec, fail: Fail): string | null {
   const problem = backoffProblem(spec.backoff, false);
   if (problem) fail('backoff', problem);
   return JSON.stringify(spec.backoff);
+}
+
+/** The job's ref and parents, each of a valid shape; null when it names neither. */
+function graphOf(spec: JobSpec, fail: Fail): JobGraphSpec | null {
+  if (spec.ref === undefined && spec.parents === undefined && spec.continueOnFailure === undefined) return null;
+  const ref = spec.ref ?? null;
+  if (ref !== null && (typeof ref !== 'string' || ref.length < 1 || ref.length > 191)) {
+    fail('ref', `must be a string of 1–191 characters (got ${describe(spec.ref)})`);
+  }
+  const all = spec.continueOnFailure ?? false;
+  if (typeof all !== 'boolean') fail('continueOnFailure', `must be a boolean (got ${describe(all)})`);
+  const given = spec.parents ?? [];
+  if (!Array.isArray(given) || given.length > MAX_PARENTS) {
+    fail('parents', `must be an array of at most ${MAX_PARENTS} parents (got ${describe(spec.parents)})`);
+  }
+  const parents = given.map((parent: ParentRef, i) => {
+    const entry = typeof parent === 'object' && parent !== null ? parent : { job: parent };
+    const job = entry.job;
+    const isRef = typeof job === 'string' && job.length >= 1 && job.length <= 191;
+    const isId = typeof job === 'number' && Number.isSafeInteger(job) && job > 0;
+    if (!isRef && !isId) fail(`parents[${i}]`, `must be a ref (a string) or a job id (got ${describe(job)})`);
+    const own = 'continueOnFailure' in entry ? entry.continueOnFailure : undefined;
+    if (own !== undefined && typeof own !== 'boolean') {
+      fail(`parents[${i}].continueOnFailure`, `must be a boolean (got ${describe(own)})`);
+    }
+    return { job, continueOnFailure: own ?? all };
+  });
+  return { ref, parents };
 }
 
 function describe(value: unknown): string {

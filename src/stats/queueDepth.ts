@@ -22,6 +22,11 @@ export interface QueueDepth {
   readonly ready: BoundedCount;
   /** Free, not yet due: delayed, or retrying after a failure (telling them apart costs a row read each). */
   readonly notDue: BoundedCount;
+  /**
+   * Held back (a workflow's jobs waiting for their parents): never due until released, counted
+   * apart from notDue. Absent from depths recorded by the maintenance process (queue_depths).
+   */
+  readonly held?: BoundedCount;
   readonly running: BoundedCount;
   /** Dead and not re-driven. */
   readonly dead: BoundedCount;
@@ -40,7 +45,7 @@ export interface QueueDepthOptions {
  * How deep a run of queues (consecutive names, as a listing gives them) is, from index entries
  * alone, in a few statements whatever their number: their free priorities (freePriorities), then every count through the one bounded
  * count read (countSegments, a hundred ranges per statement) — per free priority the due and the
- * not-yet-due jobs (covering ix_head ranges; the due one also gives its oldest job's age), the
+ * not-yet-due and the held jobs (covering ix_head ranges; the due one also gives its oldest job's age), the
  * claimed range, and the dead jobs. Each count of a queue reads at most `max` entries in all (its
  * priorities share them), so a queue of millions answers in the time `max` entries take.
  * stats() counts exactly but reads the whole live table.
@@ -69,6 +74,7 @@ export async function queueDepths(
     return {
       ready: priorities.map((p) => add(freeSegment(tables, queue, p, 'due'), null, share, true)),
       notDue: priorities.map((p) => add(freeSegment(tables, queue, p, 'notDue'), null, share)),
+      held: priorities.map((p) => add(freeSegment(tables, queue, p, 'held'), null, share)),
       running: add(runningSegment(tables, queue), null, options.max),
       dead: add(dead.single as Segment, dead.residual, options.max),
     };
@@ -85,6 +91,7 @@ export async function queueDepths(
         {
           ready: sum(slot.ready),
           notDue: sum(slot.notDue),
+          held: sum(slot.held),
           running: summed([at(slot.running)], branches, [slot.running], false, options.max),
           dead: summed([at(slot.dead)], branches, [slot.dead], false, options.max),
           oldestReadyMs: ages.length === 0 ? null : Math.max(...ages),

@@ -197,7 +197,9 @@ export class CompletionBuffer {
     const history = options.historyRetentionMs > 0;
     const redact = options.redactPayload;
     try {
-      await completeJobs(db, tables, lockId, ids, { history, results, redact, wholeClaimOf, logs });
+      const released = await completeJobs(db, tables, lockId, ids, { history, results, redact, wholeClaimOf, logs });
+      // Children of a workflow these jobs released: their workers may sleep on a queue that looked empty.
+      if (released.size > 0) this.runtime.ringer.ring(tables.prefix, released);
       return [];
     } catch (error) {
       if (!(error instanceof ClaimLostError) || !history) throw error;

@@ -1,7 +1,11 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { Job, JobContext } from '../model/job.ts';
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import type { Job, JobContext, ParentResult } from '../model/job.ts';
+import { JOB_FLAGS } from '../model/jobFlags.ts';
 import type { ResolvedSluiceOptions } from '../options.ts';
+import { readParents } from '../workflows/readParents.ts';
 import { boundedJson, MAX_PROGRESS_BYTES } from './boundedJson.ts';
 import type { Cancellation } from './Cancellation.ts';
 import type { RunningJob } from './RunningJob.ts';
@@ -19,6 +23,8 @@ export interface HandlerScope {
   readonly logLimits: Pick<ResolvedSluiceOptions, 'keptAttempts' | 'maxLogLines' | 'maxLogBytes'>;
   /** Reports a progress value that could not be kept (a `progress:dropped` warning). */
   readonly progressDropped: (running: RunningJob, reason: string) => void;
+  /** Where ctx.parents() reads (the worker's pool and the install's tables). */
+  readonly reads: { readonly workerDb: Executor; readonly tables: Tables };
 }
 
 /**
@@ -66,6 +72,13 @@ export class HandlerContext<P> implements JobContext<P> {
     const encoded = boundedJson(value, MAX_PROGRESS_BYTES);
     if ('problem' in encoded) this.scope.progressDropped(this.scope.running, `the progress value ${encoded.problem}`);
     else if (encoded.json !== null) this.scope.running.reportProgress(encoded.json);
+  }
+
+  /** One read of job_edges (and job_history) when the handler asks; none for a job outside a workflow. */
+  async parents(): Promise<readonly ParentResult[]> {
+    const { job } = this.scope.running;
+    if ((job.flags & JOB_FLAGS.hasParents) === 0) return [];
+    return readParents(this.scope.reads.workerDb, this.scope.reads.tables, job.id);
   }
 
   log(message: string, fields?: Readonly<Record<string, unknown>>): void {

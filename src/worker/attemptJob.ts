@@ -90,10 +90,11 @@ export async function attemptJob(deps: AttemptDeps, running: RunningJob): Promis
 async function atMostOnce(deps: AttemptDeps, definition: JobDefinition<any>, running: RunningJob): Promise<Outcome> {
   const { runtime } = deps;
   const { job } = running;
-  await completeJobs(runtime.workerDb, runtime.tables, job.lockId, [job.id], {
+  const released = await completeJobs(runtime.workerDb, runtime.tables, job.lockId, [job.id], {
     history: hasHistory(runtime),
     redact: runtime.options.redactPayload,
   });
+  if (released.size > 0) runtime.ringer.ring(runtime.tables.prefix, released);
   running.detach();
   const outcome = await runHandler(definition, scopeOf(deps, definition, running), running.cancellation);
   return outcome.ok ? { kind: 'committed' } : { kind: 'dropped', error: outcome.error };
@@ -132,6 +133,7 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
   const { runtime } = deps;
   const { job } = running;
   let logs = null as LogBatch | null; // taken by the run of the transaction that commits
+  let released: ReadonlyMap<string, number> = new Map(); // children of a workflow, from the run that commits
   try {
     await withTransaction(
       runtime.db,
@@ -149,7 +151,7 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
         if (!running.finish()) throw new ClaimLostError('complete', job.lockId, [job.id], 1);
         logs = hasHistory(runtime) ? running.pendingLogs() : null;
         if (logs) await writeJobLogs(tx, runtime.tables, job.lockId, logs.rows);
-        await completeJobs(tx, runtime.tables, job.lockId, [job.id], {
+        released = await completeJobs(tx, runtime.tables, job.lockId, [job.id], {
           history: hasHistory(runtime),
           redact: runtime.options.redactPayload,
           results: result === null ? undefined : new Map([[job.id, result]]),
@@ -158,6 +160,7 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
       { attempts: EXACTLY_ONCE_RUNS },
     );
     if (logs) running.logsWritten(logs);
+    if (released.size > 0) runtime.ringer.ring(runtime.tables.prefix, released);
     return { kind: 'committed' };
   } catch (error) {
     if (error instanceof RollbackForCancel) return { kind: 'cancelled' };
@@ -201,6 +204,7 @@ function scopeOf(deps: AttemptDeps, definition: JobDefinition<any>, running: Run
     timeoutMs: definition.timeoutMs ?? deps.jobTimeoutMs,
     logLimits: deps.runtime.options,
     progressDropped: deps.progressDropped,
+    reads: deps.runtime,
   };
 }
 

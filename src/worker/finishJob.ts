@@ -127,14 +127,17 @@ async function deadLetter(
   const { runtime } = deps;
   const { job } = running;
   const maxRetries = deps.maxRetriesOf(running);
-  await deadLetterJob(
+  const { historyRetentionMs, idempotencyRetentionMs, redactPayload } = runtime.options;
+  const released = await deadLetterJob(
     runtime.workerDb,
     runtime.tables,
     { id: job.id, lockId: job.lockId, retryTimes, maxRetries },
     lastError,
-    runtime.options.redactPayload,
+    redactPayload,
     trace,
+    { history: historyRetentionMs > 0, keyRetentionMs: idempotencyRetentionMs, redact: redactPayload },
   );
+  if (released.size > 0) runtime.ringer.ring(runtime.tables.prefix, released);
   running.traceOutcome('dead', error);
   await startKeyRetention(runtime, [job.id], job.idempotencyKey);
   deps.report.dead(job, error, ranNow);

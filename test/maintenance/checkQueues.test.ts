@@ -240,7 +240,8 @@ describe('queue latency promises', () => {
       await passes(maintenance, 1);
       const [brief, stays] = await db.sluice.queues.recordedDepth();
       const [live] = await db.sluice.queues.depth({ queue: 'brief' });
-      const { oldestReadyMs, ...counts } = live ?? { oldestReadyMs: null };
+      // Held jobs (workflows) are counted by the live read only: the recorded depth has no column for them.
+      const { oldestReadyMs, held: _held, ...counts } = live ?? { oldestReadyMs: null, held: undefined };
       expect(brief).toMatchObject(counts);
       expect(brief?.oldestReadyMs).toBeLessThanOrEqual(oldestReadyMs as number);
       expect(brief?.readAgeMs).toBeGreaterThanOrEqual(0);

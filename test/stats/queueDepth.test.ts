@@ -54,6 +54,7 @@ describe('queueDepths', () => {
     expect(await depth('none', 10)).toEqual({
       ready: { count: 0, exact: true },
       notDue: { count: 0, exact: true },
+      held: { count: 0, exact: true },
       running: { count: 0, exact: true },
       dead: { count: 0, exact: true },
       oldestReadyMs: null,

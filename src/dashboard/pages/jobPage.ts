@@ -6,6 +6,7 @@ import { html, type SafeHtml } from '../html.ts';
 import { boundedPrettyJson, jsonPieces } from '../jsonPieces.ts';
 import type { Page, PageContext, PageResult } from '../PageContext.ts';
 import { jobAttempts } from './jobAttempts.ts';
+import { jobWorkflow } from './jobWorkflow.ts';
 
 /**
  * What the page shows of one value (payload, result, progress, last error): at most this many
@@ -40,6 +41,7 @@ export const jobPage: Page = async (ctx, [idText]) => {
 <dt>attempts</dt><dd>${job.retryTimes} failed${job.maxRetries === null ? ' (limit: its definition’s)' : ` of at most ${job.maxRetries + 1}`}</dd>
 <dt>batch</dt><dd>${job.batchId === null ? '—' : html`<a href="${ctx.href('/jobs', { batch: job.batchId })}">${job.batchId}</a>`}</dd>
 <dt>idempotency key</dt><dd>${job.idempotencyKey ?? '—'}</dd>
+${jobWorkflow(ctx, job)}
 <dt>held by</dt><dd class="mono" data-field="lock">${
     lock
       ? html`${lock.workerId === null ? html`claim ${lock.lockId} (its worker has no registry row)` : html`${lock.workerId} (host ${lock.host}, pid ${lock.pid}); worker heartbeat ${time(lock.heartbeatAt)}`}; claimed or extended ${time(lock.lockedAt)}`
@@ -152,7 +154,8 @@ function timeline(job: JobInfo): SafeHtml {
 function actions(ctx: PageContext, job: JobInfo): SafeHtml[] {
   const id = job.id;
   const out: SafeHtml[] = [];
-  if (job.state === 'waiting' || job.state === 'delayed' || job.state === 'retrying' || job.state === 'running') {
+  const live = ['waiting', 'delayed', 'held', 'retrying', 'running'];
+  if (live.includes(job.state)) {
     out.push(
       actionButton(ctx, {
         name: 'cancel-job',

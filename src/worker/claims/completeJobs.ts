@@ -7,7 +7,10 @@ import { ClaimLostError } from '../../errors.ts';
 import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../../history/historyColumns.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
 import type { JobLogRow } from '../AttemptLog.ts';
+import { completeInGraph } from './completeInGraph.ts';
 import { writeJobLogs } from './writeJobLogs.ts';
+
+const NONE_RELEASED: ReadonlyMap<string, number> = new Map();
 
 /**
  * Which rows of a claim a completion touches, with its params: the listed ids this claim still
@@ -17,10 +20,12 @@ import { writeJobLogs } from './writeJobLogs.ts';
  * job each, at 500 ids). The same rows either way: a lock_id is unique to one claim statement.
  */
 function heldRows(alias: string, lockId: string, ids: readonly number[], wholeClaimOf: string | undefined) {
+  // Rows of a workflow (flags set) are left to completeInGraph: see completeJobs.
+  const plain = `\n  AND ${alias}flags = 0`;
   if (wholeClaimOf !== undefined)
-    return { where: `${alias}queue = ?\n  AND ${alias}lock_id = ?`, params: [wholeClaimOf, lockId] };
+    return { where: `${alias}queue = ?\n  AND ${alias}lock_id = ?${plain}`, params: [wholeClaimOf, lockId] };
   const listed = idSet(`${alias}id`, ids);
-  return { where: `${alias}lock_id = ?\n  AND ${listed.sql}`, params: [lockId, ...listed.params] };
+  return { where: `${alias}lock_id = ?\n  AND ${listed.sql}${plain}`, params: [lockId, ...listed.params] };
 }
 
 /**
@@ -62,7 +67,12 @@ export interface CompleteOptions {
 }
 
 /**
- * Fenced, batched completion: one statement for every finished job of one claim. Without
+ * Fenced, batched completion: one statement for every finished job of one claim. The statements
+ * match only rows with flags 0 (jobs outside any workflow: no extra read, no extra statement).
+ * Rows of a workflow — flagged when enqueued, or by an enqueue that named a claimed job as a
+ * parent after its worker loaded it — are short in the affected rows, and only then does
+ * completeInGraph look them up (still held, flags set) and complete them with their edges, in
+ * the same transaction. Returns the queues of the children that released (whom to wake). Without
  * history it is one autocommit DELETE (re-run by the Executor after a transient conflict); with
  * history the copy (results included) and the delete share one short transaction (re-run whole
  * by withTransaction) — one commit, and a history row exists exactly when its job was removed;
@@ -76,16 +86,16 @@ export async function completeJobs(
   lockId: string,
   ids: readonly number[],
   options: CompleteOptions = { history: false },
-): Promise<void> {
-  if (!options.history) return deleteFenced(db, tables, lockId, ids, options.wholeClaimOf);
+): Promise<ReadonlyMap<string, number>> {
+  if (!options.history) return deleteFenced(db, tables, lockId, ids, options);
   const listed = new Set(ids);
   const results = [...(options.results ?? [])].filter(([id]) => listed.has(id));
   const held = heldRows('j.', lockId, ids, options.wholeClaimOf);
-  await withTransaction(db, async (tx) => {
+  return withTransaction(db, async (tx) => {
     if (options.logs && options.logs.length > 0) await writeJobLogs(tx, tables, lockId, options.logs);
     await tx.write(sqlCopyToHistory(tables, results.length, held.where), [...results.flat(), ...held.params]);
     await redactCopied(tx, tables, 'history', ids, options.redact ?? null);
-    await deleteFenced(tx, tables, lockId, ids, options.wholeClaimOf);
+    return deleteFenced(tx, tables, lockId, ids, options);
   });
 }
 
@@ -94,9 +104,13 @@ async function deleteFenced(
   tables: Tables,
   lockId: string,
   ids: readonly number[],
-  wholeClaimOf: string | undefined,
-): Promise<void> {
-  const held = heldRows('', lockId, ids, wholeClaimOf);
+  options: CompleteOptions,
+): Promise<ReadonlyMap<string, number>> {
+  const held = heldRows('', lockId, ids, options.wholeClaimOf);
   const { affectedRows } = await db.write(sqlComplete(tables, held.where), held.params);
-  if (affectedRows !== ids.length) throw new ClaimLostError('complete', lockId, ids, ids.length - affectedRows);
+  if (affectedRows === ids.length) return NONE_RELEASED;
+  const inGraph = await completeInGraph(db, tables, lockId, ids, options);
+  const lost = ids.length - affectedRows - inGraph.completed;
+  if (lost > 0) throw new ClaimLostError('complete', lockId, ids, lost);
+  return inGraph.released;
 }

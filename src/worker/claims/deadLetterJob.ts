@@ -3,7 +3,9 @@ import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { DEAD_JOB_INSERT_COLUMNS } from '../../deadJobs/deadJobColumns.ts';
 import { ClaimLostError } from '../../errors.ts';
+import { type CancelOptions, cancelDependents } from '../../jobControl/cancelJobs.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
+import { leaveGraph } from '../../workflows/leaveGraph.ts';
 import { recordFailedAttempt } from './recordFailedAttempt.ts';
 import type { AttemptTrace } from './retryJob.ts';
 import { writeJobLogs } from './writeJobLogs.ts';
@@ -19,6 +21,17 @@ FROM ${t.jobs}
 WHERE id = ?
   AND lock_id = ?`;
 
+/**
+ * Params: ?1 id, ?2 lockId. Locks the claimed row and returns its flags (read here, not from the
+ * claim: an enqueue may have named the job as a parent since), or nothing if the claim was lost.
+ */
+const sqlFlags = (t: Tables) => `
+SELECT flags
+FROM ${t.jobs}
+WHERE id = ?
+  AND lock_id = ?
+FOR UPDATE`;
+
 /** Params: ?1 id, ?2 lockId. Returns affectedRows 1, or 0 if the claim was lost. */
 const sqlDeleteClaimed = (t: Tables) => `
 DELETE FROM ${t.jobs}
@@ -29,7 +42,10 @@ WHERE id = ?
  * Moves a claimed job to dead_jobs in one transaction (re-run whole by withTransaction after a
  * transient conflict), fenced: if the claim was lost, ClaimLostError rolls it back and nothing moves.
  * A trace (the attempt that just failed: its error, its last log lines) is written in the same
- * transaction, the lines while the row is still there to fence them.
+ * transaction, the lines while the row is still there to fence them. A job of a workflow settles
+ * its children in the same transaction: those that continue on failure count it off (and are
+ * released once their last parent is done), the others are cancelled naming it (`cancel`: how a
+ * cancel keeps them). Returns the queues of the children it released.
  */
 export async function deadLetterJob(
   db: Executor,
@@ -38,8 +54,11 @@ export async function deadLetterJob(
   lastError: string,
   redact: PayloadRedactor | null = null,
   trace: AttemptTrace | null = null,
-): Promise<void> {
-  await withTransaction(db, async (tx) => {
+  cancel: CancelOptions = { history: false, keyRetentionMs: 0 },
+): Promise<ReadonlyMap<string, number>> {
+  return withTransaction(db, async (tx) => {
+    const [row] = await tx.select<{ flags: number }>(sqlFlags(tables), [job.id, job.lockId]);
+    if (row === undefined) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
     const copied = await tx.write(sqlCopyToDead(tables), [
       job.retryTimes,
       job.maxRetries,
@@ -55,5 +74,11 @@ export async function deadLetterJob(
     }
     const deleted = await tx.write(sqlDeleteClaimed(tables), [job.id, job.lockId]);
     if (deleted.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
+    const released = new Map<string, number>();
+    if (Number(row.flags) === 0) return released;
+    const settled = await leaveGraph(tx, tables, [{ id: job.id, flags: Number(row.flags) }], 'dead');
+    await cancelDependents(tx, tables, settled.doomed, { ...cancel, released });
+    for (const [queue, n] of settled.released) released.set(queue, (released.get(queue) ?? 0) + n);
+    return released;
   });
 }

@@ -78,9 +78,20 @@ CREATE TABLE `<prefix>jobs` (
   `last_error` text DEFAULT NULL,
   `created_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
+  `flags` tinyint(3) unsigned NOT NULL DEFAULT 0,
   PRIMARY KEY (`id`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
   KEY `ix_batch` (`batch_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>job_edges
+CREATE TABLE `<prefix>job_edges` (
+  `parent_id` bigint(20) unsigned NOT NULL,
+  `child_id` bigint(20) unsigned NOT NULL,
+  `continue_on_failure` tinyint(1) NOT NULL DEFAULT 0,
+  `parent_outcome` varchar(16) DEFAULT NULL,
+  PRIMARY KEY (`parent_id`,`child_id`),
+  KEY `ix_child` (`child_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_errors
@@ -115,6 +126,15 @@ CREATE TABLE `<prefix>job_history` (
   `started_at` datetime(3) DEFAULT NULL,
   PRIMARY KEY (`job_id`),
   KEY `ix_finished` (`finished_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>job_holds
+CREATE TABLE `<prefix>job_holds` (
+  `job_id` bigint(20) unsigned NOT NULL,
+  `reason` varchar(16) NOT NULL,
+  `run_at` datetime(3) NOT NULL,
+  `waiting_parents` int(10) unsigned NOT NULL DEFAULT 0,
+  PRIMARY KEY (`job_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_logs

@@ -1,0 +1,76 @@
+import type { Executor } from '../../db/executor.ts';
+import type { Tables } from '../../db/tables.ts';
+import { withTransaction } from '../../db/transaction.ts';
+import { valuesTable } from '../../db/valuesTable.ts';
+import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../../history/historyColumns.ts';
+import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
+import { leaveGraph } from '../../workflows/leaveGraph.ts';
+
+/**
+ * Params: ?1 lockId, ?2 ids (list). Locks the rows among `ids` this claim still holds whose flags
+ * are set (completeJobs' statements left them alone), and returns them with their flags.
+ */
+const sqlHeldInGraph = (t: Tables) => `
+SELECT id, flags
+FROM ${t.jobs}
+WHERE lock_id = ?
+  AND id IN (?)
+  AND flags <> 0
+ORDER BY id
+FOR UPDATE`;
+
+/**
+ * Params: (job id, result JSON) for each of `results` rows, then ?1 ids (list, locked above).
+ * Copies them into job_history as completed, with their results (as completeJobs does).
+ */
+const sqlCopyToHistory = (t: Tables, results: number) => `
+INSERT INTO ${t.jobHistory} (${HISTORY_INSERT_COLUMNS})
+SELECT ${HISTORY_FROM_LIVE}, 'completed', ${results > 0 ? 'r.result' : 'NULL'}
+FROM ${t.jobs} j${results > 0 ? `\nLEFT JOIN (${valuesTable(['id', 'result'], results)}) r ON r.id = j.id` : ''}
+WHERE j.id IN (?)
+ON DUPLICATE KEY UPDATE retry_times = j.retry_times, last_error = j.last_error, finished_at = NOW(3),
+  outcome = 'completed', result = ${results > 0 ? 'r.result' : 'NULL'}`;
+
+/** Params: ?1 lockId, ?2 ids (list, locked above). Returns affectedRows = ids. */
+const sqlDelete = (t: Tables) => `
+DELETE FROM ${t.jobs}
+WHERE lock_id = ?
+  AND id IN (?)`;
+
+/**
+ * Completes the jobs of a claim that are part of a workflow, in one short transaction (a savepoint
+ * inside completeJobs' own): the rows still held with flags set are locked, copied to the history
+ * (with history), deleted, and their edges settled — children counted down and released, this
+ * job's own edges dropped (src/workflows/leaveGraph.ts). Returns how many it completed and the
+ * queues of the children it released. The lock taken first is what makes a late dependent safe:
+ * an enqueue that flags this row waits for it, or committed before it and is seen here.
+ */
+export async function completeInGraph(
+  db: Executor,
+  tables: Tables,
+  lockId: string,
+  ids: readonly number[],
+  options: {
+    readonly history: boolean;
+    readonly results?: ReadonlyMap<number, string>;
+    readonly redact?: PayloadRedactor | null;
+  },
+): Promise<{ completed: number; released: ReadonlyMap<string, number> }> {
+  return withTransaction(db, async (tx) => {
+    const rows = (await tx.select<{ id: number | string; flags: number }>(sqlHeldInGraph(tables), [lockId, ids])).map(
+      (r) => ({ id: Number(r.id), flags: Number(r.flags) }),
+    );
+    if (rows.length === 0) return { completed: 0, released: new Map() };
+    const held = rows.map((r) => r.id);
+    if (options.history) {
+      const listed = new Set(held);
+      const results = [...(options.results ?? [])].filter(([id]) => listed.has(id));
+      await tx.write(sqlCopyToHistory(tables, results.length), [...results.flat(), held]);
+      await redactCopied(tx, tables, 'history', held, options.redact ?? null);
+    }
+    const { affectedRows } = await tx.write(sqlDelete(tables), [lockId, held]);
+    if (affectedRows !== held.length) throw new Error(`completed ${affectedRows} of ${held.length} locked jobs`);
+    const settled = await leaveGraph(tx, tables, rows, 'completed');
+    return { completed: held.length, released: settled.released };
+  });
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { basicAuth } from '../../src/index.ts';
+import { useDashboard } from '../helpers/dashboardServer.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+
+const db = useTestDatabase('workflow_dashboard');
+const OPS = { user: 'ops', password: 'correct horse battery staple' };
+const dashboard = useDashboard(() => db.sluice, { auth: basicAuth(OPS) });
+const AUTH = { authorization: `Basic ${Buffer.from(`${OPS.user}:${OPS.password}`).toString('base64')}` };
+
+describe('the dashboard job page of a workflow job', () => {
+  it('links its parents and children and says what a held job waits for', async () => {
+    const { batchId } = await db.sluice.enqueueBatch([
+      { name: 'a', ref: 'a' },
+      { name: 'b', ref: 'b' },
+      { name: 'c', parents: ['a', { job: 'b', continueOnFailure: true }] },
+    ]);
+    const ids = Object.fromEntries(
+      (await db.sluice.jobs.list({ batchId: batchId as number })).jobs.map((j) => [j.name, j.id]),
+    );
+    const child = await (await fetch(`${dashboard.url}/jobs/${ids.c}`, { headers: AUTH })).text();
+    expect(child).toContain('data-state="held"');
+    expect(child).toContain('2 parent(s) to finish');
+    expect(child).toContain(`href="/jobs/${ids.a}" data-job="${ids.a}"`);
+    expect(child).toContain('pending, continue on failure');
+    expect(child).toContain('data-action="cancel-job"');
+    const parent = await (await fetch(`${dashboard.url}/jobs/${ids.a}`, { headers: AUTH })).text();
+    expect(parent).toMatch(new RegExp(`data-field="children"><a href="/jobs/${ids.c}"`));
+  });
+});
