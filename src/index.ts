@@ -1,4 +1,11 @@
-export type { QueuePromise, QueuePromiseState, QueueStats, RecordedQueueDepth } from './api/queuesApi.ts';
+export type {
+  QueueLimits,
+  QueueLimitsState,
+  QueuePromise,
+  QueuePromiseState,
+  QueueStats,
+  RecordedQueueDepth,
+} from './api/queuesApi.ts';
 export type { BatchStatus } from './batches/getBatch.ts';
 export { basicAuth } from './dashboard/basicAuth.ts';
 export type { DashboardHandler } from './dashboard/createDashboard.ts';
@@ -20,10 +27,12 @@ export {
   JobDeadError,
   JobDefinitionError,
   JobNotFoundError,
+  JobSnoozedError,
   JobValidationError,
   OptionsError,
   PermanentJobError,
   PermanentJobError as PermanentError,
+  RateLimitedError,
   RetriesExhaustedError,
   SchemaVersionError,
   SluiceError,

@@ -124,6 +124,12 @@ export interface JobContext<P = unknown> {
    * RangeError).
    */
   log(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  /**
+   * Ends the attempt and runs the job again `delayMs` from now (DB clock), without counting a failed
+   * attempt: "not yet". Throws a JobSnoozedError, which the worker catches (do not catch it in the
+   * handler). `delayMs`: 0 to one day. To also pause the queue, throw a RateLimitedError instead.
+   */
+  snooze(delayMs: number): never;
 }
 
 /** Delay before retry number `retryTimes` (1 for the first retry). */

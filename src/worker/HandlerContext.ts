@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { JobSnoozedError } from '../errors.ts';
 import type { Job, JobContext } from '../model/job.ts';
 import type { ResolvedSluiceOptions } from '../options.ts';
 import { boundedJson, MAX_PROGRESS_BYTES } from './boundedJson.ts';
@@ -66,6 +67,10 @@ export class HandlerContext<P> implements JobContext<P> {
     const encoded = boundedJson(value, MAX_PROGRESS_BYTES);
     if ('problem' in encoded) this.scope.progressDropped(this.scope.running, `the progress value ${encoded.problem}`);
     else if (encoded.json !== null) this.scope.running.reportProgress(encoded.json);
+  }
+
+  snooze(delayMs: number): never {
+    throw new JobSnoozedError(delayMs);
   }
 
   log(message: string, fields?: Readonly<Record<string, unknown>>): void {
