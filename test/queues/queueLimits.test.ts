@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { parseRate } from '../../src/cli/limitFlags.ts';
 import { type ClaimStrategy, defineJob, OptionsError } from '../../src/index.ts';
 import { countRows } from '../helpers/factory.ts';
+import { jsonLine, runCli } from '../helpers/runCli.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { deferred, withWorker } from '../helpers/workerHarness.ts';
@@ -54,6 +56,32 @@ describe('queues.setLimits', () => {
     expect((await queues.limits())[0]).toMatchObject({ concurrency: 5, rate: null });
     await queues.setLimits('api', { concurrency: null });
     expect(await queues.limits()).toEqual([]);
+  });
+});
+
+describe('sluice queue limit', () => {
+  it('sets and removes limits, lists them with their use; a bad rate exits 2 and writes nothing', async () => {
+    const url = ['--url', db.url];
+    const set = await runCli(['queue', 'limit', 'mail', '--concurrency', '4', '--rate', '100/1m', ...url]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(jsonLine(set, 'queue')).toEqual({
+      queue: 'mail',
+      limits: { concurrency: 4, rate: { limit: 100, intervalMs: 60_000 } },
+    });
+    const [listed, bad] = await Promise.all([
+      runCli(['queue', 'limits', ...url]),
+      runCli(['queue', 'limit', 'other', '--rate', '100 per minute', ...url]),
+    ]);
+    expect(jsonLine<{ limits: unknown[] }>(listed, 'limits').limits).toEqual([
+      expect.objectContaining({ queue: 'mail', concurrency: 4, running: 0, rateUsed: 0, blocked: null }),
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--rate must be N/DURATION');
+    const cleared = await runCli(['queue', 'limit', 'mail', '--concurrency', 'none', '--rate', 'none', ...url]);
+    expect(cleared.code, cleared.stderr).toBe(0);
+    expect(await db.sluice.queues.limits()).toEqual([]);
+    expect(parseRate('5/500ms')).toEqual({ limit: 5, intervalMs: 500 });
+    expect(parseRate('20/s')).toEqual({ limit: 20, intervalMs: 1_000 });
   });
 });
 
