@@ -5,32 +5,34 @@ import { withTransaction } from '../../db/transaction.ts';
 import type { ClaimedRow } from './claimedRow.ts';
 import { loadClaimedJobs } from './loadClaimedJobs.ts';
 
-/** The current rate window's start: epoch ms on the DB clock, windows aligned to the interval. */
+/** The current rate window's start: epoch ms on the DB clock, windows aligned to the interval (NULL without a rate). */
 const WINDOW = 'FLOOR(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000) / rate_interval_ms) * rate_interval_ms';
 
 /**
  * Params: ?1 queue. The first statement of a limited claim: locks the queue's row by writing it
  * (limited claims of one queue take turns; on Galera two nodes' claims conflict at certification
- * instead of both counting the same free slots) and starts a new rate window if the last one has
- * passed. Assignments run left to right: rate_used is reset against the old window. The lock wait
- * is bounded at 2 s (MariaDB SET STATEMENT; MySQL 8 SET_VAR); a timeout (1205) re-runs the claim.
- * affectedRows 1, or 0 when the queue has no row (no limit).
+ * instead of both counting the same free slots). The lock wait is bounded at 2 s (MariaDB SET
+ * STATEMENT; MySQL 8 SET_VAR); a timeout (1205) re-runs the claim. affectedRows 1, or 0 when the
+ * queue has no row (no limit). Nothing here reads the clock: NOW(3) is the statement's start, which
+ * may be before a wait for the lock.
  */
 const sqlLockQueue = (t: Tables) => `
 /*M!100300 SET STATEMENT innodb_lock_wait_timeout = 2 FOR */
 UPDATE /*+ SET_VAR(innodb_lock_wait_timeout = 2) */ ${t.queues}
-SET rate_used = IF(rate_interval_ms IS NOT NULL AND rate_window_ms <=> ${WINDOW}, rate_used, 0),
-    rate_window_ms = IF(rate_interval_ms IS NULL, NULL, ${WINDOW}),
-    limit_claims = limit_claims + 1
+SET limit_claims = limit_claims + 1
 WHERE queue = ?`;
 
 /**
- * Params: ?1 queue. The locked row as this transaction wrote it: the limits, the window's count,
- * how long the window has to go, and the pauses (ms, DB clock).
+ * Params: ?1 queue. The locked row, read once the lock is held, so that its NOW(3) decides the rate
+ * window this claim counts in: the limits, the current window (epoch ms on the DB clock, windows
+ * aligned to the interval), the starts it has counted (0 when the row's count is of an earlier
+ * window), how long it has to go, and the pauses (ms).
  */
 const sqlReadQueue = (t: Tables) => `
-SELECT concurrency_cap, rate_limit, rate_used,
-       rate_window_ms + rate_interval_ms - FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000) AS window_left_ms,
+SELECT concurrency_cap, rate_limit,
+       ${WINDOW} AS window_ms,
+       IF(rate_window_ms <=> ${WINDOW}, rate_used, 0) AS rate_used,
+       ${WINDOW} + rate_interval_ms - FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000) AS window_left_ms,
        paused_at IS NOT NULL AS paused,
        IF(paused_until > NOW(3), TIMESTAMPDIFF(MICROSECOND, NOW(3), paused_until) DIV 1000 + 1, 0) AS paused_for_ms
 FROM ${t.queues}
@@ -68,10 +70,14 @@ WHERE ${ids}
   AND lock_id = ''
   AND run_at <= NOW(3)`;
 
-/** Params: ?1 claimed, ?2 queue. Counts this claim's starts in the window. */
+/**
+ * Params: ?1 window (epoch ms), ?2 the window's starts before this claim, ?3 this claim's, ?4 queue.
+ * Counts this claim's starts in the window sqlReadQueue read (a new window starts its count again).
+ */
 const sqlCountStarts = (t: Tables) => `
 UPDATE ${t.queues}
-SET rate_used = rate_used + ?
+SET rate_window_ms = ?,
+    rate_used = ? + ?
 WHERE queue = ?`;
 
 export interface LimitedClaimRequest {
@@ -139,7 +145,8 @@ export async function claimWithinLimits(db: Executor, tables: Tables, req: Limit
       head.map((r) => Number(r.id)),
     );
     const claimed = (await tx.write(sqlClaim(tables, ids.sql), [req.lockId, ...ids.params])).affectedRows;
-    if (rate !== null && claimed > 0) await tx.write(sqlCountStarts(tables), [claimed, req.queue]);
+    if (rate !== null && claimed > 0)
+      await tx.write(sqlCountStarts(tables), [row.window_ms, Number(row.rate_used), claimed, req.queue]);
     return { limited, blocked, waitMs, claimed };
   });
   const rows = claim.claimed > 0 ? await loadClaimedJobs(db, tables, req.queue, req.lockId) : [];
@@ -149,7 +156,8 @@ export async function claimWithinLimits(db: Executor, tables: Tables, req: Limit
 interface QueueRow {
   concurrency_cap: number | null;
   rate_limit: number | null;
-  rate_used: number;
+  window_ms: number | string | null;
+  rate_used: number | string;
   window_left_ms: number | string | null;
   paused: number;
   paused_for_ms: number | string;
