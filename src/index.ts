@@ -62,6 +62,7 @@ export {
 export type { Backoff, Job, JobContext, JobSpec, StoredBackoff } from './model/job.ts';
 export type { JobLogLine } from './model/jobLogLine.ts';
 export type { SluiceOptions } from './options.ts';
+export type { QueueHold } from './queues/queueHold.ts';
 export { createSluice, Sluice } from './Sluice.ts';
 export type { ScheduleInfo } from './scheduler/listSchedules.ts';
 export { type Stoppable, stopOnSignals } from './shutdown.ts';

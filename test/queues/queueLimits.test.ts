@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRate } from '../../src/cli/limitFlags.ts';
-import { type ClaimStrategy, defineJob, OptionsError } from '../../src/index.ts';
+import { type ClaimStrategy, defineJob, OptionsError, SluiceMetrics } from '../../src/index.ts';
 import { countRows } from '../helpers/factory.ts';
 import { jsonLine, runCli } from '../helpers/runCli.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
@@ -167,6 +167,37 @@ describe('a limited queue', () => {
     // 12 jobs at 5 a window: at least three windows, none over 5 (a start lands a few ms after its claim).
     expect(perWindow.size).toBeGreaterThanOrEqual(3);
     expect(Math.max(...perWindow.values())).toBeLessThanOrEqual(5);
+    await sluice.close();
+  });
+
+  it('jobs.get says when a waiting job is held back by its queue, and why', async () => {
+    const sluice = db.open();
+    const { queues, jobs } = sluice;
+    const { id } = await sluice.enqueue({ name: 'x', queue: 'held' });
+    expect((await jobs.get(id))?.queueHold).toBeNull();
+    await queues.setLimits('held', { rate: { limit: 1, intervalMs: 60_000 } });
+    expect((await jobs.get(id))?.queueHold).toBeNull();
+    // The window's only start taken (as a limited claim would count it): held until the window ends.
+    await db.query(
+      `UPDATE sluice_queues SET rate_window_ms = FLOOR(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000) / 60000) * 60000, rate_used = 1
+       WHERE queue = 'held'`,
+    );
+    const rate = (await jobs.get(id))?.queueHold;
+    expect(rate?.reason).toBe('rate');
+    expect((rate?.until?.getTime() ?? 0) % 60_000).toBe(0);
+    await queues.setLimits('held', { rate: null, concurrency: 1 });
+    await db.query("UPDATE sluice_jobs SET lock_id = 'someone~1' WHERE id = ?", [
+      (await sluice.enqueue({ name: 'x', queue: 'held' })).id,
+    ]);
+    expect((await jobs.get(id))?.queueHold).toEqual({ reason: 'concurrency', until: null });
+    // The metrics tell a queue held back by its cap apart from one waiting for a worker.
+    const text = await new SluiceMetrics(sluice, 0).render();
+    expect(text).toContain('sluice_queue_concurrency_cap{queue="held"} 1');
+    expect(text).toContain('sluice_queue_limited_running{queue="held"} 1');
+    expect(text).toContain('sluice_queue_blocked{queue="held",reason="concurrency"} 1');
+    expect(text).toContain('sluice_queue_blocked{queue="held",reason="rate"} 0');
+    await queues.pause('held');
+    expect((await jobs.get(id))?.queueHold).toEqual({ reason: 'paused', until: null });
     await sluice.close();
   });
 
