@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { parseRate } from '../../src/cli/limitFlags.ts';
 import { type ClaimStrategy, defineJob, OptionsError, SluiceMetrics } from '../../src/index.ts';
@@ -201,13 +202,29 @@ describe('a limited queue', () => {
     await sluice.close();
   });
 
-  it('a queue without limits is never written by a claim and has no row', async () => {
+  it('a queue without limits claims with the statements it always did: none reads or writes its queue row', async () => {
     const sluice = db.open();
     const job = defineJob({ name: 'plain', handle: () => undefined });
     await sluice.enqueueBatch(Array.from({ length: 50 }, () => ({ name: 'plain', queue: 'free' })));
-    await withWorker(sluice, [job], { queues: ['free'], concurrency: 5, pollIntervalMs: 100 }, async () => {
-      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the queue drained' });
-    });
+    const sent: string[] = [];
+    const onStart = (message: unknown) => sent.push(String((message as { query?: unknown }).query ?? ''));
+    subscribe('tracing:mysql2:query:start', onStart);
+    try {
+      await withWorker(sluice, [job], { queues: ['free'], concurrency: 5, pollIntervalMs: 100 }, async () => {
+        await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the queue drained' });
+      });
+    } finally {
+      unsubscribe('tracing:mysql2:query:start', onStart);
+    }
+    // Statements arrive with their values in place (knex binds on the client). The claim's own
+    // check of the queue's row is inside its UPDATE; nothing else touches the row:
+    // no gate read (readQueueGate), no limited claim, no write.
+    const claims = sent.filter((sql) =>
+      /^\s*UPDATE `sluice_jobs`\s+SET lock_id = '[^']+',\s+locked_at = NOW\(3\)/.test(sql),
+    );
+    expect(claims.length).toBeGreaterThan(0);
+    expect(sent.filter((sql) => /FROM `sluice_queues`\s+WHERE queue = /.test(sql))).toEqual([]);
+    expect(sent.filter((sql) => /UPDATE[^`]*`sluice_queues`/.test(sql))).toEqual([]);
     expect(await countRows(db, 'sluice_queues')).toBe(0);
     await sluice.close();
   });
