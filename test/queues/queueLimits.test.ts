@@ -78,6 +78,14 @@ describe('sluice queue limit', () => {
     ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--rate must be N/DURATION');
+    // sluice stats says which queue holds its ready jobs back, and why.
+    await db.sluice.enqueue({ name: 'x', queue: 'mail' });
+    await db.query("UPDATE sluice_queues SET paused_until = NOW(3) + INTERVAL 1 MINUTE WHERE queue = 'mail'");
+    const stats = await runCli(['stats', '--json', ...url]);
+    expect(jsonLine<{ queues: { queue: string; heldBack: string | null }[] }>(stats, 'queues').queues).toEqual([
+      expect.objectContaining({ queue: 'mail', heldBack: 'paused' }),
+    ]);
+    await db.query("UPDATE sluice_queues SET paused_until = NULL WHERE queue = 'mail'");
     const cleared = await runCli(['queue', 'limit', 'mail', '--concurrency', 'none', '--rate', 'none', ...url]);
     expect(cleared.code, cleared.stderr).toBe(0);
     expect(await db.sluice.queues.limits()).toEqual([]);
