@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { defineJob, RateLimitedError } from '../../src/index.ts';
-import { countRows, jobRow } from '../helpers/factory.ts';
+import { ClaimLostError, defineJob, RateLimitedError } from '../../src/index.ts';
+import { snoozeJob } from '../../src/worker/claims/snoozeJob.ts';
+import { countRows, insertJob, jobRow, operationsOf } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { msUntilRunAt, recordEvents, withWorker } from '../helpers/workerHarness.ts';
@@ -86,5 +87,19 @@ describe('snooze', () => {
     expect(events['job:snoozed'][0]).toMatchObject({ delayMs: 1_500, pausedQueue: true });
     expect(events['job:failed']).toEqual([]);
     await sluice.close();
+  });
+
+  it('is fenced: a snooze by a claim that was lost writes nothing, and pauses nothing', async () => {
+    const { exec, tables } = operationsOf(db);
+    const id = await insertJob(db, { queue: 'fenced', lockId: 'host-1~new' });
+    const error = await snoozeJob(exec, tables, { id, queue: 'fenced', lockId: 'host-1~old' }, 60_000, true).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ClaimLostError);
+    expect(await jobRow(db, id, 'lock_id, retry_times')).toEqual({ lock_id: 'host-1~new', retry_times: 0 });
+    expect(await countRows(db, 'sluice_queues')).toBe(0);
+    await snoozeJob(exec, tables, { id, queue: 'fenced', lockId: 'host-1~new' }, 60_000, true);
+    expect(await jobRow(db, id, 'lock_id, retry_times')).toEqual({ lock_id: '', retry_times: 0 });
+    expect((await db.sluice.queues.limits())[0]).toMatchObject({ queue: 'fenced', blocked: 'paused' });
   });
 });
