@@ -47,6 +47,16 @@ export interface SluiceEventMap {
    * Galera certification failure) on every one of its re-runs: its claim was given back, due at
    * once, retry_times unchanged — a conflict is never a failed attempt.
    */
+  /** The handler snoozed (ctx.snooze, RateLimitedError): released for `delayMs`, no attempt counted; `pausedQueue`: its queue paused as long. */
+  'job:snoozed': {
+    workerId: string;
+    jobId: number;
+    name: string;
+    queue: string;
+    delayMs: number;
+    pausedQueue: boolean;
+    durationMs: number;
+  };
   'job:conflicted': { workerId: string; jobId: number; name: string; queue: string; runs: number; error: Error };
   'claim:lost': { workerId: string; operation: string; lockId: string; jobIds: readonly number[]; lost: number };
   /** `jobsFolder`: the absolute folder the handlers came from (null for a list of definitions); `jobs`: their names. */

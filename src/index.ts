@@ -1,4 +1,11 @@
-export type { QueuePromise, QueuePromiseState, QueueStats, RecordedQueueDepth } from './api/queuesApi.ts';
+export type {
+  QueueLimits,
+  QueueLimitsState,
+  QueuePromise,
+  QueuePromiseState,
+  QueueStats,
+  RecordedQueueDepth,
+} from './api/queuesApi.ts';
 export type { BatchStatus } from './batches/getBatch.ts';
 export { basicAuth } from './dashboard/basicAuth.ts';
 export type { DashboardHandler } from './dashboard/createDashboard.ts';
@@ -20,10 +27,12 @@ export {
   JobDeadError,
   JobDefinitionError,
   JobNotFoundError,
+  JobSnoozedError,
   JobValidationError,
   OptionsError,
   PermanentJobError,
   PermanentJobError as PermanentError,
+  RateLimitedError,
   RetriesExhaustedError,
   SchemaVersionError,
   SluiceError,
@@ -53,6 +62,7 @@ export {
 export type { Backoff, Job, JobContext, JobSpec, ParentRef, ParentResult, StoredBackoff } from './model/job.ts';
 export type { JobLogLine } from './model/jobLogLine.ts';
 export type { SluiceOptions } from './options.ts';
+export type { QueueHold } from './queues/queueHold.ts';
 export { createSluice, Sluice } from './Sluice.ts';
 export type { ScheduleInfo } from './scheduler/listSchedules.ts';
 export { type Stoppable, stopOnSignals } from './shutdown.ts';

@@ -83,6 +83,12 @@ function logJobs(events: SluiceEvents, logger: Logger): void {
       (message) => `job ${e.jobId} (${e.name}) failed: ${message}`,
     ),
   );
+  events.on('job:snoozed', (e) =>
+    logger.info(
+      fields('job:snoozed', e),
+      e.pausedQueue ? `job snoozed, queue ${e.queue} paused for ${e.delayMs} ms` : 'job snoozed',
+    ),
+  );
   events.on('job:retried', (e) => logger.info(fields('job:retried', e), 'job released for retry'));
   events.on('job:dead', ({ error, ...e }) =>
     logged(

@@ -3,11 +3,12 @@ import type { Tables } from '../db/tables.ts';
 import { integerIn } from '../options.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import { pausedQueues, pauseQueue, resumeQueue } from '../queues/pauseQueue.ts';
+import { type QueueLimits, type QueueLimitsState, queueLimits, setQueueLimits } from '../queues/queueLimits.ts';
 import { type QueuePromise, type QueuePromiseState, queuePromises, setQueuePromise } from '../queues/queuePromises.ts';
 import { type BoundedCount, DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, type RecordedQueueDepth, recordedQueueDepths } from '../stats/recordedDepth.ts';
 
-export type { BoundedCount, QueuePromise, QueuePromiseState, RecordedQueueDepth };
+export type { BoundedCount, QueueLimits, QueueLimitsState, QueuePromise, QueuePromiseState, RecordedQueueDepth };
 
 import type { Guard } from './Guard.ts';
 
@@ -84,6 +85,19 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard) {
      */
     setPromise: (queue: string, promise: QueuePromise | null): Promise<void> =>
       guard(() => setQueuePromise(db, tables, queue, promise)),
+    /**
+     * Sets a queue's flow-control limits for every worker of the fleet, taking effect without a
+     * restart: `{ concurrency: 20 }` (at most 20 of its jobs running at once anywhere), `{ rate: {
+     * limit: 100, intervalMs: 60_000 } }` (at most 100 starts a minute), or both. A key left out
+     * stays as it is; null removes that limit. A queue without limits costs its claims nothing.
+     */
+    setLimits: (queue: string, limits: QueueLimits): Promise<void> =>
+      guard(() => setQueueLimits(db, tables, queue, limits)),
+    /**
+     * The queues with a limit or a pause-until, each with its current use (jobs running, starts in
+     * this rate window) and whether it holds jobs back now: one statement.
+     */
+    limits: (): Promise<QueueLimitsState[]> => guard(() => queueLimits(db, tables)),
     /** The queues with a promise, with whether each is kept (as the maintenance leader last judged it): one statement. */
     promises: (): Promise<QueuePromiseState[]> => guard(() => queuePromises(db, tables)),
     /**

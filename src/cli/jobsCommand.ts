@@ -184,6 +184,14 @@ export function describeJob(job: JobInfo): string {
     ['started', time(job.startedAt)],
     ['finished', time(job.finishedAt)],
     ...(job.redrivenAs ? [['re-driven as', job.redrivenAs] as [string, number]] : []),
+    ...(job.queueHold
+      ? [
+          [
+            'held back',
+            `by its queue: ${job.queueHold.reason}${job.queueHold.until ? ` until ${time(job.queueHold.until)}` : ''}`,
+          ] as [string, string],
+        ]
+      : []),
     ['payload', json(job.payload)],
   ];
   const width = Math.max(...fields.map(([name]) => name.length));

@@ -1,8 +1,10 @@
+import type { QueueLimits } from '../api/queuesApi.ts';
+import { limitFlags } from './limitFlags.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, choice, help, intFlag, parse } from './parse.ts';
 import { UsageError } from './UsageError.ts';
 
-export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; set its latency promise
+export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; set its limits and latency promise
 
   sluice queue pause NAME     no worker claims from NAME; running jobs finish
   sluice queue resume NAME
@@ -15,15 +17,27 @@ export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; 
   sluice queue promise NAME --none
                               withdraw NAME's promise
   sluice queue promises       list promises, each with since when it is broken (null: kept)
+  sluice queue limit NAME [--concurrency N] [--rate N/DURATION]
+                              at most N jobs of NAME running at once across the fleet; at most N
+                              starts per DURATION (100/1m, 5/500ms, 20/s). Workers pick it up
+                              without a restart. A flag left out stays as it is; none removes it
+  sluice queue limits         list limited queues with their use: running, starts this window,
+                              and what holds their jobs back now (concurrency, rate, paused)
 ${COMMON_HELP}`;
 
-const ACTIONS = ['pause', 'resume', 'paused', 'promise', 'promises'] as const;
-const NAMED: readonly string[] = ['pause', 'resume', 'promise'];
+const ACTIONS = ['pause', 'resume', 'paused', 'promise', 'promises', 'limit', 'limits'] as const;
+const NAMED: readonly string[] = ['pause', 'resume', 'promise', 'limit'];
 
 export async function queueCommand(argv: string[]): Promise<number> {
   const { values: v, positionals } = parse(
     argv,
-    { 'start-within-ms': { type: 'string' }, 'max-ready': { type: 'string' }, none: { type: 'boolean' } },
+    {
+      'start-within-ms': { type: 'string' },
+      'max-ready': { type: 'string' },
+      none: { type: 'boolean' },
+      concurrency: { type: 'string' },
+      rate: { type: 'string' },
+    },
     2,
   );
   if (v.help) return help(QUEUE_HELP);
@@ -32,6 +46,9 @@ export async function queueCommand(argv: string[]): Promise<number> {
   if (NAMED.includes(action) && !name) throw new UsageError(`${action} needs a queue name`);
   if (!NAMED.includes(action) && name) throw new UsageError(`${action} takes no queue name (got "${name}")`);
   const promise = promiseFlags(action, v);
+  if (action !== 'limit' && (v.concurrency !== undefined || v.rate !== undefined))
+    throw new UsageError(`--concurrency and --rate go with limit, not ${action}`);
+  const limits = action === 'limit' ? limitFlags(v) : null;
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
     const queue = name as string;
@@ -40,6 +57,11 @@ export async function queueCommand(argv: string[]): Promise<number> {
         return print({ paused: await sluice.queues.paused() });
       case 'promises':
         return print({ promises: await sluice.queues.promises() });
+      case 'limits':
+        return print({ limits: await sluice.queues.limits() });
+      case 'limit':
+        await sluice.queues.setLimits(queue, limits as QueueLimits);
+        return print({ queue, limits });
       case 'promise':
         await sluice.queues.setPromise(queue, promise);
         return print({ queue, promise });

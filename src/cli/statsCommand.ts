@@ -4,7 +4,8 @@ import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
 
 export const STATS_HELP = `sluice stats: jobs per queue (ready, delayed, running, dead, oldest ready age),
-each count read from index entries and stopped at --max ("10000+" past it)
+each count read from index entries and stopped at --max ("10000+" past it), and what holds a
+queue's ready jobs back now, if anything: its concurrency cap, its rate, or a pause until later
 
   --max N      most index entries each count reads (default ${DEPTH_MAX_DEFAULT})
   --json       one JSON document instead of a table
@@ -15,7 +16,12 @@ export async function statsCommand(argv: string[]): Promise<number> {
   if (v.help) return help(STATS_HELP);
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    const depth = await sluice.queues.depth({ max: intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT });
+    const [queues, limits] = await Promise.all([
+      sluice.queues.depth({ max: intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT }),
+      sluice.queues.limits(),
+    ]);
+    const blocked = new Map(limits.map((l) => [l.queue, l.blocked]));
+    const depth = queues.map((d) => ({ ...d, heldBack: blocked.get(d.queue) ?? null }));
     if (v.json) {
       process.stdout.write(`${JSON.stringify({ queues: depth })}\n`);
       return 0;
@@ -28,8 +34,10 @@ export async function statsCommand(argv: string[]): Promise<number> {
       n(s.running),
       n(s.dead),
       s.oldestReadyMs === null ? '-' : `${(s.oldestReadyMs / 1000).toFixed(1)}s`,
+      s.heldBack ?? '-',
     ]);
-    process.stdout.write(`${renderTable(['queue', 'ready', 'delayed', 'running', 'dead', 'oldest ready'], rows)}\n`);
+    const head = ['queue', 'ready', 'delayed', 'running', 'dead', 'oldest ready', 'held back'];
+    process.stdout.write(`${renderTable(head, rows)}\n`);
     return 0;
   } finally {
     await sluice.close();

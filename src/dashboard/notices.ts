@@ -15,6 +15,7 @@ const NOTICES = {
   'schedule-enqueued': [['id', 'name'], (a) => `Job ${a.id} (${a.name}) enqueued.`],
   'queue-paused': [['queue'], (a) => `Queue ${a.queue} paused: workers claim nothing more from it.`],
   'queue-resumed': [['queue'], (a) => `Queue ${a.queue} resumed.`],
+  'queue-limits-set': [['queue'], (a) => `Queue ${a.queue}: limits saved; workers apply them at their next claim.`],
   'dead-purged': [['id'], (a) => `Dead job ${a.id} purged.`],
   'dead-gone': [['id'], (a) => `Dead job ${a.id} was already gone.`],
   'dead-redriven': [['id'], (a) => `Dead job ${a.id} re-driven.`],

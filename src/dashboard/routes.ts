@@ -6,6 +6,7 @@ import { purgeDeadJobAction, purgeDeadJobsAction } from './actions/purgeDeadActi
 import { redriveDeadJobAction, redriveDeadJobsAction } from './actions/redriveDeadAction.ts';
 import { resumeQueueAction } from './actions/resumeQueueAction.ts';
 import { runJobNowAction } from './actions/runJobNowAction.ts';
+import { setQueueLimitsAction } from './actions/setQueueLimitsAction.ts';
 import type { Page } from './PageContext.ts';
 import { batchesPage } from './pages/batchesPage.ts';
 import { deadJobsPage } from './pages/deadJobsPage.ts';
@@ -34,6 +35,7 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map(
   [
     pauseQueueAction,
     resumeQueueAction,
+    setQueueLimitsAction,
     cancelJobAction,
     runJobNowAction,
     redriveDeadJobAction,

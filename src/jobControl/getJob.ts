@@ -4,6 +4,7 @@ import type { Tables } from '../db/tables.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
+import { type QueueHold, type QueueHoldColumns, queueHold, queueHoldColumns } from '../queues/queueHold.ts';
 import { type JobWorkflow, readWorkflow } from '../workflows/readWorkflow.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
 import { listAttemptErrors } from './listAttemptErrors.ts';
@@ -15,15 +16,17 @@ import { parseJson } from './parseJson.ts';
  * and dead_jobs, in one statement — so one snapshot (READ COMMITTED reads per statement): a job
  * that moves between the tables meanwhile is seen in exactly one of them. Its progress row joins
  * by primary key; whether it has attempt errors and log lines is one probe each of job_errors'
- * and job_logs' primary keys (they are read only then), and whether it is part of a workflow one
- * probe of each of job_edges' keys (its edges are read only then). At most one row comes back.
+ * and job_logs' primary keys (they are read only then), whether it is part of a workflow one
+ * probe of each of job_edges' keys (its edges are read only then); its queue's row joins by primary
+ * key (what may hold a waiting job back: queueHold). At most one row comes back.
  */
 const sqlGet = (t: Tables) => `
 SELECT x.*, p.progress, p.updated_at AS progress_at,
        EXISTS (SELECT 1 FROM ${t.jobErrors} e WHERE e.job_id = x.id) AS has_errors,
        EXISTS (SELECT 1 FROM ${t.jobLogs} l WHERE l.job_id = x.id) AS has_logs,
        EXISTS (SELECT 1 FROM ${t.jobEdges} ep WHERE ep.parent_id = x.id)
-         OR EXISTS (SELECT 1 FROM ${t.jobEdges} ec WHERE ec.child_id = x.id) AS in_workflow
+         OR EXISTS (SELECT 1 FROM ${t.jobEdges} ec WHERE ec.child_id = x.id) AS in_workflow,
+       ${queueHoldColumns('q')}
 FROM (
   SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,
          j.lock_id, IF(j.lock_id = '', NULL, j.locked_at) AS locked_at, j.retry_times, j.max_retries,
@@ -46,7 +49,8 @@ FROM (
   FROM ${t.deadJobs} d
   WHERE d.id = ?
 ) x
-LEFT JOIN ${t.jobProgress} p ON p.job_id = x.id`;
+LEFT JOIN ${t.jobProgress} p ON p.job_id = x.id
+LEFT JOIN ${t.queues} q ON q.queue = x.queue`;
 
 /**
  * Params: ?1 LIKE pattern `%~<claim key>`. The registry row of the worker a claim key names (its
@@ -120,9 +124,14 @@ export interface JobInfo {
    * 9999-12-31) — or null outside any workflow.
    */
   readonly workflow: JobWorkflow | null;
+  /**
+   * A waiting job that its queue holds back now (paused, paused until a time, at its cap, or its
+   * rate window used up), with why and until when if known; null when nothing of its queue does.
+   */
+  readonly queueHold: QueueHold | null;
 }
 
-interface GetRow {
+interface GetRow extends QueueHoldColumns {
   state: JobState;
   id: number | string;
   queue: string;
@@ -182,6 +191,7 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     finishedAt: row.finished_at,
     redrivenAs: row.redriven_as === null ? null : Number(row.redriven_as),
     workflow: Number(row.in_workflow) ? await readWorkflow(db, tables, id) : null,
+    queueHold: row.state === 'waiting' ? await queueHold(db, tables, row.queue, row) : null,
   };
 }
 

@@ -2,17 +2,19 @@ import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { SluiceApi } from '../api/SluiceApi.ts';
 import { errorFields } from '../errorText.ts';
+import { LimitSeries } from './LimitSeries.ts';
 import { QueueSeries } from './QueueSeries.ts';
 import { WorkerSeries } from './WorkerSeries.ts';
 
 /** The statements one reading of the database takes, whatever the number of queues, jobs or workers. */
-export const STATEMENTS_PER_SCRAPE = 3;
+export const STATEMENTS_PER_SCRAPE = 4;
 
 /**
  * Prometheus text-format metrics for one sluice install (docs/operating.md "Metrics" lists them),
  * read from the database in STATEMENTS_PER_SCRAPE statements, whatever the size of the tables:
  * - the queues' depth as the maintenance leader last read it (queue_depths: it reads every queue
  *   with bounded index reads once per pass), and the queues' latency promises with their state;
+ * - the limited queues' caps and rates, their use, and whether each holds its jobs back now;
  * - the fleet from the worker registry: per worker its gauges, and the counters and histograms it
  *   counted since it started (jobs per queue, name and outcome, claims, attempt durations, start
  *   latencies), which its heartbeat carries into its row every metricsIntervalMs.
@@ -23,6 +25,7 @@ export class SluiceMetrics {
   readonly registry = new Registry();
   readonly #queues = new QueueSeries(this.registry);
   readonly #workers = new WorkerSeries(this.registry);
+  readonly #limits = new LimitSeries(this.registry);
   /** The last rendering, and when it was made: scrapes within cacheMs share it (and one rendering in progress). */
   #cached: { text: Promise<string>; at: number } | null = null;
 
@@ -47,12 +50,14 @@ export class SluiceMetrics {
   }
 
   async #read(): Promise<string> {
-    const [depths, promises, workers] = await Promise.all([
+    const [depths, promises, workers, limits] = await Promise.all([
       this.sluice.queues.recordedDepth(),
       this.sluice.queues.promises(),
       this.sluice.workers.list({ metrics: true }),
+      this.sluice.queues.limits(),
     ]);
     this.#queues.set(depths, promises);
+    this.#limits.set(limits);
     this.#workers.set(workers);
     return this.registry.metrics();
   }

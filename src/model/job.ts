@@ -152,6 +152,12 @@ export interface JobContext<P = unknown> {
    * (continueOnFailure). One indexed read per call; an empty list outside a workflow.
    */
   parents(): Promise<readonly ParentResult[]>;
+  /**
+   * Ends the attempt and runs the job again `delayMs` from now (DB clock), without counting a failed
+   * attempt: "not yet". Throws a JobSnoozedError, which the worker catches (do not catch it in the
+   * handler). `delayMs`: 0 to one day. To also pause the queue, throw a RateLimitedError instead.
+   */
+  snooze(delayMs: number): never;
 }
 
 /** One parent of a workflow job, as `ctx.parents()` returns it. */

@@ -11,6 +11,8 @@ import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
 import { type ClaimedRow, claimedJob } from './claims/claimedRow.ts';
 import { claimRandomHead } from './claims/claimRandomHead.ts';
 import { claimSkipLocked } from './claims/claimSkipLocked.ts';
+import { claimWithinLimits } from './claims/claimWithinLimits.ts';
+import { QueueGates } from './QueueGates.ts';
 import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
 import type { ResolvedWorkerOptions } from './workerOptions.ts';
@@ -49,6 +51,7 @@ export interface TracedClaim {
 export class ClaimLoop {
   readonly #waiters = new Set<() => void>();
   readonly #priorities: QueuePriorities;
+  readonly #gates: QueueGates;
   #rung = false;
   #claimLatencyMs: number | null = null;
 
@@ -62,6 +65,7 @@ export class ClaimLoop {
     private readonly host: ClaimLoopHost,
   ) {
     this.#priorities = new QueuePriorities(runtime.workerDb, runtime.tables, options.pollIntervalMs);
+    this.#gates = new QueueGates(runtime.workerDb, runtime.tables, options.pollIntervalMs);
   }
 
   /** Moving average of the claim round trip, or null before the first claim. */
@@ -77,6 +81,7 @@ export class ClaimLoop {
 
   /** Ends the current wait (a slot freed, or the worker is stopping). */
   wake(): void {
+    this.#gates.slotFreed();
     for (const waiter of [...this.#waiters]) waiter();
   }
 
@@ -146,6 +151,12 @@ export class ClaimLoop {
     let dueAlready = false;
     try {
       for (const queue of this.options.queues) {
+        // A queue held back by its limit or a pause: its due jobs cannot start before the block ends.
+        const blockedMs = this.#gates.blockedForMs(queue);
+        if (blockedMs > 0) {
+          delayMs = Math.min(delayMs, blockedMs);
+          continue;
+        }
         const priorities = await this.#priorities.get(queue);
         if (priorities.length === 0) continue;
         const dueInMs = await nextDueInMs(this.runtime.workerDb, this.runtime.tables, queue, priorities);
@@ -164,9 +175,10 @@ export class ClaimLoop {
    * almost every claim; the set is re-read every pollIntervalMs anyway).
    */
   async #claim(queue: string, want: number): Promise<JobRow[]> {
+    if (this.#gates.blockedForMs(queue) > 0) return [];
     const cached = await this.#priorities.get(queue);
     const rows = await this.#claimWith(queue, want, cached);
-    if (rows.length === 0) {
+    if (rows.length === 0 && this.#gates.blockedForMs(queue) === 0) {
       const fresh = await this.#priorities.refresh(queue);
       if (!samePriorities(fresh, cached)) rows.push(...(await this.#claimWith(queue, want - rows.length, fresh)));
     }
@@ -178,14 +190,31 @@ export class ClaimLoop {
     const { workerDb: db, tables } = this.runtime;
     const lockId = this.tokens.next();
     const started = performance.now();
-    const rows =
-      this.options.claim === 'skip-locked'
-        ? await claimSkipLocked(db, tables, { queue, priorities, want, lockId })
-        : await claimRandomHead(db, tables, { queue, priorities, want, lockId, headSize: this.options.headSize });
+    const refused = { value: false };
+    let rows: ClaimedRow[];
+    if (this.#gates.limited(queue)) {
+      const claim = await claimWithinLimits(db, tables, { queue, priorities, want, lockId });
+      this.#gates.limitedClaim(queue, claim);
+      rows = claim.rows;
+    } else {
+      rows =
+        this.options.claim === 'skip-locked'
+          ? await claimSkipLocked(db, tables, { queue, priorities, want, lockId, refused })
+          : await claimRandomHead(db, tables, {
+              queue,
+              priorities,
+              want,
+              lockId,
+              refused,
+              headSize: this.options.headSize,
+            });
+    }
     const latencyMs = performance.now() - started;
     this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
     this.report.claimRound(queue, rows.map(claimedJob));
     if (rows.length > 0) this.report.claimed(lockId, queue, rows.length, this.options.claim);
+    // Refused by the queue's row: if it turned limited, claim the limited way at once.
+    if (refused.value && (await this.#gates.refused(queue))) return this.#claimWith(queue, want, priorities);
     return rows;
   }
 

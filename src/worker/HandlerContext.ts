@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { JobSnoozedError } from '../errors.ts';
 import type { Job, JobContext, ParentResult } from '../model/job.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
 import type { ResolvedSluiceOptions } from '../options.ts';
@@ -79,6 +80,10 @@ export class HandlerContext<P> implements JobContext<P> {
     const { job } = this.scope.running;
     if ((job.flags & JOB_FLAGS.hasParents) === 0) return [];
     return readParents(this.scope.reads.workerDb, this.scope.reads.tables, job.id);
+  }
+
+  snooze(delayMs: number): never {
+    throw new JobSnoozedError(delayMs);
   }
 
   log(message: string, fields?: Readonly<Record<string, unknown>>): void {

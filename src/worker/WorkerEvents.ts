@@ -27,7 +27,7 @@ export class WorkerEvents {
     return this.#failed;
   }
 
-  /** Per queue: completed jobs, failed attempts, dead-lettered jobs, jobs cancelled while running. */
+  /** Per queue: completed jobs, failed attempts, dead-lettered jobs, jobs cancelled while running, snoozes. */
   perQueue(): Record<string, QueueCounters> {
     return Object.fromEntries([...this.#perQueue].map(([queue, c]) => [queue, { ...c }]));
   }
@@ -118,6 +118,13 @@ export class WorkerEvents {
     this.events.emit('job:conflicted', { workerId: this.workerId, jobId, name, queue, runs, error });
   }
 
+  /** The handler snoozed: released for `delayMs` without counting an attempt; `pausedQueue`: its queue paused as long. */
+  snoozed(job: Job, delayMs: number, pausedQueue: boolean, durationMs: number): void {
+    this.#count(job.queue, 'snoozed');
+    const { id: jobId, name, queue } = job;
+    this.events.emit('job:snoozed', { workerId: this.workerId, jobId, name, queue, delayMs, pausedQueue, durationMs });
+  }
+
   claimLost(operation: string, lockId: string, jobIds: readonly number[], lost: number): void {
     this.events.emit('claim:lost', { workerId: this.workerId, operation, lockId, jobIds, lost });
   }
@@ -131,7 +138,7 @@ export class WorkerEvents {
   }
 
   #count(queue: string, field: keyof QueueCounters): void {
-    const counts = this.#perQueue.get(queue) ?? { completed: 0, failed: 0, dead: 0, cancelled: 0 };
+    const counts = this.#perQueue.get(queue) ?? { completed: 0, failed: 0, dead: 0, cancelled: 0, snoozed: 0 };
     counts[field]++;
     this.#perQueue.set(queue, counts);
   }

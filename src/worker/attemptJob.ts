@@ -2,7 +2,14 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { isTransientConflict } from '../db/mysqlErrors.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { ClaimLostError, PermanentJobError, RetriesExhaustedError, UnknownJobTypeError } from '../errors.ts';
+import {
+  ClaimLostError,
+  JobSnoozedError,
+  MAX_SNOOZE_MS,
+  PermanentJobError,
+  RetriesExhaustedError,
+  UnknownJobTypeError,
+} from '../errors.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { LogBatch } from './AttemptLog.ts';
@@ -28,6 +35,8 @@ import type { WorkerEvents } from './WorkerEvents.ts';
  * - cancelled: the job was cancelled while it ran (RunningJob `cancelled`): its row is already in
  *   the history as cancelled; whatever the handler did, nothing is written. finishJob also turns
  *   any outcome of a job cancelled meanwhile into this one.
+ * - snoozed: the handler snoozed (ctx.snooze, JobSnoozedError, RateLimitedError): release for
+ *   later without counting an attempt (exactly-once: its transaction rolled back first).
  * - conflicted: exactly-once, and every run of its transaction met a transient conflict (a
  *   deadlock, a lock-wait timeout, a Galera certification failure): give the claim back
  *   uncounted — a conflict is not a failure of the job.
@@ -40,7 +49,8 @@ export type Outcome =
   | { readonly kind: 'exhausted'; readonly error: RetriesExhaustedError }
   | { readonly kind: 'lost'; readonly error: ClaimLostError }
   | { readonly kind: 'cancelled' }
-  | { readonly kind: 'conflicted'; readonly error: Error; readonly runs: number };
+  | { readonly kind: 'conflicted'; readonly error: Error; readonly runs: number }
+  | { readonly kind: 'snoozed'; readonly delayMs: number; readonly pauseQueue: boolean; readonly error: Error };
 
 export interface AttemptDeps {
   readonly runtime: SluiceRuntime;
@@ -174,11 +184,25 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
 }
 
 function failedOf(outcome: Extract<HandlerOutcome, { ok: false }>): Outcome {
+  const snooze = snoozeOf(outcome.error);
+  if (snooze) return { kind: 'snoozed', ...snooze, error: outcome.error };
   return {
     kind: 'failed',
     error: outcome.error,
     permanent: outcome.error instanceof PermanentJobError || outcome.permanent,
   };
+}
+
+/**
+ * A snooze the handler asked for: a JobSnoozedError (or RateLimitedError), also one from another
+ * copy of sluice, known by its code. Null for any other error.
+ */
+function snoozeOf(error: Error): { delayMs: number; pauseQueue: boolean } | null {
+  if (error instanceof JobSnoozedError) return { delayMs: error.delayMs, pauseQueue: error.pauseQueue };
+  const { code, delayMs, pauseQueue } = error as { code?: unknown; delayMs?: unknown; pauseQueue?: unknown };
+  if ((code === 'SLUICE_SNOOZED' || code === 'SLUICE_RATE_LIMITED') && typeof delayMs === 'number' && delayMs >= 0)
+    return { delayMs: Math.min(Math.ceil(delayMs), MAX_SNOOZE_MS), pauseQueue: pauseQueue === true };
+  return null;
 }
 
 /**

@@ -12,6 +12,7 @@ import { deadLetterJob } from './claims/deadLetterJob.ts';
 import { recordAfterRow } from './claims/recordAfterRow.ts';
 import { releaseClaims } from './claims/releaseClaims.ts';
 import { type AttemptTrace, retryJob } from './claims/retryJob.ts';
+import { snoozeJob } from './claims/snoozeJob.ts';
 import type { RunningJob } from './RunningJob.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
 
@@ -31,7 +32,7 @@ export interface FinishDeps {
  * failure or retries exhausted → fenced move to dead_jobs (a failure writes the attempt's error
  * and its last log lines in the same transaction); cancelled → reported, and only its unwritten
  * log lines to write (the cancel already moved the row to the history); conflicts only → fenced release,
- * uncounted. A job cancelled while it ran ends as cancelled whatever its attempt came to. A job
+ * uncounted; snoozed → fenced release for later, uncounted (and the queue paused, if asked). A job cancelled while it ran ends as cancelled whatever its attempt came to. A job
  * released by a stop is left alone: its claim is no longer ours. Errors other than a lost claim
  * leave the claim to expire (the maintenance process then hands the job out again:
  * at-least-once) and are reported.
@@ -72,6 +73,11 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
         running.traceOutcome('cancelled');
         report.cancelled(job, running.elapsedMs);
         await afterRow(deps, running, null);
+        break;
+      case 'snoozed':
+        await snoozeJob(runtime.workerDb, runtime.tables, job, outcome.delayMs, outcome.pauseQueue);
+        running.traceOutcome('released', outcome.error);
+        report.snoozed(job, outcome.delayMs, outcome.pauseQueue, running.elapsedMs);
         break;
       case 'conflicted':
         // Given back as a stop gives a claim back: due at once, retry_times unchanged.

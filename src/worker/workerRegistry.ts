@@ -84,6 +84,8 @@ export interface QueueCounters {
   dead: number;
   /** Jobs cancelled while this worker ran them (absent in rows of earlier versions). */
   cancelled: number;
+  /** Attempts that snoozed (absent in rows of earlier versions). */
+  snoozed?: number;
 }
 
 export interface WorkerInfo extends Omit<WorkerRegistration, 'lockTimeoutMs'>, Omit<WorkerHeartbeat, 'metrics'> {

@@ -18,6 +18,7 @@ export const ALL_EVENTS: readonly SluiceEventName[] = [
   'result:dropped',
   'progress:dropped',
   'job:conflicted',
+  'job:snoozed',
   'claim:lost',
   'worker:started',
   'worker:stopping',

@@ -92,7 +92,9 @@ describe('a scrape', () => {
         expect(text.match(/^sluice_job_attempt_duration_seconds_count\{/gm)).toHaveLength(20 * 3 * 10);
       });
       expect(big).toHaveLength(STATEMENTS_PER_SCRAPE);
+      // jobs: the limited queues' read, whose first FROM counts each one's claimed jobs.
       expect(big.map((sql) => /FROM `sluice_(\w+)`/.exec(sql)?.[1]).sort()).toEqual([
+        'jobs',
         'queue_depths',
         'queues',
         'workers',

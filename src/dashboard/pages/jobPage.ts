@@ -48,6 +48,7 @@ ${jobWorkflow(ctx, job)}
       : '—'
   }</dd>
 <dt>progress</dt><dd data-field="progress-summary">${job.progress ? html`${progressOf(values.progress)} at ${time(job.progress.at)}` : '—'}</dd>
+${job.queueHold === null ? '' : html`<dt>held back</dt><dd data-field="queue-hold">by its queue: ${job.queueHold.reason}${job.queueHold.until ? html` until ${time(job.queueHold.until)}` : ''}</dd>`}
 ${job.redrivenAs === null ? '' : html`<dt>re-driven as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
 </dl>
 <h2>Timeline</h2>

@@ -4,11 +4,12 @@ import { QUEUE_NAME } from '../../model/queueName.ts';
 import { actionButton } from '../actionButton.ts';
 import { count, duration, time } from '../format.ts';
 import { html } from '../html.ts';
+import { limitsForm } from '../limitsForm.ts';
 import type { Page } from '../PageContext.ts';
 import { type QueueCounts, queueCounts } from '../queueCounts.ts';
 import { jobTable, nextLink } from './jobTable.ts';
 
-/** One queue: pause / resume, its counts, the workers that listen to it, its jobs by state. */
+/** One queue: pause / resume, its counts, its limits (with a form to change them), the workers that listen to it, its jobs by state. */
 export const queuePage: Page = async (ctx, [name]) => {
   let queue = '';
   try {
@@ -22,7 +23,11 @@ export const queuePage: Page = async (ctx, [name]) => {
   if (!(JOB_STATES as readonly string[]).includes(stateParam))
     throw new DashboardRequestError(400, 'state', `must be one of ${JOB_STATES.join(', ')}`);
   const state = stateParam as JobState;
-  const [paused, workers] = await Promise.all([ctx.sluice.queues.paused(), ctx.sluice.workers.list()]);
+  const [paused, workers, limits] = await Promise.all([
+    ctx.sluice.queues.paused(),
+    ctx.sluice.workers.list(),
+    ctx.sluice.queues.limits(),
+  ]);
   const pausedRow = paused.find((p) => p.queue === queue);
   const [counts] = (await queueCounts(ctx, [queue], {
     paused: new Set(paused.map((p) => p.queue)),
@@ -51,6 +56,8 @@ ${
     : actionButton(ctx, { name: 'pause-queue', label: 'Pause queue', fields: { queue } })
 }
 </section>
+<h2>Flow control</h2>
+${limitsForm(ctx, queue, limits.find((l) => l.queue === queue) ?? null)}
 <h2>Workers listening (${listening.length})</h2>
 ${
   listening.length === 0

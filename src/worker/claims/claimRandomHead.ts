@@ -22,9 +22,9 @@ LIMIT ?`;
 
 /**
  * Params: ?1 lockId, then the idSet of the picked ids (all of queue ?3), then ?3 queue. Claims whichever of those rows
- * are still free and due, by primary key, unless the queue is paused. affectedRows = rows
- * claimed. Two workers that picked the same id: one gets it. The pause check names the queue
- * rather than each row's, so the server runs it once per statement, not once per row.
+ * are still free and due, by primary key, unless the queue's row refuses (QUEUE_GATE). affectedRows =
+ * rows claimed. Two workers that picked the same id: one gets it. The gate names the queue rather
+ * than each row's, so the server runs it once per statement, not once per row.
  */
 const sqlClaim = (t: Tables, ids: string) => `
 UPDATE ${t.jobs}
@@ -33,7 +33,16 @@ SET lock_id = ?,
 WHERE ${ids}
   AND lock_id = ''
   AND run_at <= NOW(3)
-  AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ? AND q.paused_at IS NOT NULL)`;
+  AND ${queueGate(t)}`;
+
+/**
+ * The claim statements' check of the queue's row: one primary-key read per statement, as the pause
+ * check alone was. It refuses a paused queue (by an operator, or until paused_until) and a limited
+ * one: a limited queue is claimed by claimWithinLimits, which the worker switches to when this
+ * refuses it (readQueueGate). Param: the queue.
+ */
+export const queueGate = (t: Tables) =>
+  `NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ? AND (q.paused_at IS NOT NULL OR q.paused_until > NOW(3) OR q.concurrency_cap IS NOT NULL OR q.rate_limit IS NOT NULL))`;
 
 export interface ClaimRequest {
   readonly queue: string;
@@ -42,6 +51,11 @@ export interface ClaimRequest {
   readonly want: number;
   readonly lockId: string;
   readonly headSize: number;
+  /**
+   * Set to true by a claim that found due jobs and claimed none of them: another worker won them,
+   * or the queue's row refused (paused, or limited: then readQueueGate says which).
+   */
+  readonly refused?: { value: boolean };
 }
 
 /**
@@ -61,7 +75,10 @@ export async function claimRandomHead(db: Executor, tables: Tables, req: ClaimRe
   const picked = pickFromHead(head, req.want);
   const ids = idSet('id', picked);
   const { affectedRows } = await db.write(sqlClaim(tables, ids.sql), [req.lockId, ...ids.params, req.queue]);
-  if (affectedRows === 0) return [];
+  if (affectedRows === 0) {
+    if (req.refused) req.refused.value = true;
+    return [];
+  }
   return loadClaimedJobs(db, tables, req.queue, req.lockId);
 }
 

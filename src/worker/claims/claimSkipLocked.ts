@@ -4,7 +4,7 @@ import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { JOB_ROW_COLUMNS } from '../../model/job.ts';
 import { type ClaimedRow, waitedMsColumn } from './claimedRow.ts';
-import type { ClaimRequest } from './claimRandomHead.ts';
+import { type ClaimRequest, queueGate } from './claimRandomHead.ts';
 
 /**
  * Params: ?1 queue, ?2 priorities (list), ?3 want. Locks up to `want` free, due rows at the head
@@ -25,15 +25,15 @@ FOR UPDATE SKIP LOCKED`;
 
 /**
  * Params: ?1 lockId, then the idSet of the locked ids (all of queue ?3, locked by this transaction), then ?3 queue.
- * Claims them unless the queue is paused (checked once per statement). affectedRows =
- * ids.length, or 0 when paused.
+ * Claims them unless the queue's row refuses (queueGate: paused or limited, checked once per
+ * statement). affectedRows = ids.length, or 0 when refused.
  */
 const sqlClaimLocked = (t: Tables, ids: string) => `
 UPDATE ${t.jobs}
 SET lock_id = ?,
     locked_at = NOW(3)
 WHERE ${ids}
-  AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = ? AND q.paused_at IS NOT NULL)`;
+  AND ${queueGate(t)}`;
 
 /** A claim request as for claimRandomHead, without the head size (the lock read takes exactly `want`). */
 export type SkipLockedRequest = Omit<ClaimRequest, 'headSize'>;
@@ -53,7 +53,10 @@ export async function claimSkipLocked(db: Executor, tables: Tables, req: SkipLoc
       rows.map((r) => Number(r.id)),
     );
     const { affectedRows } = await tx.write(sqlClaimLocked(tables, ids.sql), [req.lockId, ...ids.params, req.queue]);
-    if (affectedRows === 0) return [];
+    if (affectedRows === 0) {
+      if (req.refused) req.refused.value = true;
+      return [];
+    }
     for (const row of rows) row.lock_id = req.lockId;
     return rows;
   });

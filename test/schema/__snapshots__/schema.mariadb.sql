@@ -203,6 +203,13 @@ CREATE TABLE `<prefix>queues` (
   `promise_start_within_ms` int(10) unsigned DEFAULT NULL,
   `promise_max_ready` int(10) unsigned DEFAULT NULL,
   `promise_broken_at` datetime(3) DEFAULT NULL,
+  `concurrency_cap` int(10) unsigned DEFAULT NULL,
+  `rate_limit` int(10) unsigned DEFAULT NULL,
+  `rate_interval_ms` int(10) unsigned DEFAULT NULL,
+  `rate_window_ms` bigint(20) DEFAULT NULL,
+  `rate_used` int(10) unsigned NOT NULL DEFAULT 0,
+  `limit_claims` bigint(20) unsigned NOT NULL DEFAULT 0,
+  `paused_until` datetime(3) DEFAULT NULL,
   PRIMARY KEY (`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -1,0 +1,49 @@
+import { DashboardRequestError, OptionsError } from '../../errors.ts';
+import type { Action } from './Action.ts';
+import { textField } from './Action.ts';
+
+/**
+ * Sets a queue's cap and rate from the queue page's form: `concurrency`, `rate_limit` and
+ * `rate_interval_ms`, each a whole number, or empty to remove that limit (a rate needs both
+ * halves). Workers pick the change up without a restart.
+ */
+export const setQueueLimitsAction: Action = {
+  name: 'set-queue-limits',
+  destructive: false,
+  target: (form) => ({
+    queue: form.get('queue'),
+    concurrency: form.get('concurrency'),
+    rate: `${form.get('rate_limit')}/${form.get('rate_interval_ms')}`,
+  }),
+  async run(ctx, form) {
+    const queue = textField(form, 'queue');
+    const concurrency = wholeOrEmpty(form, 'concurrency');
+    const limit = wholeOrEmpty(form, 'rate_limit');
+    const intervalMs = wholeOrEmpty(form, 'rate_interval_ms');
+    if ((limit === null) !== (intervalMs === null))
+      throw new DashboardRequestError(400, 'rate_limit', 'and rate_interval_ms go together: give both, or neither');
+    try {
+      await ctx.sluice.queues.setLimits(queue, {
+        concurrency,
+        rate: limit === null || intervalMs === null ? null : { limit, intervalMs },
+      });
+    } catch (error) {
+      if (error instanceof OptionsError) throw new DashboardRequestError(400, error.option, error.message);
+      throw error;
+    }
+    return { count: 1, notice: { code: 'queue-limits-set', queue } };
+  },
+};
+
+/** A whole-number field, null when empty, or DashboardRequestError naming it. */
+function wholeOrEmpty(form: URLSearchParams, field: string): number | null {
+  const text = (form.get(field) ?? '').trim();
+  if (text === '') return null;
+  if (!/^\d{1,10}$/.test(text))
+    throw new DashboardRequestError(
+      400,
+      field,
+      `must be a whole number, or empty for none (got ${JSON.stringify(text)})`,
+    );
+  return Number(text);
+}

@@ -1,0 +1,68 @@
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { basicAuth } from '../../src/index.ts';
+import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
+import { screenshot, useBrowser } from '../helpers/browser.ts';
+import { useDashboard } from '../helpers/dashboardServer.ts';
+import { countRows } from '../helpers/factory.ts';
+import { spawnWorker } from '../helpers/spawnSluice.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+import { waitFor } from '../helpers/waitFor.ts';
+
+/**
+ * docs/flow-control.md, docs/dashboard.md: the queue page shows a queue's cap and rate with their
+ * use, and its form (CSRF-checked like every action) changes them for a worker process that is
+ * already running, without a restart.
+ */
+const db = useTestDatabase('dashboard_limits');
+const OPS = { username: 'ops', password: 'pw-limits-7c21' };
+const dashboard = useDashboard(() => db.sluice, { auth: basicAuth({ user: 'ops', password: OPS.password }) });
+const browser = useBrowser(OPS);
+
+beforeAll(() => createFixtureTables(db));
+
+async function saveLimits(page: Page, fields: { concurrency: string; rate_limit: string; rate_interval_ms: string }) {
+  for (const [name, value] of Object.entries(fields)) await page.fill(`.limits-form input[name="${name}"]`, value);
+  await page.locator('button[data-action="set-queue-limits"]').click();
+}
+
+describe('the queue page’s limits', () => {
+  it('sets a cap a running worker obeys, raises it, and refuses a bad value writing nothing', async () => {
+    const worker = spawnWorker(db.url, { queues: 'capped', concurrency: 4, pollIntervalMs: 100 });
+    await worker.ready;
+    const page = await browser.page();
+    await page.goto(`${dashboard.url}/queues/capped`);
+    expect(await page.textContent('.limits')).toContain('No concurrency cap');
+
+    await saveLimits(page, { concurrency: '1', rate_limit: '', rate_interval_ms: '' });
+    await page.waitForSelector('.notice:has-text("limits saved")');
+    await db.sluice.enqueueBatch([1, 2, 3].map((n) => ({ name: 'gated', queue: 'capped', payload: { n } })));
+    await waitFor(async () => (await countRows(db, 'test_starts')) === 1, { what: 'one job running' });
+    await page.reload();
+    expect(await page.textContent('.limits')).toMatch(/Cap 1: 1 running\.[\s\S]*At its cap/);
+    await screenshot(page, 'queue-limits');
+    expect(await countRows(db, 'test_starts')).toBe(1);
+
+    const status = await page.evaluate(async (url) => {
+      const form = document.querySelector('.limits-form') as HTMLFormElement;
+      const body = new URLSearchParams(new FormData(form) as unknown as Record<string, string>);
+      body.set('concurrency', 'lots');
+      return (await fetch(url, { method: 'POST', body })).status;
+    }, `${dashboard.url}/actions/set-queue-limits`);
+    expect(status).toBe(400);
+    expect((await db.sluice.queues.limits())[0]?.concurrency).toBe(1);
+
+    await saveLimits(page, { concurrency: '3', rate_limit: '10', rate_interval_ms: '1000' });
+    await page.waitForSelector('.notice:has-text("limits saved")');
+    await waitFor(async () => (await countRows(db, 'test_starts')) === 3, {
+      what: 'three jobs running under a cap of 3',
+    });
+    expect((await db.sluice.queues.limits())[0]).toMatchObject({
+      concurrency: 3,
+      rate: { limit: 10, intervalMs: 1_000 },
+    });
+    await openGate(db, worker.pid);
+    await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the queue drained' });
+    expect((await worker.stop()).code).toBe(0);
+  });
+});
