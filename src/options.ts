@@ -138,7 +138,7 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
 }
 
 /** A retention: whole milliseconds, 0 to keep none, or Infinity to keep until purged. */
-function retention(option: string, value: unknown): void {
+export function retention(option: string, value: unknown): void {
   if (value === Number.POSITIVE_INFINITY) return;
   if (!Number.isInteger(value) || (value as number) < 0) {
     throw new OptionsError(

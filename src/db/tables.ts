@@ -18,6 +18,8 @@ export interface Tables {
   readonly jobTraces: string;
   readonly doorbells: string;
   readonly queueDepths: string;
+  /** The install's settings every process reads (src/settings/). */
+  readonly settings: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -52,6 +54,7 @@ export function tablesFor(prefix: string): Tables {
     jobTraces: `\`${prefix}job_traces\``,
     doorbells: `\`${prefix}doorbells\``,
     queueDepths: `\`${prefix}queue_depths\``,
+    settings: `\`${prefix}settings\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };
