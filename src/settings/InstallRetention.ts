@@ -21,6 +21,7 @@ export class InstallRetention implements RetentionSettings {
   #stored: Partial<RetentionSettings> = {};
   #loads = 0;
   #readAt = Number.NEGATIVE_INFINITY;
+  #reading: Promise<RetentionSettings> | null = null;
   readonly #reported = new Set<string>();
 
   constructor(
@@ -84,10 +85,13 @@ export class InstallRetention implements RetentionSettings {
     return next;
   }
 
-  /** load(), unless the last read is younger than maxAgeMs. */
+  /** load(), unless the last read is younger than maxAgeMs; callers meanwhile share the read in progress. */
   async fresh(maxAgeMs: number): Promise<RetentionSettings> {
     if (performance.now() - this.#readAt < maxAgeMs) return this.#current;
-    return this.load();
+    this.#reading ??= this.load().finally(() => {
+      this.#reading = null;
+    });
+    return this.#reading;
   }
 
   #reportOnce(key: string, report: () => void): void {

@@ -41,7 +41,11 @@ export async function readInstallSettings(db: Executor, tables: Tables): Promise
   const stored: Partial<Record<SettingName, number>> = {};
   for (const [setting, row] of Object.entries(ROW_OF) as [SettingName, string][]) {
     const found = rows.find((r) => r.name === row);
-    if (found) stored[setting] = found.value === 'Infinity' ? Number.POSITIVE_INFINITY : Number(found.value);
+    if (!found) continue;
+    const value = found.value === 'Infinity' ? Number.POSITIVE_INFINITY : Number(found.value);
+    // Written only through writeInstallSettings, which validates; a row edited by hand is named.
+    retention(`${setting} (settings row ${row})`, value);
+    stored[setting] = value;
   }
   return stored;
 }
