@@ -1,12 +1,14 @@
 /**
  * `npm run bench:soak -- [--rate 5000] [--duration-s 180] [--workers 2] [--concurrency 50]
- * [--retention-s 30]`: a steady state, held. A producer in this process enqueues no-op jobs at a
+ * [--retention-s 30] [--backlog 0]`: a steady state, held. A producer in this process enqueues no-op jobs at a
  * fixed rate (one batch every 100 ms) plus one probe job a second, while real `sluice work`
  * processes drain them and a real `sluice maintenance` process prunes; the install's history
  * retention is set once (sluice.settings.set) and followed by every process without a flag. Every
  * ~10 s it prints the backlog, the row counts of jobs, job_history and dead_jobs (exact COUNT(*)),
  * the pruning rate over the interval and the probes' pickup latency; at the end a table and a JSON
- * line with the verdict (soakVerdict.ts). BENCH_DATABASE names the database (default sluice_soak).
+ * line with the verdict (soakVerdict.ts). `--backlog N` first puts N history rows an hour past their
+ * retention in the table: the first intervals' pruning rate shows how fast a backlog goes while
+ * the fleet drains. BENCH_DATABASE names the database (default sluice_soak).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '50' },
     'retention-s': { type: 'string', default: '30' },
+    backlog: { type: 'string', default: '0' },
   },
 });
 const rate = Number(values.rate);
@@ -32,6 +35,8 @@ const durationS = Number(values['duration-s']);
 const workers = Number(values.workers);
 const concurrency = Number(values.concurrency);
 const retentionS = Number(values['retention-s']);
+const backlog = Number(values.backlog);
+if (!Number.isInteger(backlog) || backlog < 0) throw new Error(`--backlog must be a whole number ≥ 0 (got ${backlog})`);
 for (const [name, value] of Object.entries({ rate, durationS, workers, concurrency, retentionS }))
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a whole number ≥ 1 (got ${value})`);
 
@@ -49,6 +54,7 @@ await conn.query(
   'CREATE TABLE soak_probes (job_id BIGINT UNSIGNED NOT NULL PRIMARY KEY, created_at DATETIME(3) NOT NULL, started_at DATETIME(3) NOT NULL, KEY ix_started (started_at)) ENGINE=InnoDB',
 );
 await sluice.settings.set({ historyRetentionMs: retentionS * 1000 });
+await seedHistory(backlog);
 progress(
   `soak on ${bench.server.version}: ${rate} jobs/s for ${durationS} s, ${workers} workers × ${concurrency}, history retention ${retentionS} s (install setting)`,
 );
@@ -102,7 +108,7 @@ const samples: SoakSample[] = [];
 const started = performance.now();
 const producer = produce(started);
 let lastProbe = 0;
-let prev = { at: started, history: 0, backlog: 0, enqueued: 0 };
+let prev = { at: started, history: backlog, backlog: 0, enqueued: 0 };
 const header = '   t s  backlog   history   dead  pruned/s  done/s  probe p50/p90 ms';
 process.stderr.write(`${header}\n`);
 try {
@@ -159,8 +165,25 @@ process.stdout.write(
     `verdict: ${verdict.ok ? 'steady' : 'NOT steady'}\n`,
 );
 process.stdout.write(
-  `${JSON.stringify({ bench: 'soak', rate, durationS, workers, concurrency, retentionS, enqueued, drainedInS, probeCount, ...verdict, samples })}\n`,
+  `${JSON.stringify({ bench: 'soak', rate, durationS, workers, concurrency, retentionS, backlog, enqueued, drainedInS, probeCount, ...verdict, samples })}\n`,
 );
+
+/** `count` history rows finished an hour before the retention ended, with job ids no job will have. */
+async function seedHistory(count: number): Promise<void> {
+  const FIRST_ID = 1_000_000_000_000;
+  for (let start = 0; start < count; start += 5_000) {
+    const n = Math.min(5_000, count - start);
+    const rows = Array.from(
+      { length: n },
+      (_, i) =>
+        `(${FIRST_ID + start + i}, 'seed', 'noop', '{}', 0, NULL, NOW(3) - INTERVAL 2 HOUR, NOW(3) - INTERVAL 1 HOUR)`,
+    );
+    await conn.query(
+      `INSERT INTO \`${t.history}\` (job_id, queue, name, payload, retry_times, batch_id, created_at, finished_at) VALUES ${rows.join(', ')}`,
+    );
+  }
+  if (count > 0) progress(`seeded ${count} expired history rows`);
+}
 
 function percentile(values: readonly number[], p: number): number | null {
   if (values.length === 0) return null;
