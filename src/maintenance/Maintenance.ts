@@ -50,7 +50,12 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
     releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, onSkipped, redactPayload, keptAttempts }),
     releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped, redactPayload, keptAttempts }),
     finishBatches(taskDb, { batchSize, onFinished }),
-    pruneIdempotencyKeys(taskDb, { retentionMs: idempotencyRetentionMs, batchSize }),
+    pruneIdempotencyKeys(taskDb, {
+      retentionMs: idempotencyRetentionMs,
+      batchSize,
+      maxBatches,
+      budgetMs: options.pruneBudgetMs,
+    }),
     pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
     pruneDeadJobs(taskDb, { retentionMs: () => retention.deadRetentionMs, ...pruning }),
     pruneProgress(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
