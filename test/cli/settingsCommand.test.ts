@@ -73,4 +73,26 @@ describe('sluice settings', () => {
     expect(worker.events('job:completed').length).toBe(3);
     expect(await countRows(db, 'sluice_job_history')).toBe(0);
   });
+
+  it('a running worker follows a setting stored after it started (within its refresh, half a minute)', async () => {
+    const worker = spawnSluice('work', ['--url', db.url, '--jobs', OPS_JOBS, '--queues', 'settings-live']);
+    /** Runs one job through the worker; whether it left a history row. */
+    const runOne = async (): Promise<boolean> => {
+      const { id } = await db.sluice.enqueue({ name: 'sleep', queue: 'settings-live', payload: { ms: 1 } });
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: `job ${id} run` });
+      return (await db.query('SELECT 1 FROM sluice_job_history WHERE job_id = ?', [id])).length === 1;
+    };
+    try {
+      await worker.ready;
+      expect(await runOne()).toBe(true); // nothing stored: the default 24 h
+      expect((await settings('set', '--history-retention-ms', '0')).code).toBe(0);
+      await waitFor(async () => !(await runOne()), {
+        what: 'a job finished without history once the worker read the stored 0',
+        timeoutMs: 90_000,
+        intervalMs: 1_000,
+      });
+    } finally {
+      expect((await worker.stop()).code, worker.describe()).toBe(0);
+    }
+  });
 });
