@@ -161,6 +161,7 @@ process.stdout.write(`${header}\n${samples.map(row).join('\n')}\n\n`);
 process.stdout.write(
   `history target (retention × rate): ${verdict.historyTarget}; plateau (last third, max): ${verdict.historyPlateau} — ${verdict.historyOk ? 'flat' : 'NOT flat'}\n` +
     `probe p90 (median of the intervals), first third → last third: ${verdict.latencyFirstP90Ms} → ${verdict.latencyLastP90Ms} ms — ${verdict.latencyOk ? 'flat' : 'NOT flat'}\n` +
+    `backlog, last third (max): ${verdict.backlogPeak} — ${verdict.backlogOk ? 'kept up' : 'did NOT keep up'}\n` +
     `backlog after the producer stopped: ${backlogAfter} (drained in ${drainedInS} s); dead ${dead}; ${probeCount} probes ran\n` +
     `verdict: ${verdict.ok ? 'steady' : 'NOT steady'}\n`,
 );

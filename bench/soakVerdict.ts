@@ -1,7 +1,8 @@
 /**
- * The soak's verdict (bench/soak.ts): did the steady state hold? History near retention × rate and
- * flat over the last third of the run, the probes' pickup latency as low at the end as at the
- * start, no dead job, and the backlog back to 0 once the producer stopped.
+ * The soak's verdict (bench/soak.ts): did the steady state hold? Pruning: history near retention ×
+ * rate and flat over the last third of the run. The drain: the backlog of the last third within
+ * two seconds of work, the probes' pickup latency as low at the end as at the start, no dead job,
+ * and the backlog back to 0 once the producer stopped.
  */
 
 /** One reading of the soak, every ~10 s. */
@@ -32,6 +33,9 @@ export interface SoakVerdict {
   readonly latencyFirstP90Ms: number | null;
   readonly latencyLastP90Ms: number | null;
   readonly latencyOk: boolean;
+  /** The largest backlog of the last third. */
+  readonly backlogPeak: number;
+  readonly backlogOk: boolean;
   readonly backlogAfter: number;
   readonly dead: number;
   readonly ok: boolean;
@@ -44,6 +48,8 @@ const GROWTH_SHARE = 0.05;
 /** The last third's p90 may exceed the first third's by this factor, plus a fixed allowance. */
 const LATENCY_FACTOR = 2;
 const LATENCY_ALLOWANCE_MS = 50;
+/** A fleet that keeps up holds at most this many seconds of work waiting. */
+const BACKLOG_SECONDS = 2;
 
 /** Pure: the verdict of a soak's samples. */
 export function soakVerdict(
@@ -68,6 +74,8 @@ export function soakVerdict(
     latencyFirstP90Ms !== null &&
     latencyLastP90Ms !== null &&
     latencyLastP90Ms <= LATENCY_FACTOR * latencyFirstP90Ms + LATENCY_ALLOWANCE_MS;
+  const backlogPeak = Math.max(0, ...last.map((s) => s.backlog));
+  const backlogOk = backlogPeak <= BACKLOG_SECONDS * run.rate;
   return {
     historyTarget,
     historyPlateau,
@@ -76,9 +84,11 @@ export function soakVerdict(
     latencyFirstP90Ms,
     latencyLastP90Ms,
     latencyOk,
+    backlogPeak,
+    backlogOk,
     backlogAfter: run.backlogAfter,
     dead: run.dead,
-    ok: historyOk && latencyOk && run.backlogAfter === 0 && run.dead === 0,
+    ok: historyOk && latencyOk && backlogOk && run.backlogAfter === 0 && run.dead === 0,
   };
 }
 
