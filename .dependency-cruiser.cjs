@@ -14,6 +14,7 @@ const LAYERS = [
   ['operations on the other tables, and workflow edges and holds', '^src/(batches|deadJobs|history|workflows)/'],
   ['queues, idempotency keys and trace contexts', '^src/(queues|idempotency|tracing)/'],
   ['what every operation of an install shares', '^src/sluiceRuntime\\.ts$'],
+  ['the install settings every process follows', '^src/settings/'],
   ['wake-ups', '^src/wakeups/'],
   [
     "a job's rules and shared shapes",

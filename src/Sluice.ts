@@ -7,6 +7,7 @@ import { type JobsApi, jobsApi } from './api/jobsApi.ts';
 import { DEPTH_MAX_DEFAULT, type QueueStats, type QueuesApi, queuesApi } from './api/queuesApi.ts';
 import type { SluiceApi } from './api/SluiceApi.ts';
 import { type SchedulesApi, schedulesApi } from './api/schedulesApi.ts';
+import { type SettingsApi, settingsApi } from './api/settingsApi.ts';
 import { type WorkersApi, workersApi } from './api/workersApi.ts';
 import type { BatchStatus } from './batches/getBatch.ts';
 import { createDashboard, type DashboardHandler } from './dashboard/createDashboard.ts';
@@ -33,6 +34,7 @@ import { type MaintenanceOptions, resolveMaintenanceOptions } from './maintenanc
 import { isJobDefinition, type JobDefinition, type JobFields, jobOf, type PayloadOf } from './model/defineJob.ts';
 import type { JobSpec } from './model/job.ts';
 import { resolveSluiceOptions, type SluiceOptions } from './options.ts';
+import { givenRetention, InstallRetention } from './settings/InstallRetention.ts';
 import type { SluiceRuntime } from './sluiceRuntime.ts';
 import { Ringer } from './wakeups/Ringer.ts';
 import { Worker } from './worker/Worker.ts';
@@ -99,6 +101,13 @@ export class Sluice implements SluiceApi {
       events: this.events,
       logger: this.logger,
       options: resolved,
+      retention: new InstallRetention(
+        db,
+        tables,
+        { historyRetentionMs: resolved.historyRetentionMs, deadRetentionMs: resolved.deadRetentionMs },
+        givenRetention(options),
+        this.events,
+      ),
       serverInfo: () => (this.#serverInfo ??= readServerInfo(this.#runtime.db)),
     };
     const guard = <T>(fn: () => Promise<T>) => this.#guard(fn);
@@ -109,6 +118,7 @@ export class Sluice implements SluiceApi {
     this.workers = workersApi(db, tables, guard);
     this.history = historyApi(db, tables, guard);
     this.schedules = schedulesApi(db, tables, guard);
+    this.settings = settingsApi(db, tables, guard);
   }
 
   /** Every job, wherever it is (live, history, dead): look up, list, count, cancel, run now, wait for. */
@@ -125,6 +135,8 @@ export class Sluice implements SluiceApi {
   readonly history: HistoryApi;
   /** The recurring jobs among job definitions (`schedules.list(jobs)`), with their next and last slot. */
   readonly schedules: SchedulesApi;
+  /** The install-wide settings every process follows (the history and dead-job retentions). */
+  readonly settings: SettingsApi;
 
   /** The URL in use, password masked (null when the app passed its own knex). */
   get url(): string | null {

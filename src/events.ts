@@ -92,6 +92,13 @@ export interface SluiceEventMap {
   'promise:broken': { holder: string } & PromiseBroken;
   /** A broken promise is kept again. Once per breach. */
   'promise:kept': { holder: string } & PromiseKept;
+  /**
+   * This process was given a retention (createSluice) while the install stores none: it follows
+   * its own, and other processes may follow theirs. Once per value.
+   */
+  'settings:unshared': { setting: string; given: number };
+  /** An operator stored a setting that differs from the one this running process was given: it follows the stored one. */
+  'settings:overridden': { setting: string; given: number; stored: number };
 }
 
 export type SluiceEventName = keyof SluiceEventMap;

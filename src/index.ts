@@ -6,6 +6,7 @@ export type {
   QueueStats,
   RecordedQueueDepth,
 } from './api/queuesApi.ts';
+export type { InstallSettings, InstallSettingsUpdate } from './api/settingsApi.ts';
 export type { BatchStatus } from './batches/getBatch.ts';
 export { basicAuth } from './dashboard/basicAuth.ts';
 export type { DashboardHandler } from './dashboard/createDashboard.ts';

@@ -216,6 +216,18 @@ function logMaintenance(events: SluiceEvents, logger: Logger): void {
       `queue ${e.queue} keeps its promise again, after ${seconds(e.brokenForMs)} behind`,
     ),
   );
+  events.on('settings:unshared', (e) =>
+    logger.warn(
+      fields('settings:unshared', e),
+      `${e.setting} ${e.given} is this process's own: the install stores none, so other processes may follow another; store it for all with \`sluice settings set\``,
+    ),
+  );
+  events.on('settings:overridden', (e) =>
+    logger.warn(
+      fields('settings:overridden', e),
+      `${e.setting}: following the install's ${e.stored}, not this process's ${e.given}`,
+    ),
+  );
   events.on('maintenance:error', ({ error, ...e }) =>
     logged(logger, 'error', fields('maintenance:error', e), error, (message) => message),
   );

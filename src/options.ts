@@ -33,9 +33,18 @@ export interface SluiceOptions {
   maxRowsPerInsert?: number;
   /** How long a finished job's idempotency key keeps refusing duplicates. @defaultValue 24 h */
   idempotencyRetentionMs?: number;
-  /** How long completed and cancelled jobs stay in job_history; 0 keeps none (none is written), Infinity keeps them until purged. @defaultValue 24 h */
+  /**
+   * How long completed and cancelled jobs stay in job_history; 0 keeps none (none is written),
+   * Infinity keeps them until purged. Prefer the install's setting (`sluice.settings.set`), which
+   * every process follows: a value here that differs from the stored one is refused when a worker
+   * or maintenance process starts. @defaultValue the install's setting, else 24 h
+   */
   historyRetentionMs?: number;
-  /** How long dead jobs are kept; 0 keeps none (each is pruned at the next maintenance pass), Infinity keeps them until purged. @defaultValue 7 days */
+  /**
+   * How long dead jobs are kept; 0 keeps none (each is pruned at the next maintenance pass),
+   * Infinity keeps them until purged. Like historyRetentionMs, the install's setting wins.
+   * @defaultValue the install's setting, else 7 days
+   */
   deadRetentionMs?: number;
   /**
    * Largest handler return value kept with the finished job (as JSON, in bytes). A bigger one is
@@ -138,7 +147,7 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
 }
 
 /** A retention: whole milliseconds, 0 to keep none, or Infinity to keep until purged. */
-function retention(option: string, value: unknown): void {
+export function retention(option: string, value: unknown): void {
   if (value === Number.POSITIVE_INFINITY) return;
   if (!Number.isInteger(value) || (value as number) < 0) {
     throw new OptionsError(

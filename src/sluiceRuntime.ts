@@ -5,6 +5,7 @@ import type { ServerInfo } from './db/serverInfo.ts';
 import type { Tables } from './db/tables.ts';
 import type { SluiceEvents } from './events.ts';
 import type { ResolvedSluiceOptions } from './options.ts';
+import type { InstallRetention } from './settings/InstallRetention.ts';
 import type { Ringer } from './wakeups/Ringer.ts';
 
 /** What every operation of one sluice install shares: the pool, table names, events, logger, options. */
@@ -24,6 +25,8 @@ export interface SluiceRuntime {
   readonly events: SluiceEvents;
   readonly logger: Logger;
   readonly options: ResolvedSluiceOptions;
+  /** The install's retentions, as the settings table says (read at start, refreshed; see InstallRetention). */
+  readonly retention: InstallRetention;
   /** Wakes workers after an enqueue commits: in this process at once, in others through their doorbells. */
   readonly ringer: Ringer;
   /**

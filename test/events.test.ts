@@ -125,6 +125,7 @@ describe('events', () => {
           pruneJobLogs: { pruned: 0 },
           pruneTraceContexts: { pruned: 0 },
         },
+        behind: [],
         durationMs: expect.any(Number),
       },
     ]);

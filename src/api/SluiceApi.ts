@@ -8,6 +8,7 @@ import type { HistoryApi } from './historyApi.ts';
 import type { JobsApi } from './jobsApi.ts';
 import type { QueuesApi } from './queuesApi.ts';
 import type { SchedulesApi } from './schedulesApi.ts';
+import type { SettingsApi } from './settingsApi.ts';
 import type { WorkersApi } from './workersApi.ts';
 
 /**
@@ -27,4 +28,5 @@ export interface SluiceApi {
   readonly workers: WorkersApi;
   readonly history: HistoryApi;
   readonly schedules: SchedulesApi;
+  readonly settings: SettingsApi;
 }

@@ -6,6 +6,7 @@ import type { JobFilter } from '../jobControl/jobFilter.ts';
 import { type JobList, type JobPage, listJobs } from '../jobControl/listJobs.ts';
 import { runJobsNow } from '../jobControl/runJobsNow.ts';
 import { type WaitOptions, waitForJob } from '../jobControl/waitForJob.ts';
+import { SETTINGS_MAX_AGE_MS } from '../settings/InstallRetention.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { Guard } from './Guard.ts';
@@ -51,8 +52,9 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
     ): Promise<{ cancelled: number }> =>
       guard(async () => {
         const install = runtime.options;
+        const { historyRetentionMs } = await runtime.retention.fresh(SETTINGS_MAX_AGE_MS);
         const how = {
-          history: install.historyRetentionMs > 0,
+          history: historyRetentionMs > 0,
           keyRetentionMs: install.idempotencyRetentionMs,
           redact: install.redactPayload,
           released: new Map<string, number>(), // workflow children that run without the cancelled parent

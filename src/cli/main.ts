@@ -49,6 +49,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'look up, list, count, cancel, run now or wait for jobs',
     load: async () => (await import('./jobsCommand.ts')).jobsCommand,
   },
+  settings: {
+    summary: "the install's settings every process follows: history and dead-job retention",
+    load: async () => (await import('./settingsCommand.ts')).settingsCommand,
+  },
   schedules: {
     summary: 'recurring jobs with their next and last slot',
     load: async () => (await import('./schedulesCommand.ts')).schedulesCommand,

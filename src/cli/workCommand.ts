@@ -23,7 +23,10 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
   --head-size N            head candidates per claim (default: ${D.headSize})
   --max-cpu F              halve concurrency while host CPU is above F (0–1; default: ${D.loadPolicy.maxCpu} = never)
   --min-free-mem F         halve concurrency while free memory is below F (0–1; default: ${D.loadPolicy.minFreeMem})
-  --history-retention-ms N keep completed jobs in job_history this long; 0 keeps none (default: ${SLUICE_DEFAULTS.historyRetentionMs})
+  --history-retention-ms N keep completed jobs in job_history this long; 0 keeps none. Prefer the
+                           install's setting (sluice settings set), which every process follows: a
+                           value here that differs from it is refused (default: the install's, else
+                           ${SLUICE_DEFAULTS.historyRetentionMs})
   --no-doorbell            no wake-up connection: jobs enqueued by other processes wait for a poll
                            (default: a doorbell, one more connection per worker)
   --metrics-interval-ms N  how often the heartbeat carries this worker's counters and histograms to

@@ -22,6 +22,8 @@ export interface Tables {
   readonly jobEdges: string;
   /** Why a held-back job (run_at = HELD_RUN_AT) waits, and the run_at it gets back. */
   readonly jobHolds: string;
+  /** The install's settings every process reads (src/settings/). */
+  readonly settings: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -58,6 +60,7 @@ export function tablesFor(prefix: string): Tables {
     queueDepths: `\`${prefix}queue_depths\``,
     jobEdges: `\`${prefix}job_edges\``,
     jobHolds: `\`${prefix}job_holds\``,
+    settings: `\`${prefix}settings\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };

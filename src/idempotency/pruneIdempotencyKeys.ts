@@ -1,20 +1,20 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { withTransaction } from '../db/transaction.ts';
 import { defined, integerIn, SLUICE_DEFAULTS } from '../options.ts';
 import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
+import { pruneInBatches } from '../task/pruneInBatches.ts';
 import { expireIdempotencyKeys } from './expireIdempotencyKeys.ts';
 
 /**
- * Params: ?1 batch size. Locks one bounded batch of keys whose retention ended, oldest first
- * (ix_expires), skipping rows another transaction holds (an enqueue taking an expired key over,
- * in the application's own long transaction). Returns their primary keys.
+ * Params: ?1 microseconds past expiry (0: expired now), ?2 batch size. Locks one bounded batch of
+ * keys whose retention ended, oldest first (ix_expires), skipping rows another transaction holds
+ * (an enqueue taking an expired key over, in the application's own long transaction). Returns
+ * their primary keys.
  */
 const sqlLockExpired = (t: Tables) => `
 SELECT queue, idempotency_key
 FROM ${t.idempotencyKeys}
-WHERE expires_at < NOW(3)
+WHERE expires_at < NOW(3) - INTERVAL ? MICROSECOND
 ORDER BY expires_at
 LIMIT ?
 FOR UPDATE SKIP LOCKED`;
@@ -45,6 +45,10 @@ export interface PruneIdempotencyKeysOptions {
   readonly retentionMs?: number;
   /** Keys per statement. @defaultValue 500 */
   readonly batchSize?: number;
+  /** Most delete batches in one run. @defaultValue 200 */
+  readonly maxBatches?: number;
+  /** How long one run keeps deleting full batches. @defaultValue 1,000 */
+  readonly budgetMs?: number;
 }
 
 export type ResolvedPruneIdempotencyKeysOptions = Readonly<Required<PruneIdempotencyKeysOptions>>;
@@ -53,10 +57,14 @@ function resolvePruneIdempotencyKeysOptions(options: PruneIdempotencyKeysOptions
   const r = {
     retentionMs: SLUICE_DEFAULTS.idempotencyRetentionMs,
     batchSize: TASK_DEFAULTS.batchSize,
+    maxBatches: TASK_DEFAULTS.maxBatches,
+    budgetMs: TASK_DEFAULTS.pruneBudgetMs,
     ...defined(options),
   };
   integerIn('idempotencyRetentionMs', r.retentionMs, 1);
   integerIn('batchSize', r.batchSize, 1, 10_000);
+  integerIn('maxPruneBatches', r.maxBatches, 1, 10_000);
+  integerIn('pruneBudgetMs', r.budgetMs, 1, 600_000);
   return r;
 }
 
@@ -64,9 +72,10 @@ function resolvePruneIdempotencyKeysOptions(options: PruneIdempotencyKeysOptions
  * Idempotency-key retention, one bounded step per maintenance pass:
  * 1. orphans: keys still marked live whose job is gone (the worker's expiry write was lost) get
  *    their retention clock started — scanning one page per pass from a cursor that wraps;
- * 2. expired keys are deleted in small batches, freeing them for new jobs: each a short
- *    transaction (lock with SKIP LOCKED, delete by primary key; re-run whole by withTransaction
- *    after a transient conflict) that never waits on a key someone else holds.
+ * 2. expired keys are deleted in small batches by pruneInBatches, freeing them for new jobs: each
+ *    a short transaction (lock with SKIP LOCKED, delete by primary key) that never waits on a key
+ *    someone else holds, while batches come back full, within a time budget and a batch cap;
+ *    `behind` when it stopped with more to delete, as every retention task.
  * The orphan statements are autocommit, re-run by the Executor after a transient conflict.
  */
 export function pruneIdempotencyKeys(
@@ -85,6 +94,7 @@ class IdempotencyKeyPruner
   readonly #tables: Tables;
   /** Where the next orphan scan starts (a job id; 0 after a short page: the scan wraps). */
   #cursor = 0;
+  #behind = false;
 
   constructor({ db, tables }: TaskDb, options: PruneIdempotencyKeysOptions) {
     this.options = resolvePruneIdempotencyKeysOptions(options);
@@ -92,10 +102,28 @@ class IdempotencyKeyPruner
     this.#tables = tables;
   }
 
+  get behind(): boolean {
+    return this.#behind;
+  }
+
   async runOnce(): Promise<{ orphansExpired: number; pruned: number }> {
     const orphansExpired = await this.#expireOrphans();
-    const pruned = await this.#pruneExpired();
-    return { orphansExpired, pruned };
+    const { batchSize, maxBatches, budgetMs } = this.options;
+    const statements = {
+      lock: sqlLockExpired(this.#tables),
+      delete: sqlDelete(this.#tables),
+      keyOf: (k: Record<string, unknown>) => [k.queue, k.idempotency_key],
+    };
+    // Retention 0: a key goes as soon as its own expires_at passed.
+    const run = await pruneInBatches(this.#db, statements, {
+      retentionMs: 0,
+      batchSize,
+      maxBatches,
+      budgetMs,
+      jitterMs: TASK_DEFAULTS.jitterMs,
+    });
+    this.#behind = run.behind;
+    return { orphansExpired, pruned: run.deleted };
   }
 
   /** Starts the retention of one page of live keys whose job is gone, and moves the cursor on; returns how many. */
@@ -113,23 +141,5 @@ class IdempotencyKeyPruner
     }
     this.#cursor = live.length < batchSize ? 0 : (live[live.length - 1] as number);
     return orphans.length;
-  }
-
-  /** Deletes expired keys, one short transaction per batch, until a short batch; returns how many. */
-  async #pruneExpired(): Promise<number> {
-    let pruned = 0;
-    for (;;) {
-      const { locked, removed } = await withTransaction(this.#db, async (tx) => {
-        const keys = await tx.select<{ queue: string; idempotency_key: string }>(sqlLockExpired(this.#tables), [
-          this.options.batchSize,
-        ]);
-        if (keys.length === 0) return { locked: 0, removed: 0 };
-        const pairs = keys.map((k) => [k.queue, k.idempotency_key]);
-        return { locked: keys.length, removed: (await tx.write(sqlDelete(this.#tables), [pairs])).affectedRows };
-      });
-      pruned += removed;
-      if (locked < this.options.batchSize) return pruned;
-      await sleep(Math.random() * 20);
-    }
   }
 }

@@ -1,7 +1,12 @@
 import type { Tables } from '../db/tables.ts';
 import { SLUICE_DEFAULTS } from '../options.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
-import { type ResolvedRetentionOptions, type RetentionOptions, RetentionTask } from '../task/pruneInBatches.ts';
+import {
+  type ResolvedRetentionOptions,
+  type RetentionOptions,
+  RetentionTask,
+  retentionAtLeast,
+} from '../task/pruneInBatches.ts';
 import { attemptRetentionMs } from './pruneJobErrors.ts';
 
 /**
@@ -39,6 +44,6 @@ export function pruneJobLogs(
     delete: sqlDelete(tables),
     keyOf: (r: Record<string, unknown>) => r.job_id,
   };
-  const retentionMs = Math.max(1, options.retentionMs ?? attemptRetentionMs(SLUICE_DEFAULTS));
-  return new RetentionTask('pruneJobLogs', db, statements, { ...options, retentionMs }, retentionMs);
+  const retentionMs = retentionAtLeast(options.retentionMs ?? attemptRetentionMs(SLUICE_DEFAULTS), 1);
+  return new RetentionTask('pruneJobLogs', db, statements, { ...options, retentionMs }, retentionMs());
 }

@@ -28,6 +28,9 @@ import { releaseStaleClaims } from './releaseStaleClaims.ts';
 
 const LEASE_NAME = 'maintenance';
 
+/** The mean pause before a catch-up pass (jittered ±50%): the workers' statements get the server meanwhile. */
+const CATCH_UP_PAUSE_MS = 200;
+
 /**
  * The maintenance tasks, in the order a pass runs them: each made from this process's resolved
  * options and the install's, and each validating its own when made.
@@ -36,11 +39,14 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
   const { db, tables, events } = runtime;
   const taskDb = { db, tables };
   const { missedHeartbeats, lockTimeoutMs, batchSize, jitterMs, maxPruneBatches: maxBatches, clock } = options;
-  const { redactPayload, keptAttempts, idempotencyRetentionMs, historyRetentionMs, deadRetentionMs } = runtime.options;
+  const { redactPayload, keptAttempts, idempotencyRetentionMs } = runtime.options;
+  // The install's retentions, asked at every run: a pass reads the settings first.
+  const { retention } = runtime;
+  const historyRetentionMs = () => retention.historyRetentionMs;
   const onSkipped = (skipped: SkippedRelease) => events.emit('maintenance:skipped', { holder, ...skipped });
   const onFinished = (batch: { batchId: number; completionJob: boolean }) =>
     events.emit('batch:finished', { holder, ...batch });
-  const pruning = { batchSize, maxBatches, jitterMs };
+  const pruning = { batchSize, maxBatches, jitterMs, budgetMs: options.pruneBudgetMs };
   return [
     releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, onSkipped, redactPayload, keptAttempts }),
     releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped, redactPayload, keptAttempts }),
@@ -50,12 +56,17 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
       onReleased: (queues) => runtime.ringer.ring(tables.prefix, queues),
     }),
     finishBatches(taskDb, { batchSize, onFinished }),
-    pruneIdempotencyKeys(taskDb, { retentionMs: idempotencyRetentionMs, batchSize }),
+    pruneIdempotencyKeys(taskDb, {
+      retentionMs: idempotencyRetentionMs,
+      batchSize,
+      maxBatches,
+      budgetMs: options.pruneBudgetMs,
+    }),
     pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
-    pruneDeadJobs(taskDb, { retentionMs: deadRetentionMs, ...pruning }),
+    pruneDeadJobs(taskDb, { retentionMs: () => retention.deadRetentionMs, ...pruning }),
     pruneProgress(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
-    pruneJobErrors(taskDb, { retentionMs: attemptRetentionMs(runtime.options), ...pruning }),
-    pruneJobLogs(taskDb, { retentionMs: attemptRetentionMs(runtime.options), ...pruning }),
+    pruneJobErrors(taskDb, { retentionMs: () => attemptRetentionMs(retention), ...pruning }),
+    pruneJobLogs(taskDb, { retentionMs: () => attemptRetentionMs(retention), ...pruning }),
     checkQueues(taskDb, {
       intervalMs: options.queueCheckIntervalMs,
       clock,
@@ -88,6 +99,8 @@ export class Maintenance {
   #cron: ScheduledTask | undefined;
   #scheduler: Scheduler | undefined;
   #pass: Promise<MaintenancePass> | null = null;
+  #catchUp: NodeJS.Timeout | undefined;
+  #catchingUp: Promise<MaintenancePass> | null = null;
   #leading = false;
   #stopped = false;
 
@@ -108,6 +121,7 @@ export class Maintenance {
 
   async start(): Promise<void> {
     await assertSchemaCurrent(this.runtime.db, this.runtime.tables);
+    await this.runtime.retention.load();
     if (this.options.jobs !== null) {
       const definitions = [...(await loadHandlers(this.options.jobs)).values()];
       this.#scheduler = new Scheduler(this.runtime, definitions, this.options.scheduleJitterMs);
@@ -128,7 +142,11 @@ export class Maintenance {
 
   /** One pass. Concurrent calls share the pass in progress. */
   runOnce(): Promise<MaintenancePass> {
-    this.#pass ??= this.#runPass().finally(() => {
+    const catchingUp = this.#catchingUp;
+    this.#pass ??= (async () => {
+      await catchingUp?.catch(() => undefined);
+      return this.#runPass();
+    })().finally(() => {
       this.#pass = null;
     });
     return this.#pass;
@@ -136,9 +154,11 @@ export class Maintenance {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    clearTimeout(this.#catchUp);
     await this.#cron?.destroy();
     await this.#scheduler?.stop();
     await this.#pass?.catch(() => undefined);
+    await this.#catchingUp?.catch(() => undefined);
     if (this.#leading) {
       await this.#lease.release().catch(() => undefined);
       this.#setLeading(false, true);
@@ -155,14 +175,42 @@ export class Maintenance {
     }
   }
 
-  async #runPass(): Promise<MaintenancePass> {
+  /**
+   * After a pass in which a retention task stopped behind, and while this process runs on its
+   * schedule: a short catch-up pass of only the tasks behind, after a jittered pause of a few
+   * hundred milliseconds, renewing the lease first; again after it while any is still behind.
+   */
+  #catchUpIfBehind(pass: MaintenancePass): void {
+    if (pass.behind.length === 0 || this.#cron === undefined || this.#stopped || this.#catchUp !== undefined) return;
+    this.#catchUp = setTimeout(
+      () => {
+        this.#catchUp = undefined;
+        // A full pass in progress runs the retention tasks anyway.
+        if (this.#stopped || this.#pass !== null) return;
+        this.#catchingUp = this.#runPass(true).finally(() => {
+          this.#catchingUp = null;
+        });
+        this.#catchingUp.catch((error: unknown) =>
+          this.runtime.events.emit('maintenance:error', {
+            holder: this.holder,
+            error: error as Error,
+            context: 'catch-up',
+          }),
+        );
+      },
+      CATCH_UP_PAUSE_MS * (0.5 + Math.random()),
+    );
+  }
+
+  async #runPass(catchUp = false): Promise<MaintenancePass> {
     const started = performance.now();
     // Reads first, leader or not: what a take-over needs, and read before the lease write, which
     // on Galera stalls for seconds while a lost node is evicted — the stall then counts towards
     // the dead workers' silence instead of delaying the first sight of it.
     let leader: boolean;
     try {
-      for (const task of this.#tasks) await task.observe?.();
+      if (!catchUp) for (const task of this.#tasks) await task.observe?.();
+      await this.runtime.retention.load();
       leader = await this.#lease.acquire();
     } catch (error) {
       this.#setLeading(false);
@@ -170,14 +218,17 @@ export class Maintenance {
     }
     this.#setLeading(leader);
     const tasks: Record<string, Readonly<Record<string, number>>> = {};
-    if (leader) for (const task of this.#tasks) if (this.#lease.valid) tasks[task.name] = await task.runOnce();
+    const due = catchUp ? this.#tasks.filter((task) => task.behind) : this.#tasks;
+    if (leader) for (const task of due) if (this.#lease.valid) tasks[task.name] = await task.runOnce();
     const pass: MaintenancePass = {
       leader,
       durationMs: Math.round(performance.now() - started),
       changed: totalChanged(tasks),
       tasks: tasks as MaintenanceCounts,
+      behind: leader ? due.filter((task) => task.behind).map((task) => task.name) : [],
     };
     this.runtime.events.emit('maintenance:completed', { holder: this.holder, ...pass });
+    this.#catchUpIfBehind(pass);
     return pass;
   }
 

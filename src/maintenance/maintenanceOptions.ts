@@ -29,8 +29,18 @@ export interface MaintenanceOptions {
   scheduleJitterMs?: number;
   /** A worker that missed this many of its own heartbeat intervals is dead: its claims are released. @defaultValue 2.5 */
   missedHeartbeats?: number;
-  /** Most retention-pruning batches per table in one pass. @defaultValue 20 */
+  /**
+   * Most retention-pruning batches per table in one run: bounds the statements a run sends,
+   * whatever its time budget. @defaultValue 200
+   */
   maxPruneBatches?: number;
+  /**
+   * How long each retention task keeps deleting while its batches come back full. A task that
+   * stops behind (its last batch full) runs again after a short jittered pause rather than at the
+   * next tick, so pruning keeps pace with the rate rows arrive at; one that caught up waits for
+   * the next tick. @defaultValue 1,000
+   */
+  pruneBudgetMs?: number;
   /**
    * How often the leader reads every queue's depth (bounded index reads, a few per queue and
    * priority), records it for the metrics and holds promised queues to their promise: once per
@@ -61,6 +71,7 @@ export const MAINTENANCE_DEFAULTS = {
   scheduleJitterMs: 500,
   missedHeartbeats: 2.5,
   maxPruneBatches: TASK_DEFAULTS.maxBatches,
+  pruneBudgetMs: TASK_DEFAULTS.pruneBudgetMs,
   queueCheckIntervalMs: 0,
   clock: monotonicClock,
 } as const satisfies ResolvedMaintenanceOptions;
@@ -74,6 +85,7 @@ export function resolveMaintenanceOptions(options: MaintenanceOptions): Resolved
   integerIn('jitterMs', r.jitterMs, 0);
   integerIn('scheduleJitterMs', r.scheduleJitterMs, 0);
   integerIn('maxPruneBatches', r.maxPruneBatches, 1, 10_000);
+  integerIn('pruneBudgetMs', r.pruneBudgetMs, 1, 600_000);
   integerIn('queueCheckIntervalMs', r.queueCheckIntervalMs, 0);
   numberAtLeast('missedHeartbeats', r.missedHeartbeats, 1.5);
   if (typeof r.clock !== 'function') throw new OptionsError('clock', 'must be a function returning milliseconds');

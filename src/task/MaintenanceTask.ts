@@ -15,6 +15,11 @@ export interface MaintenanceTask<N extends string = string, C extends string = s
   readonly options: O;
   runOnce(): Promise<Readonly<Record<C, number>>>;
   observe?(): Promise<void>;
+  /**
+   * A task that works through a backlog in bounded runs (retention) says here whether its last
+   * run stopped with more to do: the maintenance process then runs it again soon, not at its next tick.
+   */
+  readonly behind?: boolean;
 }
 
 /** The defaults the tasks share; the maintenance process's own options start from the same values. */
@@ -23,8 +28,10 @@ export const TASK_DEFAULTS = {
   batchSize: 500,
   /** Most random pause between batches (each task caps it lower). */
   jitterMs: 1_000,
-  /** Most retention-pruning batches per table in one pass. */
-  maxBatches: 20,
+  /** Most retention-pruning batches per table in one run: a bound on its statements. */
+  maxBatches: 200,
+  /** How long one retention task keeps deleting full batches in one run. */
+  pruneBudgetMs: 1_000,
 } as const;
 
 /** Claims a release left alone because another transaction holds their rows; tried again next pass. */
@@ -65,6 +72,8 @@ export interface MaintenancePass<Counts extends object = AnyPassCounts> {
   /** The sum of every count in `tasks`. */
   readonly changed: number;
   readonly tasks: Partial<Counts>;
+  /** The tasks that stopped with more to do (a retention's last batch came back full): run again soon. */
+  readonly behind: readonly string[];
 }
 
 /** Pure: the sum of every count of a pass: what the log line calls "changed". */

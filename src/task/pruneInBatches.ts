@@ -7,29 +7,54 @@ import { type MaintenanceTask, TASK_DEFAULTS } from './MaintenanceTask.ts';
 /** A retention task's options. Every field is optional. */
 export interface RetentionOptions {
   /**
-   * Rows older than this are deleted; 0 keeps none (all are deleted), Infinity keeps every row.
+   * Rows older than this are deleted; 0 keeps none (all are deleted), Infinity keeps every row. A
+   * function is asked at every run: the install's setting, which an operator may change meanwhile.
    * @defaultValue the install's retention of that table
    */
-  readonly retentionMs?: number;
-  /** Rows per batch. @defaultValue 500 */
+  readonly retentionMs?: number | (() => number);
+  /** Rows per batch: each batch is one short transaction. @defaultValue 500 */
   readonly batchSize?: number;
-  /** Most batches in one pass; the next pass goes on where this one stopped. @defaultValue 20 */
+  /** Most batches in one run, whatever the time budget: bounds the statements of a pass. @defaultValue 200 */
   readonly maxBatches?: number;
-  /** Most random pause between batches (capped at 50 ms). @defaultValue 1,000 */
+  /** How long one run keeps deleting full batches before it stops, behind, for the next run. @defaultValue 1,000 */
+  readonly budgetMs?: number;
+  /** Most random pause between batches (capped at 5 ms: the workers' statements get in between). @defaultValue 1,000 */
   readonly jitterMs?: number;
 }
 
 export type ResolvedRetentionOptions = Readonly<Required<RetentionOptions>>;
 
+/** The longest pause between two batches of one run, whatever jitterMs says. */
+const MAX_BATCH_PAUSE_MS = 5;
+
 /** Fills in the defaults (`retentionMs`: the table's own, from the install's options) and validates. */
 function resolveRetention(options: RetentionOptions, retentionMs: number): ResolvedRetentionOptions {
-  const { batchSize, maxBatches, jitterMs } = TASK_DEFAULTS;
-  const r = { retentionMs, batchSize, maxBatches, jitterMs, ...defined(options) };
-  if (r.retentionMs !== Number.POSITIVE_INFINITY) integerIn('retentionMs', r.retentionMs, 0);
+  const { batchSize, maxBatches, jitterMs, pruneBudgetMs: budgetMs } = TASK_DEFAULTS;
+  const r = { retentionMs, batchSize, maxBatches, budgetMs, jitterMs, ...defined(options) };
+  validRetention(retentionOf(r));
   integerIn('batchSize', r.batchSize, 1, 10_000);
   integerIn('maxPruneBatches', r.maxBatches, 1, 10_000);
+  integerIn('pruneBudgetMs', r.budgetMs, 1, 600_000);
   integerIn('jitterMs', r.jitterMs, 0);
   return r;
+}
+
+/** The retention a run prunes at: the number given, or what the function given says now. */
+export function retentionOf(options: Pick<ResolvedRetentionOptions, 'retentionMs'>): number {
+  return typeof options.retentionMs === 'function' ? options.retentionMs() : options.retentionMs;
+}
+
+/**
+ * Pure: a retention of at least `floorMs` (tables whose rows of a finished job go with it, at the
+ * next run when the install keeps none), asked at every run when it is a function.
+ */
+export function retentionAtLeast(given: number | (() => number), floorMs: number): () => number {
+  return () => Math.max(floorMs, typeof given === 'function' ? given() : given);
+}
+
+function validRetention(retentionMs: number): number {
+  if (retentionMs !== Number.POSITIVE_INFINITY) integerIn('retentionMs', retentionMs, 0);
+  return retentionMs;
 }
 
 /** The two statements of one prune: lock a batch of expired rows, delete those rows by key. */
@@ -47,40 +72,54 @@ export interface PruneStatements {
   readonly keyOf: (row: Record<string, unknown>) => unknown;
 }
 
+/** What one run of pruneInBatches did. */
+export interface PruneRun {
+  readonly deleted: number;
+  /** Its last batch came back full: it stopped on its budget or its batch cap, with more to delete. */
+  readonly behind: boolean;
+}
+
 /**
  * Retention, continuously: one short transaction per batch (lock, then delete by key; re-run
- * whole by withTransaction after a transient conflict), at most maxBatches batches, a jittered
- * pause between, until a short batch — never one big delete that holds locks and swells the undo
- * log, and never a wait on a row someone else holds (it stays for a later pass). Returns rows
- * deleted; a retention of Infinity deletes nothing.
+ * whole by withTransaction after a transient conflict), a jittered pause of a few milliseconds
+ * between, for as long as batches come back full — until a short batch (caught up), the time
+ * budget or maxBatches (behind: the caller comes back soon). Never one big delete that holds locks
+ * and swells the undo log, and never a wait on a row someone else holds (it stays for a later
+ * run). A retention of Infinity deletes nothing.
  */
 export async function pruneInBatches(
   db: Executor,
   sql: PruneStatements,
   options: ResolvedRetentionOptions,
-): Promise<number> {
-  if (options.retentionMs === Number.POSITIVE_INFINITY) return 0;
+): Promise<PruneRun> {
+  const retentionMs = validRetention(retentionOf(options));
+  if (retentionMs === Number.POSITIVE_INFINITY) return { deleted: 0, behind: false };
+  const deadline = performance.now() + options.budgetMs;
   let deleted = 0;
-  for (let batch = 0; batch < options.maxBatches; batch++) {
+  for (let batch = 1; ; batch++) {
     const { locked, removed } = await withTransaction(db, async (tx) => {
-      const rows = await tx.select<Record<string, unknown>>(sql.lock, [options.retentionMs * 1000, options.batchSize]);
+      const rows = await tx.select<Record<string, unknown>>(sql.lock, [retentionMs * 1000, options.batchSize]);
       if (rows.length === 0) return { locked: 0, removed: 0 };
       const { affectedRows } = await tx.write(sql.delete, [rows.map(sql.keyOf)]);
       return { locked: rows.length, removed: affectedRows };
     });
     deleted += removed;
-    if (locked < options.batchSize) break;
-    await sleep(Math.random() * Math.min(options.jitterMs, 50));
+    if (locked < options.batchSize) return { deleted, behind: false };
+    if (batch >= options.maxBatches || performance.now() >= deadline) return { deleted, behind: true };
+    await sleep(Math.random() * Math.min(options.jitterMs, MAX_BATCH_PAUSE_MS));
   }
-  return deleted;
 }
 
 /**
  * A retention task: its table's `statements` (lock, delete by key) run by pruneInBatches at each
- * pass. The tables' own files hold their SQL and name the task; this is their one shape.
+ * run. `behind` says the last run stopped with a full batch: the maintenance process then runs the
+ * task again after a short jittered pause instead of at its next tick, so pruning keeps pace with
+ * whatever rate rows arrive at. The tables' own files hold their SQL and name the task; this is
+ * their one shape (a new table's retention is one more of these).
  */
 export class RetentionTask<N extends string> implements MaintenanceTask<N, 'pruned', ResolvedRetentionOptions> {
   readonly options: ResolvedRetentionOptions;
+  #behind = false;
 
   /** `tableRetentionMs` is the retention used when the options give none. */
   constructor(
@@ -93,7 +132,13 @@ export class RetentionTask<N extends string> implements MaintenanceTask<N, 'prun
     this.options = resolveRetention(options, tableRetentionMs);
   }
 
+  get behind(): boolean {
+    return this.#behind;
+  }
+
   async runOnce(): Promise<{ pruned: number }> {
-    return { pruned: await pruneInBatches(this.db, this.statements, this.options) };
+    const run = await pruneInBatches(this.db, this.statements, this.options);
+    this.#behind = run.behind;
+    return { pruned: run.deleted };
   }
 }

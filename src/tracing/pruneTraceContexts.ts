@@ -1,7 +1,12 @@
 import type { Tables } from '../db/tables.ts';
 import { SLUICE_DEFAULTS } from '../options.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
-import { type ResolvedRetentionOptions, type RetentionOptions, RetentionTask } from '../task/pruneInBatches.ts';
+import {
+  type ResolvedRetentionOptions,
+  type RetentionOptions,
+  RetentionTask,
+  retentionAtLeast,
+} from '../task/pruneInBatches.ts';
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of trace contexts
@@ -34,11 +39,11 @@ export function pruneTraceContexts(
   { db, tables }: TaskDb,
   options: RetentionOptions = {},
 ): MaintenanceTask<'pruneTraceContexts', 'pruned', ResolvedRetentionOptions> {
-  const retentionMs = Math.max(1, options.retentionMs ?? SLUICE_DEFAULTS.historyRetentionMs);
+  const retentionMs = retentionAtLeast(options.retentionMs ?? SLUICE_DEFAULTS.historyRetentionMs, 1);
   const statements = {
     lock: sqlLockExpired(tables),
     delete: sqlDelete(tables),
     keyOf: (r: Record<string, unknown>) => [r.kind, r.id],
   };
-  return new RetentionTask('pruneTraceContexts', db, statements, { ...options, retentionMs }, retentionMs);
+  return new RetentionTask('pruneTraceContexts', db, statements, { ...options, retentionMs }, retentionMs());
 }

@@ -194,7 +194,7 @@ export class CompletionBuffer {
    */
   async #complete({ lockId, ids, results, wholeClaimOf, logs }: ClaimCompletion): Promise<number[]> {
     const { workerDb: db, tables, options } = this.runtime;
-    const history = options.historyRetentionMs > 0;
+    const history = this.runtime.retention.historyRetentionMs > 0;
     const redact = options.redactPayload;
     try {
       const released = await completeJobs(db, tables, lockId, ids, { history, results, redact, wholeClaimOf, logs });

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { cancelledAmong } from '../jobControl/cancelledAmong.ts';
+import { SETTINGS_MAX_AGE_MS } from '../settings/InstallRetention.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { LogBatch } from './AttemptLog.ts';
 import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
@@ -99,6 +100,9 @@ export class Heartbeat {
   }
 
   async #beat(): Promise<void> {
+    // The install's retentions, read again now and then (history is written only while kept):
+    // never awaited, so a busy install pool cannot delay the claims' extension.
+    this.runtime.retention.fresh(SETTINGS_MAX_AGE_MS).catch((error: unknown) => this.report.error(error, 'settings'));
     await this.#extendClaims();
     this.#adjustLimit();
     this.#sample();

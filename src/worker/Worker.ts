@@ -100,6 +100,7 @@ export class Worker {
   async start(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`worker ${this.id} was already started`);
     await assertSchemaCurrent(this.runtime.workerDb, this.runtime.tables);
+    await this.runtime.retention.load();
     const handlers = await loadHandlers(this.options.jobs);
     assertPoolFits([...handlers.values()], this.options.concurrency, this.runtime.options.poolMax);
     const maxRetriesOf = (r: RunningJob) =>

@@ -233,5 +233,5 @@ function scopeOf(deps: AttemptDeps, definition: JobDefinition<any>, running: Run
 }
 
 function hasHistory(runtime: SluiceRuntime): boolean {
-  return runtime.options.historyRetentionMs > 0;
+  return runtime.retention.historyRetentionMs > 0;
 }

@@ -179,7 +179,7 @@ function traceOf(deps: FinishDeps, running: RunningJob, error: Error | null): At
  */
 async function afterRow(deps: FinishDeps, running: RunningJob, error: Error | null): Promise<void> {
   const { runtime } = deps;
-  if (runtime.options.historyRetentionMs === 0) return;
+  if (runtime.retention.historyRetentionMs === 0) return;
   const trace = traceOf(deps, running, error);
   if (trace.failed === null && trace.logs.length === 0) return;
   await recordAfterRow(runtime.workerDb, runtime.tables, trace);

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { fromKnex } from '../../src/db/executor.ts';
 import { readServerInfo } from '../../src/db/serverInfo.ts';
 import { defineJob, JobDefinitionError, type Maintenance, type Sluice, type SluiceEventMap } from '../../src/index.ts';
-import { resolveSluiceOptions } from '../../src/options.ts';
+import { resolveSluiceOptions, SLUICE_DEFAULTS } from '../../src/options.ts';
 import { Scheduler } from '../../src/scheduler/Scheduler.ts';
+import { InstallRetention } from '../../src/settings/InstallRetention.ts';
 import type { SluiceRuntime } from '../../src/sluiceRuntime.ts';
 import { Ringer } from '../../src/wakeups/Ringer.ts';
 import { OPS_JOBS } from '../helpers/runCli.ts';
@@ -60,6 +61,7 @@ function contextOf(sluice: Sluice): SluiceRuntime {
     events: sluice.events,
     logger: testLogger,
     options: resolveSluiceOptions({}),
+    retention: new InstallRetention(exec, sluice.tables, SLUICE_DEFAULTS, {}, sluice.events),
     serverInfo: () => (info ??= readServerInfo(exec)),
     ringer: new Ringer({ knex: null, tables: sluice.tables, events: sluice.events }),
     doorbellKnex: null,

@@ -229,6 +229,14 @@ CREATE TABLE `<prefix>queue_depths` (
   PRIMARY KEY (`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>settings
+CREATE TABLE `<prefix>settings` (
+  `name` varchar(64) NOT NULL,
+  `value` varchar(255) NOT NULL,
+  `updated_at` datetime(3) NOT NULL,
+  PRIMARY KEY (`name`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>workers
 CREATE TABLE `<prefix>workers` (
   `id` varchar(128) NOT NULL,
