@@ -52,7 +52,14 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
     releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped, redactPayload, keptAttempts }),
     reconcileHolds(taskDb, {
       batchSize,
-      cancel: { history: historyRetentionMs > 0, keyRetentionMs: idempotencyRetentionMs, redact: redactPayload },
+      cancel: {
+        // Read at each cancel: the install's retention may change while the process runs.
+        get history() {
+          return historyRetentionMs() > 0;
+        },
+        keyRetentionMs: idempotencyRetentionMs,
+        redact: redactPayload,
+      },
       onReleased: (queues) => runtime.ringer.ring(tables.prefix, queues),
     }),
     finishBatches(taskDb, { batchSize, onFinished }),

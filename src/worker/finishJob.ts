@@ -133,7 +133,8 @@ async function deadLetter(
   const { runtime } = deps;
   const { job } = running;
   const maxRetries = deps.maxRetriesOf(running);
-  const { historyRetentionMs, idempotencyRetentionMs, redactPayload } = runtime.options;
+  const { idempotencyRetentionMs, redactPayload } = runtime.options;
+  const history = runtime.retention.historyRetentionMs > 0;
   const released = await deadLetterJob(
     runtime.workerDb,
     runtime.tables,
@@ -141,7 +142,7 @@ async function deadLetter(
     lastError,
     redactPayload,
     trace,
-    { history: historyRetentionMs > 0, keyRetentionMs: idempotencyRetentionMs, redact: redactPayload },
+    { history, keyRetentionMs: idempotencyRetentionMs, redact: redactPayload },
   );
   if (released.size > 0) runtime.ringer.ring(runtime.tables.prefix, released);
   running.traceOutcome('dead', error);
