@@ -28,7 +28,11 @@ import { releaseStaleClaims } from './releaseStaleClaims.ts';
 
 const LEASE_NAME = 'maintenance';
 
-/** The mean pause before a catch-up pass (jittered ±50%): the workers' statements get the server meanwhile. */
+/**
+ * The pause before a catch-up pass: at least this, and at least as long as the pass before it ran
+ * (jittered ±50%), so pruning that is behind takes at most about half of the time and the
+ * workers' statements get the server meanwhile.
+ */
 const CATCH_UP_PAUSE_MS = 200;
 
 /**
@@ -184,8 +188,8 @@ export class Maintenance {
 
   /**
    * After a pass in which a retention task stopped behind, and while this process runs on its
-   * schedule: a short catch-up pass of only the tasks behind, after a jittered pause of a few
-   * hundred milliseconds, renewing the lease first; again after it while any is still behind.
+   * schedule: a short catch-up pass of only the tasks behind, after a jittered pause as long as the
+   * pass took (at least 200 ms), renewing the lease first; again after it while any is still behind.
    */
   #catchUpIfBehind(pass: MaintenancePass): void {
     if (pass.behind.length === 0 || this.#cron === undefined || this.#stopped || this.#catchUp !== undefined) return;
@@ -205,7 +209,7 @@ export class Maintenance {
           }),
         );
       },
-      CATCH_UP_PAUSE_MS * (0.5 + Math.random()),
+      Math.max(CATCH_UP_PAUSE_MS, pass.durationMs) * (0.5 + Math.random()),
     );
   }
 
