@@ -217,7 +217,8 @@ describe('every query of the jobs API is served by an index', () => {
       { id: number },
     ];
     const get = await traced((s) => s.jobs.get(Number(id) + 1_000_000));
-    await expectIndexed(get.statements, ['PRIMARY']);
+    // job_edges is probed by its primary key (parent) and by ix_child (child): is it in a workflow.
+    await expectIndexed(get.statements, ['PRIMARY', 'ix_child']);
     const wait = await traced((s) => s.jobs.waitFor(Number(id) + 1_000_000, { timeoutMs: 0 }));
     await expectIndexed(wait.statements, ['PRIMARY']);
     const changes = await traced((s) => s.jobs.changes({ since: new Date(Date.now() - 600_000), limit: 100 }));
