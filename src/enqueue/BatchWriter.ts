@@ -12,6 +12,8 @@ import type { JobSpec } from '../model/job.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
+import { storedApart } from './payloadApart.ts';
+import { type ApartPayload, apartIdsOf, apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
 
 /** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
 const sqlOpenBatch = (t: Tables) => `
@@ -69,8 +71,8 @@ export class BatchWriter {
   readonly #keys = new Set<string>();
   /** Jobs sent per queue (all of them land, or the batch rolls back). */
   readonly #queues = new Map<string, number>();
-  /** The INSERT in flight and the rows it must report. */
-  #inFlight: { result: Promise<WriteResult>; expected: number } | null = null;
+  /** The INSERT in flight, the rows it must report, and the payloads of its rows stored apart. */
+  #inFlight: { result: Promise<WriteResult>; expected: number; payloads: readonly ApartPayload[] } | null = null;
   /** The smallest id the INSERTs settled since the last key reservation reported (where linkIdempotencyKeys looks). */
   #firstId = Number.POSITIVE_INFINITY;
 
@@ -158,7 +160,15 @@ export class BatchWriter {
         }
         return tuple;
       });
-      for (const chunk of planCountedChunks(prefix, tuples, this.limits)) await this.#send(chunk.sql, chunk.rows);
+      const apart = wanted.map(({ job, index }) =>
+        storedApart(job.payload) ? apartPayload(job.payload, index, this.limits) : null,
+      );
+      let offset = 0;
+      for (const chunk of planCountedChunks(prefix, tuples, this.limits)) {
+        const payloads = apart.slice(offset, offset + chunk.rows).filter((p): p is ApartPayload => p !== null);
+        offset += chunk.rows;
+        await this.#send(chunk.sql, chunk.rows, payloads);
+      }
     }
     if (reservation) {
       await this.#settle();
@@ -167,15 +177,18 @@ export class BatchWriter {
   }
 
   /** Sends one INSERT once the previous one succeeded, and returns without waiting for it. */
-  async #send(statement: string, expected: number): Promise<void> {
+  async #send(statement: string, expected: number, payloads: readonly ApartPayload[]): Promise<void> {
     await this.#settle();
     const result = this.tx.write(statement);
     result.catch(() => undefined); // observed in #settle; never an unhandled rejection meanwhile
-    this.#inFlight = { result, expected };
+    this.#inFlight = { result, expected, payloads };
     this.#chunks++;
   }
 
-  /** Waits for the INSERT in flight and checks that every row of it landed. */
+  /**
+   * Waits for the INSERT in flight and checks that every row of it landed; then writes the
+   * payloads of its rows stored apart (found by the batch's id from the INSERT's first id).
+   */
   async #settle(): Promise<void> {
     const inFlight = this.#inFlight;
     if (!inFlight) return;
@@ -186,6 +199,9 @@ export class BatchWriter {
       throw new Error(`batch ${this.batchId}: an INSERT wrote ${inserted} of ${inFlight.expected} rows; rolled back`);
     }
     this.#count += inserted;
+    if (inFlight.payloads.length === 0) return;
+    const ids = await apartIdsOf(this.tx, this.tables, this.batchId, insertId, inFlight.payloads.length);
+    await writeApartPayloads(this.tx, this.tables, ids, inFlight.payloads, this.limits);
   }
 
   async close(): Promise<BatchWriteResult> {

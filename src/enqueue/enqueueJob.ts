@@ -13,6 +13,8 @@ import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
+import { storedApart } from './payloadApart.ts';
+import { apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
 
 export interface EnqueueResult {
   /** The job's id — for a duplicate, the id of the job that holds the key. */
@@ -22,8 +24,9 @@ export interface EnqueueResult {
 }
 
 /**
- * Enqueues a single job (no batch row): one autocommit INSERT, or, with an idempotency key, a
- * short transaction that reserves the key first. Validation errors name index 0. With an
+ * Enqueues a single job (no batch row): one autocommit INSERT, or, with an idempotency key or a
+ * payload stored apart (over 1 KiB: payloadApart.ts), a short transaction that reserves the key
+ * first and writes the payload's row after the job's. Validation errors name index 0. With an
  * OpenTelemetry SDK registered, the write runs in a `send <queue>` span whose context is kept
  * with the job in the same transaction (src/tracing/); without one, nothing of that runs.
  */
@@ -62,8 +65,9 @@ async function writeJob(
       `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${limits.maxStatementBytes} usable)`,
     );
   }
+  const apart = storedApart(job.payload) ? apartPayload(job.payload, 0, limits) : null;
   const wrote = new Map([[job.queue, 1]]);
-  if (job.idempotencyKey === null && traceContext === null) {
+  if (job.idempotencyKey === null && traceContext === null && apart === null) {
     const { insertId } = await db.write(sql);
     ringAfterCommit(runtime, options.trx, wrote);
     return { id: insertId, duplicate: false };
@@ -75,6 +79,7 @@ async function writeJob(
     if (keyed && reservation?.won.size === 0)
       return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
     const { insertId } = await tx.write(sql);
+    if (apart) await writeApartPayloads(tx, runtime.tables, [insertId], [apart], limits);
     if (reservation) await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
     if (traceContext) await writeTraceContext(tx, runtime.tables, { jobId: insertId }, traceContext);
     return { id: insertId, duplicate: false };

@@ -1,6 +1,7 @@
 import { escape as sqlLiteral } from 'mysql2';
 import type { Tables } from '../db/tables.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
+import { PAYLOAD_APART, storedApart } from './payloadApart.ts';
 
 /**
  * Which optional columns an INSERT of some jobs names. A column NULL for every one of its jobs
@@ -40,7 +41,8 @@ export function insertJobsPrefix(t: Tables, columns: JobColumns): string {
 
 /**
  * Pure: one job as a VALUES tuple (mysql2's escaping: text protocol, so no placeholder limit).
- * run_at comes from the DB clock unless an absolute time was given.
+ * run_at comes from the DB clock unless an absolute time was given. A payload stored apart
+ * (storedApart) is written as '' here and by writeApartPayloads in the same transaction.
  */
 export function renderJobTuple(job: NormalizedJob, batchId: number | null, columns: JobColumns): string {
   const runAt =
@@ -49,7 +51,8 @@ export function renderJobTuple(job: NormalizedJob, batchId: number | null, colum
       : job.delayMs > 0
         ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
         : 'NOW(3)';
-  let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${sqlLiteral(job.payload)},${job.priority},${runAt}`;
+  const payload = sqlLiteral(storedApart(job.payload) ? PAYLOAD_APART : job.payload);
+  let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${payload},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
   if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : sqlLiteral(job.backoff)}`;
   if (columns.batchId) tuple += `,${batchId ?? 'NULL'}`;

@@ -40,6 +40,11 @@ const sqlDelete = (t: Tables) => `
 DELETE FROM ${t.jobs}
 WHERE id IN (?)`;
 
+/** Params: ?1 ids (list, locked). Without history, their payloads stored apart go with them. */
+const sqlDeletePayloads = (t: Tables) => `
+DELETE FROM ${t.jobPayloads}
+WHERE job_id IN (?)`;
+
 /** Params: ?1 count, ?2 batch id. Counts cancelled jobs on their batch (getBatch, finishBatches read it). */
 const sqlCountOnBatch = (t: Tables) => `
 UPDATE ${t.batches}
@@ -93,7 +98,7 @@ export async function cancelJobs(
     if (options.history) {
       await tx.write(sqlCopyToHistory(tables), [lockedIds]);
       await redactCopied(tx, tables, 'history', lockedIds, options.redact ?? null);
-    }
+    } else await tx.write(sqlDeletePayloads(tables), [lockedIds]);
     await tx.write(sqlDelete(tables), [lockedIds]);
     const perBatch = new Map<number, number>();
     for (const r of locked)

@@ -12,12 +12,13 @@ import { parseJson } from './parseJson.ts';
 /**
  * Params: ?1 id (×3). The job wherever it is: one primary-key lookup in each of jobs, job_history
  * and dead_jobs, in one statement — so one snapshot (READ COMMITTED reads per statement): a job
- * that moves between the tables meanwhile is seen in exactly one of them. Its progress row joins
+ * that moves between the tables meanwhile is seen in exactly one of them. Its payload stored apart
+ * (the row holds '') joins by primary key (apart_payload), as does its progress row
  * by primary key; whether it has attempt errors and log lines is one probe each of job_errors'
  * and job_logs' primary keys (they are read only then). At most one row comes back.
  */
 const sqlGet = (t: Tables) => `
-SELECT x.*, p.progress, p.updated_at AS progress_at,
+SELECT x.*, jp.payload AS apart_payload, p.progress, p.updated_at AS progress_at,
        EXISTS (SELECT 1 FROM ${t.jobErrors} e WHERE e.job_id = x.id) AS has_errors,
        EXISTS (SELECT 1 FROM ${t.jobLogs} l WHERE l.job_id = x.id) AS has_logs
 FROM (
@@ -42,6 +43,7 @@ FROM (
   FROM ${t.deadJobs} d
   WHERE d.id = ?
 ) x
+LEFT JOIN ${t.jobPayloads} jp ON jp.job_id = x.id AND x.payload = ''
 LEFT JOIN ${t.jobProgress} p ON p.job_id = x.id`;
 
 /**
@@ -118,6 +120,7 @@ interface GetRow {
   queue: string;
   name: string;
   payload: string;
+  apart_payload: string | null;
   priority: number;
   run_at: Date | null;
   lock_id: string | null;
@@ -150,7 +153,7 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     state: row.state,
     queue: row.queue,
     name: row.name,
-    payload: parseJson(row.payload),
+    payload: parseJson(row.apart_payload ?? row.payload),
     priority: row.priority,
     retryTimes: row.retry_times,
     maxRetries: row.max_retries,

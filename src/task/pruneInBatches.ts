@@ -45,6 +45,14 @@ export interface PruneStatements {
   readonly delete: string;
   /** The key of a locked row, as the DELETE's list takes it. */
   readonly keyOf: (row: Record<string, unknown>) => unknown;
+  /**
+   * What goes with some of the rows, deleted first in the same transaction: `sql` (params: keys,
+   * a list) for the locked rows `keysOf` picks; none picked, no statement (payloads stored apart).
+   */
+  readonly alsoDelete?: {
+    readonly sql: string;
+    readonly keysOf: (rows: readonly Record<string, unknown>[]) => unknown[];
+  };
 }
 
 /**
@@ -65,6 +73,8 @@ export async function pruneInBatches(
     const { locked, removed } = await withTransaction(db, async (tx) => {
       const rows = await tx.select<Record<string, unknown>>(sql.lock, [options.retentionMs * 1000, options.batchSize]);
       if (rows.length === 0) return { locked: 0, removed: 0 };
+      const also = sql.alsoDelete?.keysOf(rows) ?? [];
+      if (also.length > 0) await tx.write(sql.alsoDelete?.sql ?? '', [also]);
       const { affectedRows } = await tx.write(sql.delete, [rows.map(sql.keyOf)]);
       return { locked: rows.length, removed: affectedRows };
     });

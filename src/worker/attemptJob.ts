@@ -93,6 +93,7 @@ async function atMostOnce(deps: AttemptDeps, definition: JobDefinition<any>, run
   await completeJobs(runtime.workerDb, runtime.tables, job.lockId, [job.id], {
     history: hasHistory(runtime),
     redact: runtime.options.redactPayload,
+    apart: running.payloadApart ? 1 : 0,
   });
   running.detach();
   const outcome = await runHandler(definition, scopeOf(deps, definition, running), running.cancellation);
@@ -153,6 +154,7 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
           history: hasHistory(runtime),
           redact: runtime.options.redactPayload,
           results: result === null ? undefined : new Map([[job.id, result]]),
+          apart: running.payloadApart ? 1 : 0,
         });
       },
       { attempts: EXACTLY_ONCE_RUNS },

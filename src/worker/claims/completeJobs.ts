@@ -32,6 +32,17 @@ DELETE FROM ${t.jobs}
 WHERE ${held}`;
 
 /**
+ * Params: heldRows (alias j.). As sqlComplete, with the payloads of those jobs stored apart
+ * (job_payloads): without history nothing refers to them once their jobs are gone. One statement,
+ * so a payload goes exactly when its job does. Returns affectedRows = jobs + payloads deleted.
+ */
+const sqlCompleteWithPayloads = (t: Tables, held: string) => `
+DELETE j, p
+FROM ${t.jobs} j
+LEFT JOIN ${t.jobPayloads} p ON p.job_id = j.id AND j.payload = ''
+WHERE ${held}`;
+
+/**
  * Params: (job id, result JSON) for each of `results` rows, then heldRows. Copies the
  * finished jobs this claim still holds into job_history as completed, each with its handler's
  * result when it returned one (the results ride in the same statement, as a derived table: no
@@ -59,6 +70,12 @@ export interface CompleteOptions {
   readonly wholeClaimOf?: string;
   /** Log lines the jobs kept with ctx.log and have not written yet (with history only: nothing shows them otherwise). */
   readonly logs?: readonly JobLogRow[];
+  /**
+   * How many of the jobs have their payload stored apart (job_payloads). Without history their
+   * payloads are deleted with them; with history the history rows refer to them and pruning
+   * deletes them. @defaultValue 0
+   */
+  readonly apart?: number;
 }
 
 /**
@@ -77,7 +94,7 @@ export async function completeJobs(
   ids: readonly number[],
   options: CompleteOptions = { history: false },
 ): Promise<void> {
-  if (!options.history) return deleteFenced(db, tables, lockId, ids, options.wholeClaimOf);
+  if (!options.history) return deleteFenced(db, tables, lockId, ids, options.wholeClaimOf, options.apart ?? 0);
   const listed = new Set(ids);
   const results = [...(options.results ?? [])].filter(([id]) => listed.has(id));
   const held = heldRows('j.', lockId, ids, options.wholeClaimOf);
@@ -85,7 +102,7 @@ export async function completeJobs(
     if (options.logs && options.logs.length > 0) await writeJobLogs(tx, tables, lockId, options.logs);
     await tx.write(sqlCopyToHistory(tables, results.length, held.where), [...results.flat(), ...held.params]);
     await redactCopied(tx, tables, 'history', ids, options.redact ?? null);
-    await deleteFenced(tx, tables, lockId, ids, options.wholeClaimOf);
+    await deleteFenced(tx, tables, lockId, ids, options.wholeClaimOf, 0);
   });
 }
 
@@ -95,8 +112,17 @@ async function deleteFenced(
   lockId: string,
   ids: readonly number[],
   wholeClaimOf: string | undefined,
+  apart: number,
 ): Promise<void> {
-  const held = heldRows('', lockId, ids, wholeClaimOf);
-  const { affectedRows } = await db.write(sqlComplete(tables, held.where), held.params);
-  if (affectedRows !== ids.length) throw new ClaimLostError('complete', lockId, ids, ids.length - affectedRows);
+  if (apart === 0) {
+    const held = heldRows('', lockId, ids, wholeClaimOf);
+    const { affectedRows } = await db.write(sqlComplete(tables, held.where), held.params);
+    if (affectedRows !== ids.length) throw new ClaimLostError('complete', lockId, ids, ids.length - affectedRows);
+    return;
+  }
+  const held = heldRows('j.', lockId, ids, wholeClaimOf);
+  const { affectedRows } = await db.write(sqlCompleteWithPayloads(tables, held.where), held.params);
+  // A lost job left its row and, if it had one, its payload's: the count lost is at most the shortfall.
+  const shortfall = ids.length + apart - affectedRows;
+  if (shortfall > 0) throw new ClaimLostError('complete', lockId, ids, Math.min(ids.length, shortfall));
 }
