@@ -1,6 +1,7 @@
 import { fromKnex } from '../db/executor.ts';
 import { chunkLimitsFor } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { writeOnPool } from '../db/writeOnPool.ts';
 import { JobValidationError } from '../errors.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
 import type { JobSpec } from '../model/job.ts';
@@ -68,7 +69,8 @@ async function writeJob(
   const apart = storedApart(job.payload) ? apartPayload(job.payload, 0, limits) : null;
   const wrote = new Map([[job.queue, 1]]);
   if (job.idempotencyKey === null && traceContext === null && apart === null) {
-    const { insertId } = await db.write(sql);
+    // On sluice's own pool, past knex's query builder (writeOnPool): the common enqueue's one statement.
+    const { insertId } = options.trx || !db.readCommitted ? await db.write(sql) : await writeOnPool(runtime.knex, sql);
     ringAfterCommit(runtime, options.trx, wrote);
     return { id: insertId, duplicate: false };
   }
