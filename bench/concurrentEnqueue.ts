@@ -1,10 +1,11 @@
 /**
  * `node --import tsx bench/concurrentEnqueue.ts [--base DIR] [--enqueuers 8] [--seconds 10]
- * [--rounds 3] [--workers 0,2]`: enqueue throughput of N processes, each enqueuing single jobs one
+ * [--rounds 3] [--workers 0,2] [--raw]`: enqueue throughput of N processes, each enqueuing single jobs one
  * after another into one queue (bench/enqueueChild.ts), started together: do they serialise on a
  * row? For each count of idle `sluice work` processes on that queue (0: nothing to wake; 2: every
  * enqueue rings a worker, which claims and runs the job), the sides alternate round by round
- * (--base: another checkout first, each side on its own prefix migrated by its own code).
+ * (--base: another checkout first, each side on its own prefix migrated by its own code; --raw:
+ * last, plain mysql2 autocommit INSERTs of the same rows, bench/rawEnqueueChild.ts, the ceiling).
  * Prints each round, the medians, and one JSON line.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -19,6 +20,9 @@ import { progress } from './progress.ts';
 import { fmt, table } from './report.ts';
 
 const CHILD = new URL('./enqueueChild.ts', import.meta.url).pathname;
+const RAW_CHILD = new URL('./rawEnqueueChild.ts', import.meta.url).pathname;
+/** The label of the --raw side: plain autocommit INSERTs into this checkout's tables (the ceiling). */
+const RAW = 'raw autocommit INSERT';
 
 export interface EnqueueRow {
   readonly side: string;
@@ -47,7 +51,7 @@ export async function measureConcurrentEnqueue(
   }
   try {
     const children = Array.from({ length: enqueuers }, () =>
-      spawn(process.execPath, ['--import', 'tsx', CHILD, side.root, side.prefix, String(seconds)], {
+      spawn(process.execPath, ['--import', 'tsx', ...enqueuerArgs(side, seconds)], {
         env: { ...process.env, MYSQL_URL: url },
         stdio: ['ignore', 2, 2, 'ipc'],
       }),
@@ -68,6 +72,11 @@ export async function measureConcurrentEnqueue(
   return rate;
 }
 
+function enqueuerArgs(side: Side, seconds: number): string[] {
+  if (side.label === RAW) return [RAW_CHILD, side.prefix, String(seconds)];
+  return [CHILD, side.root, side.prefix, String(seconds)];
+}
+
 function message(child: ChildProcess): Promise<unknown> {
   return new Promise((resolve, reject) => {
     child.once('message', resolve);
@@ -83,6 +92,7 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '10' },
       rounds: { type: 'string', default: '3' },
       workers: { type: 'string', default: '0,2' },
+      raw: { type: 'boolean', default: false },
     },
   });
   const url = databaseUrl(`sluice_enq_${randomBytes(3).toString('hex')}`);
@@ -92,6 +102,8 @@ async function main(): Promise<void> {
   try {
     const sides = sidesOf(v.base, 'enq');
     for (const side of sides) migrateSide(side, url);
+    const here = sides.at(-1);
+    if (v.raw && here) sides.push({ label: RAW, root: here.root, prefix: here.prefix });
     const rows: EnqueueRow[] = [];
     for (const workers of v.workers.split(',').map(Number)) {
       const runs = new Map<Side, number[]>(sides.map((s) => [s, []]));

@@ -1,11 +1,12 @@
 /**
  * `node --import tsx bench/drainAB.ts --base DIR [--rounds 3] [--jobs 100000] [--concurrency 500]
- * [--workers 1] [--jobs-dir-b DIR]`: the drain of this checkout (B) against another checkout of
- * sluice (A, e.g. `git archive <commit> | tar -x -C DIR` with a node_modules link), alternating
- * A and B for each round on the same server, each side with its own install (prefix `a_` / `b_`,
+ * [--workers 1] [--jobs-dir-b DIR] [--payload small|kb]`: the drain of this checkout (B) against
+ * another checkout of sluice (A, e.g. `git archive <commit> | tar -x -C DIR` with a node_modules
+ * link), alternating A and B for each round on the same server, each side with its own install (prefix `a_` / `b_`,
  * migrated by its own code) in a throwaway database. Each drain is bench/drain.ts's: `sluice work`
  * processes at --concurrency with claims of as many, the clock from the last 'ready' to an empty
- * queue. Prints each round and the medians, then one JSON line (with the statements each drain's
+ * queue; `--payload kb`: payloads of 0–16 KiB (makeKilobyteJobs) instead of ~100 bytes. Prints
+ * each round and the medians, then one JSON line (with the statements each drain's
  * workers sent, by first keyword: a count that the machine's load does not blur). `npm run bench` measures far more
  * (and takes ~10 minutes); this is the focused A/B of one drain configuration.
  */
@@ -21,7 +22,7 @@ import { type DrainMeasurement, measureDrain } from './drain.ts';
 import { median } from './median.ts';
 import { progress } from './progress.ts';
 import { connectRaw } from './rawConnection.ts';
-import { BENCH_QUEUE, makeJobs } from './workload.ts';
+import { BENCH_QUEUE, makeJobs, makeKilobyteJobs } from './workload.ts';
 
 const { values: v } = parseArgs({
   options: {
@@ -31,6 +32,7 @@ const { values: v } = parseArgs({
     concurrency: { type: 'string', default: '500' },
     workers: { type: 'string', default: '1' },
     'jobs-dir-b': { type: 'string' },
+    payload: { type: 'string', default: 'small' },
   },
 });
 if (!v.base) throw new Error('--base DIR: a checkout of the sluice to compare against');
@@ -61,7 +63,9 @@ async function openSide(label: string, root: string, prefix: string, jobsDir: st
 
 async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): Promise<DrainMeasurement> {
   await truncate(conn, [`${side.prefix}jobs`, `${side.prefix}batches`, `${side.prefix}job_history`]);
-  await side.sluice.enqueueBatch(makeJobs(jobCount));
+  // A checkout from before payloads were stored apart has no such table.
+  await conn.query(`DELETE FROM \`${side.prefix}job_payloads\``).catch(() => undefined);
+  await side.sluice.enqueueBatch(v.payload === 'kb' ? makeKilobyteJobs(jobCount) : makeJobs(jobCount));
   // From the side's sources, as abSide.ts runs them: a checkout has no dist/ until it is built.
   const args = ['--import', 'tsx', '--conditions=sluice-source', join(side.root, 'src/cli/sluice.ts'), 'work'];
   args.push('--queues', BENCH_QUEUE);
@@ -106,6 +110,7 @@ try {
     jobs: jobCount,
     workers,
     concurrency,
+    payload: v.payload,
     A: {
       root: resolve(v.base),
       jobsPerSec: rates.A.map(Math.round),

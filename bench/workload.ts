@@ -10,7 +10,7 @@ export interface BenchJob {
   readonly name: string;
   readonly queue: string;
   readonly priority: number;
-  readonly payload: { readonly n: number; readonly email: string };
+  readonly payload: { readonly n: number; readonly email: string; readonly text?: string };
 }
 
 export function makeJobs(count: number): BenchJob[] {
@@ -19,5 +19,17 @@ export function makeJobs(count: number): BenchJob[] {
     queue: BENCH_QUEUE,
     priority: 0,
     payload: { n, email: `user${n}@example.com` },
+  }));
+}
+
+/**
+ * As makeJobs, with kilobyte payloads: each carries `text` of 0–16 KiB (spread evenly by a fixed
+ * step through the range, mean 8 KiB), the payload mix of seed 004's benchmark.
+ */
+export function makeKilobyteJobs(count: number): BenchJob[] {
+  const filler = 'lorem ipsum dolor sit amet, '.repeat(600);
+  return makeJobs(count).map((job) => ({
+    ...job,
+    payload: { ...job.payload, text: filler.slice(0, (job.payload.n * 7_919) % 16_384) },
   }));
 }
