@@ -27,9 +27,15 @@ export function makeJobs(count: number): BenchJob[] {
  * step through the range, mean 8 KiB), the payload mix of seed 004's benchmark.
  */
 export function makeKilobyteJobs(count: number): BenchJob[] {
+  return withText(makeJobs(count), (n) => (n * 7_919) % 16_384);
+}
+
+/** As makeJobs, each payload carrying `text` of `bytes` characters: where inline and apart break even. */
+export function makeSizedJobs(count: number, bytes: number): BenchJob[] {
+  return withText(makeJobs(count), () => bytes);
+}
+
+function withText(jobs: BenchJob[], length: (n: number) => number): BenchJob[] {
   const filler = 'lorem ipsum dolor sit amet, '.repeat(600);
-  return makeJobs(count).map((job) => ({
-    ...job,
-    payload: { ...job.payload, text: filler.slice(0, (job.payload.n * 7_919) % 16_384) },
-  }));
+  return jobs.map((job) => ({ ...job, payload: { ...job.payload, text: filler.slice(0, length(job.payload.n)) } }));
 }
