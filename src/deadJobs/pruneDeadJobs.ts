@@ -21,12 +21,12 @@ const sqlDelete = (t: Tables) => `
 DELETE FROM ${t.deadJobs}
 WHERE id IN (?)`;
 
-/** dead_jobs retention: dead jobs older than deadRetentionMs, deleted a bounded batch at a time. */
 /** Params: ?1 job ids (list, locked). Deletes the payloads stored apart of the rows pruned with them. */
 const sqlDeletePayloads = (t: Tables) => `
 DELETE FROM ${t.jobPayloads}
 WHERE job_id IN (?)`;
 
+/** dead_jobs retention: dead jobs older than deadRetentionMs, deleted a bounded batch at a time. */
 export function pruneDeadJobs(
   { db, tables }: TaskDb,
   options: RetentionOptions = {},

@@ -5,7 +5,8 @@ import { type ResolvedRetentionOptions, type RetentionOptions, RetentionTask } f
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of history past its
- * retention, oldest first (ix_finished), skipping rows another transaction holds. Returns job ids, and which have a payload stored apart.
+ * retention, oldest first (ix_finished), skipping rows another transaction holds. Returns job ids,
+ * and which have a payload stored apart.
  */
 const sqlLockExpired = (t: Tables) => `
 SELECT job_id, payload = '' AS apart
@@ -20,12 +21,12 @@ const sqlDelete = (t: Tables) => `
 DELETE FROM ${t.jobHistory}
 WHERE job_id IN (?)`;
 
-/** job_history retention: completed jobs older than historyRetentionMs, deleted a bounded batch at a time. */
 /** Params: ?1 job ids (list, locked). Deletes the payloads stored apart of the rows pruned with them. */
 const sqlDeletePayloads = (t: Tables) => `
 DELETE FROM ${t.jobPayloads}
 WHERE job_id IN (?)`;
 
+/** job_history retention: completed jobs older than historyRetentionMs, deleted a bounded batch at a time. */
 export function pruneHistory(
   { db, tables }: TaskDb,
   options: RetentionOptions = {},

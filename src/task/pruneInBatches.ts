@@ -73,8 +73,8 @@ export async function pruneInBatches(
     const { locked, removed } = await withTransaction(db, async (tx) => {
       const rows = await tx.select<Record<string, unknown>>(sql.lock, [options.retentionMs * 1000, options.batchSize]);
       if (rows.length === 0) return { locked: 0, removed: 0 };
-      const also = sql.alsoDelete?.keysOf(rows) ?? [];
-      if (also.length > 0) await tx.write(sql.alsoDelete?.sql ?? '', [also]);
+      const also = sql.alsoDelete ? { sql: sql.alsoDelete.sql, keys: sql.alsoDelete.keysOf(rows) } : null;
+      if (also && also.keys.length > 0) await tx.write(also.sql, [also.keys]);
       const { affectedRows } = await tx.write(sql.delete, [rows.map(sql.keyOf)]);
       return { locked: rows.length, removed: affectedRows };
     });
