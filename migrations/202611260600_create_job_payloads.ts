@@ -9,10 +9,11 @@ import type { Tables } from '../src/db/tables.ts';
  * A job's `payload` column holds '' (never valid JSON) when its payload is here.
  *
  * Only payloads over 1 KiB as JSON come here (src/enqueue/payloadApart.ts); smaller ones stay in
- * the job's row, so the ~100-byte bulk and single enqueue stay one table and one statement, and
- * their copy into the history costs less than a second table's row. Over it, the hot row stays
- * narrow for the claim's in-place UPDATE and the completion copies a few bytes instead of kilobytes:
- * measured in docs/how-it-works.md (payloads).
+ * the job's row, so the ~100-byte bulk and single enqueue stay one table and one statement (apart,
+ * a single enqueue is a transaction of two INSERTs). Over it, the hot row stays narrow for the
+ * claim's in-place UPDATE and the completion copies '' instead of the payload: at 1 KB a drained
+ * job wrote 3.2 KB of redo inline against 0.76 KB apart; at 0–16 KiB, 11 KB against 0.8 KB
+ * (docs/how-it-works.md, Payloads, has the table and the command).
  *
  * Online: a new table, nothing else changes. Rows written before it keep their payload inline and
  * are read as they are: every reader takes this table's row when there is one, else the column.
