@@ -18,6 +18,7 @@ import { median } from './median.ts';
 import { type Fleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
 import { fmt, table } from './report.ts';
+import { processCpuUs } from './serverCpu.ts';
 
 const CHILD = new URL('./enqueueChild.ts', import.meta.url).pathname;
 const RAW_CHILD = new URL('./rawEnqueueChild.ts', import.meta.url).pathname;
@@ -29,7 +30,23 @@ export interface EnqueueRow {
   readonly workers: number;
   readonly runs: number[];
   readonly jobsPerSec: number;
+  /** CPU per job, enqueuers and server together (µs): only with BENCH_SERVER_PID. */
+  readonly cpuUsPerJob: number | null;
 }
+
+/** One measurement's rate, and its CPU per job when the server's process is known. */
+interface EnqueueMeasurement {
+  readonly rate: number;
+  readonly cpuUsPerJob: number | null;
+}
+
+/**
+ * BENCH_SERVER_PID: the pid of a server the bench has alone (a throwaway mariadbd on another port).
+ * Its CPU, with the enqueuers' own, gives the CPU each job cost: on a host of two shared cores,
+ * where eight enqueuers are CPU-bound, the rates' ratio that a quiet host would show, which the
+ * host's load blurs far less than the rates themselves.
+ */
+const SERVER_PID = process.env.BENCH_SERVER_PID ? Number(process.env.BENCH_SERVER_PID) : null;
 
 /** One measurement: `enqueuers` processes for `seconds`, with `workers` worker processes idle on the queue. */
 export async function measureConcurrentEnqueue(
@@ -38,13 +55,14 @@ export async function measureConcurrentEnqueue(
   enqueuers: number,
   seconds: number,
   workers: number,
-): Promise<number> {
+): Promise<EnqueueMeasurement> {
   const admin = await createConnection({ uri: url });
   await admin.query(`TRUNCATE TABLE \`${side.prefix}jobs\``);
   await admin.query(`TRUNCATE TABLE \`${side.prefix}job_history\``);
   await admin.end();
   let fleet: Fleet | null = null;
   let rate: number;
+  let cpuUsPerJob: number | null = null;
   if (workers > 0) {
     const args = [...sideCli(side, 'work'), '--queues', 'bench', '--jobs', `${side.root}/bench/jobs`];
     fleet = await startFleet(workers, args, { LOG_LEVEL: 'warn', MYSQL_URL: url });
@@ -57,19 +75,24 @@ export async function measureConcurrentEnqueue(
       }),
     );
     await Promise.all(children.map((c) => message(c)));
+    const serverBefore = processCpuUs(SERVER_PID);
     const started = performance.now();
     for (const child of children) child.send('go');
-    const counts = (await Promise.all(children.map((c) => message(c)))) as { jobs: number }[];
+    const counts = (await Promise.all(children.map((c) => message(c)))) as { jobs: number; cpuUs: number }[];
+    const serverAfter = processCpuUs(SERVER_PID);
     const elapsed = (performance.now() - started) / 1000;
     await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : null)));
-    rate = counts.reduce((sum, m) => sum + m.jobs, 0) / elapsed;
+    const jobs = counts.reduce((sum, m) => sum + m.jobs, 0);
+    rate = jobs / elapsed;
+    if (serverBefore !== null && serverAfter !== null)
+      cpuUsPerJob = (serverAfter - serverBefore + counts.reduce((sum, m) => sum + m.cpuUs, 0)) / jobs;
   } catch (error) {
     await fleet?.stop();
     throw error;
   }
   const codes = (await fleet?.stop()) ?? [];
   if (codes.some((c) => c !== 0)) throw new Error(`worker exit codes ${codes.join(', ')}`);
-  return rate;
+  return { rate, cpuUsPerJob };
 }
 
 function enqueuerArgs(side: Side, seconds: number): string[] {
@@ -107,21 +130,33 @@ async function main(): Promise<void> {
     const rows: EnqueueRow[] = [];
     for (const workers of v.workers.split(',').map(Number)) {
       const runs = new Map<Side, number[]>(sides.map((s) => [s, []]));
+      const cpu = new Map<Side, number[]>(sides.map((s) => [s, []]));
       for (let round = 1; round <= Number(v.rounds); round++) {
         for (const side of sides) {
-          const rate = await measureConcurrentEnqueue(side, url, Number(v.enqueuers), Number(v.seconds), workers);
-          runs.get(side)?.push(rate);
-          progress(`enqueue ×${v.enqueuers}, ${workers} workers, round ${round}: ${side.label} ${fmt(rate)} jobs/s`);
+          const m = await measureConcurrentEnqueue(side, url, Number(v.enqueuers), Number(v.seconds), workers);
+          runs.get(side)?.push(m.rate);
+          if (m.cpuUsPerJob !== null) cpu.get(side)?.push(m.cpuUsPerJob);
+          const perJob = m.cpuUsPerJob === null ? '' : `, ${m.cpuUsPerJob.toFixed(1)} µs of CPU per job`;
+          progress(
+            `enqueue ×${v.enqueuers}, ${workers} workers, round ${round}: ${side.label} ${fmt(m.rate)} jobs/s${perJob}`,
+          );
         }
       }
       for (const side of sides) {
         const r = runs.get(side) ?? [];
-        rows.push({ side: side.label, workers, runs: r, jobsPerSec: median(r) });
+        const c = cpu.get(side) ?? [];
+        rows.push({
+          side: side.label,
+          workers,
+          runs: r,
+          jobsPerSec: median(r),
+          cpuUsPerJob: c.length > 0 ? median(c) : null,
+        });
       }
     }
     process.stdout.write(`${renderConcurrentEnqueue(Number(v.enqueuers), rows)}\n`);
     process.stdout.write(
-      `${JSON.stringify({ concurrentEnqueue: rows.map((r) => ({ ...r, runs: r.runs.map(Math.round), jobsPerSec: Math.round(r.jobsPerSec) })) })}\n`,
+      `${JSON.stringify({ concurrentEnqueue: rows.map((r) => ({ ...r, runs: r.runs.map(Math.round), jobsPerSec: Math.round(r.jobsPerSec), cpuUsPerJob: r.cpuUsPerJob === null ? null : Math.round(r.cpuUsPerJob) })) })}\n`,
     );
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
@@ -133,8 +168,14 @@ export function renderConcurrentEnqueue(enqueuers: number, rows: readonly Enqueu
   return [
     `concurrent enqueue: ${enqueuers} processes, each enqueuing single jobs one after another into one queue (median of rounds)`,
     table(
-      ['side', 'idle workers', 'jobs/s', 'runs'],
-      rows.map((r) => [r.side, String(r.workers), fmt(r.jobsPerSec), r.runs.map(fmt).join(' / ')]),
+      ['side', 'idle workers', 'jobs/s', 'runs', 'CPU µs/job'],
+      rows.map((r) => [
+        r.side,
+        String(r.workers),
+        fmt(r.jobsPerSec),
+        r.runs.map(fmt).join(' / '),
+        r.cpuUsPerJob === null ? '—' : r.cpuUsPerJob.toFixed(1),
+      ]),
     ),
   ].join('\n');
 }
