@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ClaimLostError } from '../../src/errors.ts';
 import { defineJob, type JobSpec, type LoadReading } from '../../src/index.ts';
-import { countRows } from '../helpers/factory.ts';
+import { completeJobs } from '../../src/worker/claims/completeJobs.ts';
+import { countRows, operationsOf } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { withWorker } from '../helpers/workerHarness.ts';
@@ -132,6 +134,29 @@ describe('the worker', () => {
       () => waitFor(async () => (await liveJobs()) === 0, { what: 'the live table empty' }),
     );
     expect(await payloadRows()).toBe(0);
+  });
+
+  it('a completion without history is fenced: a job whose claim was lost keeps its row and its payload', async () => {
+    const { exec, tables } = operationsOf(db);
+    const { batchId } = await db.sluice.enqueueBatch([
+      { name: 'record', payload: sized(1, 2_000) },
+      { name: 'record', payload: sized(2, 2_000) },
+      { name: 'record', payload: sized(3, 20) },
+    ]);
+    const [held, lost, small] = await idsOf(batchId);
+    await db.query("UPDATE sluice_jobs SET lock_id = 'mine.1', locked_at = NOW(3)");
+    await db.query("UPDATE sluice_jobs SET lock_id = 'theirs.1' WHERE id = ?", [lost]);
+    const error = await completeJobs(exec, tables, 'mine.1', [held, lost, small] as number[], {
+      history: false,
+      apart: 2,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClaimLostError);
+    expect((error as ClaimLostError).lost).toBeGreaterThanOrEqual(1);
+    const left = await db.query<{ id: number }>('SELECT id FROM sluice_jobs');
+    expect(left.map((r) => Number(r.id))).toEqual([lost]);
+    const payloads = await db.query<{ job_id: number }>('SELECT job_id FROM sluice_job_payloads');
+    expect(payloads.map((r) => Number(r.job_id))).toEqual([lost]);
+    expect((await db.sluice.jobs.get(lost as number))?.payload).toEqual(sized(2, 2_000));
   });
 
   it('a dead job keeps its payload by reference: listed, re-driven (inline), purged with it', async () => {
