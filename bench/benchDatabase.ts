@@ -27,6 +27,8 @@ export interface Bench {
     readonly jobHistory: string;
     /** Filled only with BENCH_OTEL=1: the context each traced job carries. */
     readonly jobTraces: string;
+    /** Payloads over 1 KiB, stored apart from their jobs. */
+    readonly jobPayloads: string;
     readonly raw: string;
   };
   readonly server: { readonly version: string; readonly maxAllowedPacket: number };
@@ -45,6 +47,7 @@ export async function openBench(database = BENCH_DATABASE): Promise<Bench> {
     batches: `${PREFIX}batches`,
     jobHistory: `${PREFIX}job_history`,
     jobTraces: `${PREFIX}job_traces`,
+    jobPayloads: `${PREFIX}job_payloads`,
     raw: 'raw_jobs',
   };
   await conn.query(`CREATE TABLE \`${tables.raw}\` LIKE \`${tables.jobs}\``);

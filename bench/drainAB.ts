@@ -1,13 +1,16 @@
 /**
  * `node --import tsx bench/drainAB.ts --base DIR [--rounds 3] [--jobs 100000] [--concurrency 500]
- * [--workers 1] [--jobs-dir-b DIR]`: the drain of this checkout (B) against another checkout of
- * sluice (A, e.g. `git archive <commit> | tar -x -C DIR` with a node_modules link), alternating
- * A and B for each round on the same server, each side with its own install (prefix `a_` / `b_`,
- * migrated by its own code) in a throwaway database. Each drain is bench/drain.ts's: `sluice work`
- * processes at --concurrency with claims of as many, the clock from the last 'ready' to an empty
- * queue. Prints each round and the medians, then one JSON line (with the statements each drain's
- * workers sent, by first keyword: a count that the machine's load does not blur). `npm run bench` measures far more
- * (and takes ~10 minutes); this is the focused A/B of one drain configuration.
+ * [--workers 1] [--jobs-dir-b DIR] [--payload small|kb|BYTES]`: the drain of this checkout (B)
+ * against another checkout of sluice (A, e.g. `git archive <commit> | tar -x -C DIR` with a
+ * node_modules link), alternating A and B for each round on the same server, each side with its
+ * own install (prefix `a_` / `b_`, migrated by its own code) in a throwaway database. Each drain is
+ * bench/drain.ts's: `sluice work` processes at --concurrency with claims of as many, the clock from
+ * the last 'ready' to an empty queue. `--payload kb`: payloads of 0–16 KiB (makeKilobyteJobs); a
+ * number: each payload that many bytes; by default ~100 bytes. Prints each round and the medians,
+ * then one JSON line, with the statements each drain's workers sent, by first keyword (a count
+ * that the machine's load does not blur), and the redo bytes per job of each side's enqueue and
+ * drain (whole-server counters: they mean something on a server the bench has alone). `npm run
+ * bench` measures far more (and takes ~10 minutes); this is the focused A/B of one drain setting.
  */
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
@@ -21,7 +24,7 @@ import { type DrainMeasurement, measureDrain } from './drain.ts';
 import { median } from './median.ts';
 import { progress } from './progress.ts';
 import { connectRaw } from './rawConnection.ts';
-import { BENCH_QUEUE, makeJobs } from './workload.ts';
+import { BENCH_QUEUE, makeJobs, makeKilobyteJobs, makeSizedJobs } from './workload.ts';
 
 const { values: v } = parseArgs({
   options: {
@@ -31,6 +34,7 @@ const { values: v } = parseArgs({
     concurrency: { type: 'string', default: '500' },
     workers: { type: 'string', default: '1' },
     'jobs-dir-b': { type: 'string' },
+    payload: { type: 'string', default: 'small' },
   },
 });
 if (!v.base) throw new Error('--base DIR: a checkout of the sluice to compare against');
@@ -59,9 +63,31 @@ async function openSide(label: string, root: string, prefix: string, jobsDir: st
   return { label, root, prefix, jobsDir, sluice };
 }
 
-async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): Promise<DrainMeasurement> {
+/** The jobs each drain starts from: --payload small (~100 B), kb (0–16 KiB), or a size in bytes. */
+function workload(count: number) {
+  if (v.payload === 'kb') return makeKilobyteJobs(count);
+  if (/^\d+$/.test(v.payload)) return makeSizedJobs(count, Number(v.payload));
+  return makeJobs(count);
+}
+
+/** Params: none. The server's redo bytes written so far (Innodb_os_log_written): whole-server, so meaningful alone on it. */
+const SQL_REDO_BYTES = "SHOW GLOBAL STATUS LIKE 'Innodb_os_log_written'";
+
+async function redoBytes(conn: Awaited<ReturnType<typeof connectRaw>>): Promise<number> {
+  const [rows] = await conn.query(SQL_REDO_BYTES);
+  return Number((rows as { Value: string }[])[0]?.Value ?? 0);
+}
+
+/** A drain, with the redo bytes per job its enqueue and its drain wrote (on a server the bench has alone). */
+type SideDrain = DrainMeasurement & { readonly redoPerJob: { readonly enqueue: number; readonly drain: number } };
+
+async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): Promise<SideDrain> {
   await truncate(conn, [`${side.prefix}jobs`, `${side.prefix}batches`, `${side.prefix}job_history`]);
-  await side.sluice.enqueueBatch(makeJobs(jobCount));
+  // A checkout from before payloads were stored apart has no such table.
+  await conn.query(`DELETE FROM \`${side.prefix}job_payloads\``).catch(() => undefined);
+  const beforeEnqueue = await redoBytes(conn);
+  await side.sluice.enqueueBatch(workload(jobCount));
+  const beforeDrain = await redoBytes(conn);
   // From the side's sources, as abSide.ts runs them: a checkout has no dist/ until it is built.
   const args = ['--import', 'tsx', '--conditions=sluice-source', join(side.root, 'src/cli/sluice.ts'), 'work'];
   args.push('--queues', BENCH_QUEUE);
@@ -75,7 +101,13 @@ async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): 
     args,
     env: { LOG_LEVEL: 'warn', MYSQL_URL: url.toString() },
   };
-  return measureDrain(conn, target, jobCount);
+  const measured = await measureDrain(conn, target, jobCount);
+  const afterDrain = await redoBytes(conn);
+  const perJob = (bytes: number) => Math.round(bytes / jobCount);
+  return {
+    ...measured,
+    redoPerJob: { enqueue: perJob(beforeDrain - beforeEnqueue), drain: perJob(afterDrain - beforeDrain) },
+  };
 }
 
 const admin = await createConnection({ uri: server.toString() });
@@ -86,14 +118,17 @@ try {
   const conn = await connectRaw(url.toString());
   const rates: Record<'A' | 'B', number[]> = { A: [], B: [] };
   const statements: Record<'A' | 'B', Record<string, number>[]> = { A: [], B: [] };
+  const redo: Record<'A' | 'B', SideDrain['redoPerJob'][]> = { A: [], B: [] };
   try {
     for (let round = 1; round <= Number(v.rounds); round++) {
       for (const side of round % 2 === 1 ? [a, b] : [b, a]) {
         const m = await drain(side, conn);
         rates[side.label as 'A' | 'B'].push(m.jobsPerSec);
         statements[side.label as 'A' | 'B'].push(m.statements);
+        redo[side.label as 'A' | 'B'].push(m.redoPerJob);
         progress(
-          `round ${round} ${side.label}: ${Math.round(m.jobsPerSec)} jobs/s (${m.jobs} jobs in ${m.seconds.toFixed(2)} s)`,
+          `round ${round} ${side.label}: ${Math.round(m.jobsPerSec)} jobs/s (${m.jobs} jobs in ${m.seconds.toFixed(2)} s; ` +
+            `redo bytes per job: enqueue ${m.redoPerJob.enqueue}, drain ${m.redoPerJob.drain})`,
         );
       }
     }
@@ -106,17 +141,20 @@ try {
     jobs: jobCount,
     workers,
     concurrency,
+    payload: v.payload,
     A: {
       root: resolve(v.base),
       jobsPerSec: rates.A.map(Math.round),
       median: Math.round(median(rates.A)),
       statements: statements.A,
+      redoBytesPerJob: redo.A,
     },
     B: {
       root: here,
       jobsPerSec: rates.B.map(Math.round),
       median: Math.round(median(rates.B)),
       statements: statements.B,
+      redoBytesPerJob: redo.B,
     },
     ratio: Number((median(rates.B) / median(rates.A)).toFixed(3)),
   };

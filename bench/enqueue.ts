@@ -56,7 +56,12 @@ async function timeSluiceEnqueue(
   bench: Bench,
   jobs: readonly BenchJob[],
 ): Promise<{ seconds: number; chunks: number }> {
-  await truncate(bench.conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobTraces]);
+  await truncate(bench.conn, [
+    bench.tables.jobs,
+    bench.tables.batches,
+    bench.tables.jobTraces,
+    bench.tables.jobPayloads,
+  ]);
   let chunks = 0;
   const onEnqueued = (e: { chunks: number }) => (chunks = e.chunks);
   bench.sluice.events.on('batch:enqueued', onEnqueued);

@@ -1,7 +1,7 @@
 /**
  * One single-job enqueuer of bench/concurrentEnqueue.ts: argv `ROOT PREFIX SECONDS`, the URL as MYSQL_URL. Opens the
  * sluice of checkout ROOT, says 'ready', and on 'go' enqueues one job at a time (each awaited, the
- * way an application handling requests does) for SECONDS, then sends { jobs } and exits.
+ * way an application handling requests does) for SECONDS, then sends { jobs, cpuUs } (its own CPU over the loop, close included) and exits.
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,6 +15,7 @@ const sluice = mod.createSluice({ url, tablePrefix: prefix, logger: pino({ level
 await sluice.knex.raw('SELECT 1');
 process.once('message', async () => {
   const until = performance.now() + Number(seconds) * 1000;
+  const cpu = process.cpuUsage();
   let jobs = 0;
   while (performance.now() < until) {
     await sluice.enqueue({
@@ -25,6 +26,7 @@ process.once('message', async () => {
     jobs++;
   }
   await sluice.close();
-  process.send?.({ jobs }, () => process.exit(0));
+  const { user, system } = process.cpuUsage(cpu);
+  process.send?.({ jobs, cpuUs: user + system }, () => process.exit(0));
 });
 process.send?.('ready');

@@ -23,7 +23,7 @@ export interface BenchJob {
   readonly name: string;
   readonly queue: string;
   readonly priority: number;
-  readonly payload: { readonly n: number; readonly email: string; readonly pad?: string };
+  readonly payload: { readonly n: number; readonly email: string; readonly pad?: string; readonly text?: string };
 }
 
 export function makeJobs(count: number, kind: PayloadKind = 'small'): BenchJob[] {
@@ -55,4 +55,22 @@ function seededSizes(seed: number): () => number {
     const unit = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
     return Math.floor(unit * (SEED004_MAX_BYTES + 1));
   };
+}
+
+/**
+ * As makeJobs, with kilobyte payloads: each carries `text` of 0–16 KiB (spread evenly by a fixed
+ * step through the range, mean 8 KiB), the payload mix of seed 004's benchmark.
+ */
+export function makeKilobyteJobs(count: number): BenchJob[] {
+  return withText(makeJobs(count), (n) => (n * 7_919) % 16_384);
+}
+
+/** As makeJobs, each payload carrying `text` of `bytes` characters: where inline and apart break even. */
+export function makeSizedJobs(count: number, bytes: number): BenchJob[] {
+  return withText(makeJobs(count), () => bytes);
+}
+
+function withText(jobs: BenchJob[], length: (n: number) => number): BenchJob[] {
+  const filler = 'lorem ipsum dolor sit amet, '.repeat(600);
+  return jobs.map((job) => ({ ...job, payload: { ...job.payload, text: filler.slice(0, length(job.payload.n)) } }));
 }

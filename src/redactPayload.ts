@@ -22,11 +22,17 @@ const COPIES = {
   dead: (t: Tables) => ({ table: t.deadJobs, key: 'id' }),
 } as const;
 
-/** Params: ?1 ids (list). The copied rows' payloads, to hand to the hook. */
-const sqlCopied = (table: string, key: string) => `
-SELECT ${key} AS id, name, queue, payload
-FROM ${table}
-WHERE ${key} IN (?)`;
+/** Params: ?1 ids (list). The copied rows' payloads (apart, by primary key, when the row holds ''), to hand to the hook. */
+const sqlCopied = (table: string, key: string, payloads: string) => `
+SELECT c.${key} AS id, c.name, c.queue, COALESCE(p.payload, c.payload) AS payload
+FROM ${table} c
+LEFT JOIN ${payloads} p ON p.job_id = c.${key} AND c.payload = ''
+WHERE c.${key} IN (?)`;
+
+/** Params: ?1 ids (list). Deletes the payloads stored apart of redacted rows: only what the hook kept stays. */
+const sqlDeleteApart = (payloads: string) => `
+DELETE FROM ${payloads}
+WHERE job_id IN (?)`;
 
 /**
  * Params: (id, payload) for each of `count` rows, then ids (list). Stores the redacted payloads,
@@ -42,8 +48,9 @@ const FAILED = JSON.stringify({ redacted: 'the redactPayload hook failed; the pa
 
 /**
  * Inside the transaction that copied `ids` into history or dead jobs: replaces their stored
- * payloads with what `redactor` makes of them. Does nothing without a redactor (no cost unless
- * configured). Its statements follow the caller's transaction (re-run with it on a conflict).
+ * payloads with what `redactor` makes of them (in the row; a payload stored apart is deleted).
+ * Does nothing without a redactor (no cost unless configured). Its statements follow the
+ * caller's transaction (re-run with it on a conflict).
  */
 export async function redactCopied(
   tx: Executor,
@@ -55,12 +62,13 @@ export async function redactCopied(
   if (redactor === null || ids.length === 0) return;
   const { table, key } = COPIES[where](tables);
   const rows = await tx.select<{ id: number | string; name: string; queue: string; payload: string }>(
-    sqlCopied(table, key),
+    sqlCopied(table, key, tables.jobPayloads),
     [ids],
   );
   if (rows.length === 0) return;
   const values = rows.flatMap((row) => [Number(row.id), redacted(redactor, row)]);
   await tx.write(sqlStoreRedacted(table, key, rows.length), [...values, rows.map((r) => Number(r.id))]);
+  await tx.write(sqlDeleteApart(tables.jobPayloads), [rows.map((r) => Number(r.id))]);
 }
 
 function redacted(

@@ -105,7 +105,7 @@ function sessionCheck(knex: Knex | Knex.Transaction, run: Run): () => Promise<vo
  * `error.sql`: a multi-row INSERT is megabytes long and carries payloads, which must not reach a
  * log line or an error message. The error keeps the server's own message, errno and code.
  */
-function withoutSql(error: unknown): unknown {
+export function withoutSql(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const fields = error as Error & { sql?: string; sqlMessage?: string };
   if (fields.sqlMessage) error.message = fields.sqlMessage;

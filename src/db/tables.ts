@@ -16,6 +16,8 @@ export interface Tables {
   readonly jobLogs: string;
   /** The trace context each traced job was enqueued under (src/tracing/). */
   readonly jobTraces: string;
+  /** Payloads stored apart from their job's row (src/enqueue/payloadApart.ts). */
+  readonly jobPayloads: string;
   readonly doorbells: string;
   readonly queueDepths: string;
   /** A workflow's dependencies, parent → child (src/workflows/). */
@@ -56,6 +58,7 @@ export function tablesFor(prefix: string): Tables {
     jobErrors: `\`${prefix}job_errors\``,
     jobLogs: `\`${prefix}job_logs\``,
     jobTraces: `\`${prefix}job_traces\``,
+    jobPayloads: `\`${prefix}job_payloads\``,
     doorbells: `\`${prefix}doorbells\``,
     queueDepths: `\`${prefix}queue_depths\``,
     jobEdges: `\`${prefix}job_edges\``,

@@ -2,10 +2,15 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
-/** Params: filter values…, ?after id, ?limit. Returns dead jobs (not re-driven), oldest id first. */
+/**
+ * Params: filter values…, ?after id, ?limit. Returns dead jobs (not re-driven), oldest id first,
+ * each with its payload wherever it is stored (apart, by primary key, when the row holds '').
+ */
 const sqlList = (t: Tables, where: string) => `
-SELECT id, queue, name, payload, priority, retry_times, max_retries, batch_id, idempotency_key, last_error, created_at, failed_at
+SELECT id, queue, name, COALESCE(p.payload, ${t.deadJobs}.payload) AS payload, priority, retry_times, max_retries,
+  batch_id, idempotency_key, last_error, created_at, failed_at
 FROM ${t.deadJobs}
+LEFT JOIN ${t.jobPayloads} p ON p.job_id = ${t.deadJobs}.id AND ${t.deadJobs}.payload = ''
 WHERE ${where}
   AND id > ?
 ORDER BY id

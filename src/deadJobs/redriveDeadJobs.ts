@@ -16,13 +16,16 @@ FOR UPDATE`;
 /**
  * Params: ?1 dead job id. Re-inserts it as a new live job: due now, retry_times 0, its last error
  * kept. A re-drive is a deliberate re-run, so the job carries no idempotency key (its old key
- * runs out its retention). Returns insertId = the new job's id.
+ * runs out its retention). A payload stored apart is copied into the new row: the dead row keeps
+ * its own until it is pruned, and every reader takes a row's inline payload. Returns insertId =
+ * the new job's id.
  */
 const sqlReinsert = (t: Tables) => `
 INSERT INTO ${t.jobs} (queue, name, payload, priority, run_at, max_retries, batch_id, idempotency_key, last_error, created_at)
-SELECT queue, name, payload, priority, NOW(3), max_retries, batch_id, NULL, last_error, NOW(3)
-FROM ${t.deadJobs}
-WHERE id = ?`;
+SELECT d.queue, d.name, COALESCE(p.payload, d.payload), d.priority, NOW(3), d.max_retries, d.batch_id, NULL, d.last_error, NOW(3)
+FROM ${t.deadJobs} d
+LEFT JOIN ${t.jobPayloads} p ON p.job_id = d.id AND d.payload = ''
+WHERE d.id = ?`;
 
 /** Params: ?1 new job id, ?2 dead job id. Keeps the dead row as history, pointing at its new job. */
 const sqlMarkRedriven = (t: Tables) => `

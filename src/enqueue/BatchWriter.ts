@@ -14,7 +14,9 @@ import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
-import type { GraphPlan } from './planGraph.ts';
+import { storedApart } from './payloadApart.ts';
+import { type GraphPlan, graphRowsOf } from './planGraph.ts';
+import { type ApartPayload, apartIdsOf, apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
 
 /** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
 const sqlOpenBatch = (t: Tables) => `
@@ -85,8 +87,16 @@ export class BatchWriter {
   readonly #keys = new Set<string>();
   /** Jobs sent per queue (all of them land, or the batch rolls back). */
   readonly #queues = new Map<string, number>();
-  /** The INSERT in flight, the rows it must report, and (in a graph) the jobs whose ids must be read back. */
-  #inFlight: { result: Promise<WriteResult>; expected: number; indexes: number[] | null } | null = null;
+  /**
+   * The INSERT in flight, the rows it must report, (in a graph) the jobs whose ids must be read
+   * back, and the payloads of its rows stored apart.
+   */
+  #inFlight: {
+    result: Promise<WriteResult>;
+    expected: number;
+    indexes: number[] | null;
+    payloads: readonly ApartPayload[];
+  } | null = null;
   /** In a graph: the id of every job with parents or dependents, by index in the batch. */
   readonly #ids = new Map<number, number>();
   /** In a graph: each written job, by index, for its hold row. */
@@ -206,11 +216,15 @@ export class BatchWriter {
         }
         return tuple;
       });
+      const apart = wanted.map(({ job, index }) =>
+        storedApart(job.payload) ? apartPayload(job.payload, index, this.limits) : null,
+      );
       let offset = 0;
       for (const chunk of planCountedChunks(prefix, tuples, this.limits)) {
         const rows = wanted.slice(offset, offset + chunk.rows);
+        const payloads = apart.slice(offset, offset + chunk.rows).filter((p): p is ApartPayload => p !== null);
         offset += chunk.rows;
-        await this.#send(chunk.sql, chunk.rows, this.graph === null ? null : this.#graphIndexes(rows));
+        await this.#send(chunk.sql, chunk.rows, this.graph === null ? null : this.#graphIndexes(rows), payloads);
       }
     }
     if (reservation) {
@@ -228,15 +242,23 @@ export class BatchWriter {
   }
 
   /** Sends one INSERT once the previous one succeeded, and returns without waiting for it. */
-  async #send(statement: string, expected: number, indexes: number[] | null = null): Promise<void> {
+  async #send(
+    statement: string,
+    expected: number,
+    indexes: number[] | null,
+    payloads: readonly ApartPayload[],
+  ): Promise<void> {
     await this.#settle();
     const result = this.tx.write(statement);
     result.catch(() => undefined); // observed in #settle; never an unhandled rejection meanwhile
-    this.#inFlight = { result, expected, indexes };
+    this.#inFlight = { result, expected, indexes, payloads };
     this.#chunks++;
   }
 
-  /** Waits for the INSERT in flight and checks that every row of it landed. */
+  /**
+   * Waits for the INSERT in flight and checks that every row of it landed; then writes the
+   * payloads of its rows stored apart (found by the batch's id from the INSERT's first id).
+   */
   async #settle(): Promise<void> {
     const inFlight = this.#inFlight;
     if (!inFlight) return;
@@ -257,25 +279,9 @@ export class BatchWriter {
         if (this.graph?.flags.has(index)) this.#ids.set(index, Number(rows[i]?.id));
       });
     }
-  }
-
-  /** Writes the batch's edges and hold rows, once every job has its id. */
-  async #writeGraph(graph: GraphPlan): Promise<void> {
-    const edges: [number, number, boolean][] = [];
-    const waiting = new Map<number, number>();
-    for (const edge of graph.edges) {
-      const child = this.#ids.get(edge.childIndex);
-      if (child === undefined) continue; // the child was skipped as a duplicate: no edge, no hold
-      const parent = edge.parentId ?? (this.#ids.get(edge.parentIndex as number) as number);
-      edges.push([parent, child, edge.continueOnFailure]);
-      waiting.set(edge.childIndex, (waiting.get(edge.childIndex) ?? 0) + 1);
-    }
-    const holds = [...waiting].map(([index, count]) => ({
-      id: this.#ids.get(index) as number,
-      job: this.#graphJobs.get(index) as NormalizedJob,
-      waiting: count,
-    }));
-    await writeGraphRows(this.tx, this.tables, { edges, holds }, this.limits);
+    if (inFlight.payloads.length === 0) return;
+    const ids = await apartIdsOf(this.tx, this.tables, this.batchId, insertId, inFlight.payloads.length);
+    await writeApartPayloads(this.tx, this.tables, ids, inFlight.payloads, this.limits);
   }
 
   async close(): Promise<BatchWriteResult> {
@@ -285,7 +291,8 @@ export class BatchWriter {
       await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
       return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks, queues: new Map() };
     }
-    if (this.graph !== null) await this.#writeGraph(this.graph);
+    if (this.graph !== null)
+      await writeGraphRows(this.tx, this.tables, graphRowsOf(this.graph, this.#ids, this.#graphJobs), this.limits);
     await this.tx.write(sqlCloseBatch(this.tables), [this.#count, this.batchId]);
     return {
       batchId: this.batchId,

@@ -1,6 +1,7 @@
 import { fromKnex } from '../db/executor.ts';
 import { chunkLimitsFor } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { writeOnPool } from '../db/writeOnPool.ts';
 import { JobValidationError } from '../errors.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
 import type { JobSpec } from '../model/job.ts';
@@ -13,6 +14,8 @@ import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
+import { storedApart } from './payloadApart.ts';
+import { apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
 
 export interface EnqueueResult {
   /** The job's id — for a duplicate, the id of the job that holds the key. */
@@ -22,8 +25,9 @@ export interface EnqueueResult {
 }
 
 /**
- * Enqueues a single job (no batch row): one autocommit INSERT, or, with an idempotency key, a
- * short transaction that reserves the key first. Validation errors name index 0. With an
+ * Enqueues a single job (no batch row): one autocommit INSERT, or, with an idempotency key or a
+ * payload stored apart (over 1 KiB: payloadApart.ts), a short transaction that reserves the key
+ * first and writes the payload's row after the job's. Validation errors name index 0. With an
  * OpenTelemetry SDK registered, the write runs in a `send <queue>` span whose context is kept
  * with the job in the same transaction (src/tracing/); without one, nothing of that runs.
  */
@@ -65,9 +69,11 @@ async function writeJob(
       `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${limits.maxStatementBytes} usable)`,
     );
   }
+  const apart = storedApart(job.payload) ? apartPayload(job.payload, 0, limits) : null;
   const wrote = new Map([[job.queue, 1]]);
-  if (job.idempotencyKey === null && traceContext === null) {
-    const { insertId } = await db.write(sql);
+  if (job.idempotencyKey === null && traceContext === null && apart === null) {
+    // On sluice's own pool, past knex's query builder (writeOnPool): the common enqueue's one statement.
+    const { insertId } = options.trx || !db.readCommitted ? await db.write(sql) : await writeOnPool(runtime.knex, sql);
     ringAfterCommit(runtime, options.trx, wrote);
     return { id: insertId, duplicate: false };
   }
@@ -78,6 +84,7 @@ async function writeJob(
     if (keyed && reservation?.won.size === 0)
       return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
     const { insertId } = await tx.write(sql);
+    if (apart) await writeApartPayloads(tx, runtime.tables, [insertId], [apart], limits);
     if (reservation) await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
     if (traceContext) await writeTraceContext(tx, runtime.tables, { jobId: insertId }, traceContext);
     return { id: insertId, duplicate: false };

@@ -2,6 +2,7 @@ import { escape as sqlLiteral } from 'mysql2';
 import type { Tables } from '../db/tables.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
+import { PAYLOAD_APART, storedApart } from './payloadApart.ts';
 
 /**
  * Which optional columns an INSERT of some jobs names. A column NULL for every one of its jobs
@@ -47,7 +48,8 @@ const NO_GRAPH = { flags: 0, held: false };
 /**
  * Pure: one job as a VALUES tuple (mysql2's escaping: text protocol, so no placeholder limit).
  * run_at comes from the DB clock unless an absolute time was given; a held job (in a workflow, with
- * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds.
+ * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds. A payload stored apart
+ * (storedApart) is written as '' here and by writeApartPayloads in the same transaction.
  */
 export function renderJobTuple(
   job: NormalizedJob,
@@ -62,7 +64,8 @@ export function renderJobTuple(
       : job.delayMs > 0
         ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
         : 'NOW(3)';
-  let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${sqlLiteral(job.payload)},${job.priority},${runAt}`;
+  const payload = sqlLiteral(storedApart(job.payload) ? PAYLOAD_APART : job.payload);
+  let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${payload},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
   if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : sqlLiteral(job.backoff)}`;
   if (columns.batchId) tuple += `,${batchId ?? 'NULL'}`;

@@ -1,6 +1,7 @@
 import { JobValidationError } from '../errors.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
+import type { GraphRows } from '../workflows/writeGraph.ts';
 
 /** One dependency of a batch's graph: a parent (a job of the batch, by index, or a live job, by id) and a child. */
 export interface PlannedEdge {
@@ -120,4 +121,30 @@ function checkAcyclic(
 
 function show(parent: string | number): string {
   return typeof parent === 'number' ? `job ${parent}` : `"${parent}"`;
+}
+
+/**
+ * Pure: a written batch's edges and its children's hold rows, from the plan and the id each job of
+ * the graph got (`ids`, by index) — a child skipped as a duplicate gets no edge and no hold.
+ */
+export function graphRowsOf(
+  graph: GraphPlan,
+  ids: ReadonlyMap<number, number>,
+  jobs: ReadonlyMap<number, NormalizedJob>,
+): GraphRows {
+  const edges: [number, number, boolean][] = [];
+  const waiting = new Map<number, number>();
+  for (const edge of graph.edges) {
+    const child = ids.get(edge.childIndex);
+    if (child === undefined) continue;
+    const parent = edge.parentId ?? (ids.get(edge.parentIndex as number) as number);
+    edges.push([parent, child, edge.continueOnFailure]);
+    waiting.set(edge.childIndex, (waiting.get(edge.childIndex) ?? 0) + 1);
+  }
+  const holds = [...waiting].map(([index, count]) => ({
+    id: ids.get(index) as number,
+    job: jobs.get(index) as NormalizedJob,
+    waiting: count,
+  }));
+  return { edges, holds };
 }

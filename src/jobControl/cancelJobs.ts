@@ -47,6 +47,11 @@ UPDATE ${t.jobs}
 SET last_error = ?
 WHERE id IN (?)`;
 
+/** Params: ?1 ids (list, locked). Without history, their payloads stored apart go with them. */
+const sqlDeletePayloads = (t: Tables) => `
+DELETE FROM ${t.jobPayloads}
+WHERE job_id IN (?)`;
+
 /** Params: ?1 count, ?2 batch id. Counts cancelled jobs on their batch (getBatch, finishBatches read it). */
 const sqlCountOnBatch = (t: Tables) => `
 UPDATE ${t.batches}
@@ -115,7 +120,7 @@ async function cancelLocked(
   if (options.history) {
     await tx.write(sqlCopyToHistory(tables), [lockedIds]);
     await redactCopied(tx, tables, 'history', lockedIds, options.redact ?? null);
-  }
+  } else await tx.write(sqlDeletePayloads(tables), [lockedIds]);
   await tx.write(sqlDelete(tables), [lockedIds]);
   const perBatch = new Map<number, number>();
   for (const r of locked)

@@ -14,14 +14,15 @@ import { parseJson } from './parseJson.ts';
 /**
  * Params: ?1 id (×3). The job wherever it is: one primary-key lookup in each of jobs, job_history
  * and dead_jobs, in one statement — so one snapshot (READ COMMITTED reads per statement): a job
- * that moves between the tables meanwhile is seen in exactly one of them. Its progress row joins
+ * that moves between the tables meanwhile is seen in exactly one of them. Its payload stored apart
+ * (the row holds '') joins by primary key (apart_payload), as does its progress row
  * by primary key; whether it has attempt errors and log lines is one probe each of job_errors'
  * and job_logs' primary keys (they are read only then), whether it is part of a workflow one
  * probe of each of job_edges' keys (its edges are read only then); its queue's row joins by primary
  * key (what may hold a waiting job back: queueHold). At most one row comes back.
  */
 const sqlGet = (t: Tables) => `
-SELECT x.*, p.progress, p.updated_at AS progress_at,
+SELECT x.*, jp.payload AS apart_payload, p.progress, p.updated_at AS progress_at,
        EXISTS (SELECT 1 FROM ${t.jobErrors} e WHERE e.job_id = x.id) AS has_errors,
        EXISTS (SELECT 1 FROM ${t.jobLogs} l WHERE l.job_id = x.id) AS has_logs,
        EXISTS (SELECT 1 FROM ${t.jobEdges} ep WHERE ep.parent_id = x.id)
@@ -49,6 +50,7 @@ FROM (
   FROM ${t.deadJobs} d
   WHERE d.id = ?
 ) x
+LEFT JOIN ${t.jobPayloads} jp ON jp.job_id = x.id AND x.payload = ''
 LEFT JOIN ${t.jobProgress} p ON p.job_id = x.id
 LEFT JOIN ${t.queues} q ON q.queue = x.queue`;
 
@@ -137,6 +139,7 @@ interface GetRow extends QueueHoldColumns {
   queue: string;
   name: string;
   payload: string;
+  apart_payload: string | null;
   priority: number;
   run_at: Date | null;
   lock_id: string | null;
@@ -170,7 +173,7 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     state: row.state,
     queue: row.queue,
     name: row.name,
-    payload: parseJson(row.payload),
+    payload: parseJson(row.apart_payload ?? row.payload),
     priority: row.priority,
     retryTimes: row.retry_times,
     maxRetries: row.max_retries,

@@ -70,6 +70,14 @@ export interface PruneStatements {
   readonly delete: string;
   /** The key of a locked row, as the DELETE's list takes it. */
   readonly keyOf: (row: Record<string, unknown>) => unknown;
+  /**
+   * What goes with some of the rows, deleted first in the same transaction: `sql` (params: keys,
+   * a list) for the locked rows `keysOf` picks; none picked, no statement (payloads stored apart).
+   */
+  readonly alsoDelete?: {
+    readonly sql: string;
+    readonly keysOf: (rows: readonly Record<string, unknown>[]) => unknown[];
+  };
 }
 
 /** What one run of pruneInBatches did. */
@@ -100,6 +108,8 @@ export async function pruneInBatches(
     const { locked, removed } = await withTransaction(db, async (tx) => {
       const rows = await tx.select<Record<string, unknown>>(sql.lock, [retentionMs * 1000, options.batchSize]);
       if (rows.length === 0) return { locked: 0, removed: 0 };
+      const also = sql.alsoDelete ? { sql: sql.alsoDelete.sql, keys: sql.alsoDelete.keysOf(rows) } : null;
+      if (also && also.keys.length > 0) await tx.write(also.sql, [also.keys]);
       const { affectedRows } = await tx.write(sql.delete, [rows.map(sql.keyOf)]);
       return { locked: rows.length, removed: affectedRows };
     });

@@ -27,7 +27,7 @@ export interface ClaimLoopHost {
    * Runs one claimed row in a slot; `claimSize`: the rows its claim took in all; `traced`: the
    * claim's tracing, when a tracer is registered.
    */
-  run(row: JobRow, claimSize: number, traced: TracedClaim | undefined): void;
+  run(row: ClaimedRow, claimSize: number, traced: TracedClaim | undefined): void;
 }
 
 /** What one claim hands each of its jobs for its attempt's span. */
@@ -174,7 +174,7 @@ export class ClaimLoop {
    * and tries once more (a partial claim does not: under contention that would re-read the set on
    * almost every claim; the set is re-read every pollIntervalMs anyway).
    */
-  async #claim(queue: string, want: number): Promise<JobRow[]> {
+  async #claim(queue: string, want: number): Promise<ClaimedRow[]> {
     if (this.#gates.blockedForMs(queue) > 0) return [];
     const cached = await this.#priorities.get(queue);
     const rows = await this.#claimWith(queue, want, cached);

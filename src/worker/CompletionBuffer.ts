@@ -37,6 +37,8 @@ interface ClaimCompletion {
   readonly wholeClaimOf: string | undefined;
   /** Lines the jobs logged and have not written yet; undefined when none did. */
   readonly logs: readonly JobLogRow[] | undefined;
+  /** How many of the jobs have their payload stored apart. */
+  readonly apart: number;
 }
 
 export class CompletionBuffer {
@@ -121,7 +123,8 @@ export class CompletionBuffer {
       const first = jobs[0] as RunningJob;
       const wholeClaimOf = jobs.length === first.claimSize ? first.job.queue : undefined;
       const logs = pendingLogsOf(jobs);
-      const lostIds = await this.#completeOnceReachable({ lockId, ids, results, wholeClaimOf, logs });
+      const apart = jobs.filter((r) => r.payloadApart).length;
+      const lostIds = await this.#completeOnceReachable({ lockId, ids, results, wholeClaimOf, logs, apart });
       written = true;
       if (lostIds.length > 0) this.report.claimLost('complete', lockId, lostIds, lostIds.length);
       const completed = lostIds.length === 0 ? jobs : jobs.filter((r) => !lostIds.includes(r.job.id));
@@ -192,12 +195,19 @@ export class CompletionBuffer {
    * history the held ones are already deleted and the lost ones are not known apart: ClaimLostError
    * is thrown on, and all are reported.
    */
-  async #complete({ lockId, ids, results, wholeClaimOf, logs }: ClaimCompletion): Promise<number[]> {
+  async #complete({ lockId, ids, results, wholeClaimOf, logs, apart }: ClaimCompletion): Promise<number[]> {
     const { workerDb: db, tables, options } = this.runtime;
     const history = this.runtime.retention.historyRetentionMs > 0;
     const redact = options.redactPayload;
     try {
-      const released = await completeJobs(db, tables, lockId, ids, { history, results, redact, wholeClaimOf, logs });
+      const released = await completeJobs(db, tables, lockId, ids, {
+        history,
+        results,
+        redact,
+        wholeClaimOf,
+        logs,
+        apart,
+      });
       // Children of a workflow these jobs released: their workers may sleep on a queue that looked empty.
       if (released.size > 0) this.runtime.ringer.ring(tables.prefix, released);
       return [];

@@ -60,6 +60,8 @@ export class RunningJob {
     readonly payloadError?: Error,
     /** This attempt's span, from its claim to its outcome, when a tracer is registered (src/tracing/). */
     readonly span?: Span,
+    /** Its payload is stored apart (job_payloads): a completion without history deletes it there too. */
+    readonly payloadApart = false,
   ) {}
 
   /** Records what the attempt came to on its span (nothing without one). */

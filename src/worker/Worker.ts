@@ -13,6 +13,7 @@ import { ClaimLoop, type TracedClaim } from './ClaimLoop.ts';
 import { ClaimTokens } from './ClaimTokens.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
 import { ConcurrencyLimit } from './ConcurrencyLimit.ts';
+import { type ClaimedRow, payloadApartOf } from './claims/claimedRow.ts';
 import { releaseClaims } from './claims/releaseClaims.ts';
 import { type FinishDeps, finishJob } from './finishJob.ts';
 import { Heartbeat } from './Heartbeat.ts';
@@ -162,7 +163,7 @@ export class Worker {
    * Runs one claimed job in its slot: attempt, then record the outcome. The slot frees when that
    * is done and the handler itself settled (a timed-out handler that ignores its signal keeps it).
    */
-  #run(row: JobRow, claimSize: number, traced: TracedClaim | undefined): void {
+  #run(row: ClaimedRow, claimSize: number, traced: TracedClaim | undefined): void {
     const deps = this.#deps as AttemptDeps & FinishDeps;
     const span = traced ? this.#attemptSpan(traced, row, deps) : undefined;
     const running = runningJobOf(row, claimSize, span);
@@ -259,14 +260,15 @@ export class Worker {
 }
 
 /** A claimed row as a RunningJob; a payload that is not JSON (written around sluice) fails the job permanently. */
-function runningJobOf(row: JobRow, claimSize: number, span: Span | undefined): RunningJob {
+function runningJobOf(row: ClaimedRow, claimSize: number, span: Span | undefined): RunningJob {
+  const apart = payloadApartOf(row);
   try {
-    return new RunningJob(jobFromRow(row), claimSize, undefined, span);
+    return new RunningJob(jobFromRow(row), claimSize, undefined, span, apart);
   } catch (error) {
     const payloadError = new PermanentJobError(
       `payload of job ${row.id} is not valid JSON: ${(error as Error).message}`,
     );
-    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError, span);
+    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError, span, apart);
   }
 }
 

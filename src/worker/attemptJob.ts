@@ -103,6 +103,7 @@ async function atMostOnce(deps: AttemptDeps, definition: JobDefinition<any>, run
   const released = await completeJobs(runtime.workerDb, runtime.tables, job.lockId, [job.id], {
     history: hasHistory(runtime),
     redact: runtime.options.redactPayload,
+    apart: running.payloadApart ? 1 : 0,
   });
   if (released.size > 0) runtime.ringer.ring(runtime.tables.prefix, released);
   running.detach();
@@ -165,6 +166,7 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
           history: hasHistory(runtime),
           redact: runtime.options.redactPayload,
           results: result === null ? undefined : new Map([[job.id, result]]),
+          apart: running.payloadApart ? 1 : 0,
         });
       },
       { attempts: EXACTLY_ONCE_RUNS },

@@ -2,19 +2,19 @@ import type { Executor } from '../../db/executor.ts';
 import { idSet } from '../../db/idSet.ts';
 import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
-import { JOB_ROW_COLUMNS } from '../../model/job.ts';
-import { type ClaimedRow, waitedMsColumn } from './claimedRow.ts';
+import { CLAIMED_COLUMNS, type ClaimedRow, claimedFrom, waitedMsColumn } from './claimedRow.ts';
 import { type ClaimRequest, queueGate } from './claimRandomHead.ts';
 
 /**
  * Params: ?1 queue, ?2 priorities (list), ?3 want. Locks up to `want` free, due rows at the head
  * (bounded ix_head ranges, as in claimRandomHead), skipping rows other transactions hold (their
  * claims, uncommitted enqueues). Returns the full rows, each with how long it has been due
- * (waited_ms, DB clock: the claim that follows in this transaction sets locked_at to the same NOW).
+ * (waited_ms, DB clock: the claim that follows in this transaction sets locked_at to the same NOW)
+ * and its payload stored apart, by primary key (claimedFrom).
  */
 const sqlLockHead = (t: Tables) => `
-SELECT ${JOB_ROW_COLUMNS}, ${waitedMsColumn('NOW(3)')}
-FROM ${t.jobs}
+SELECT ${CLAIMED_COLUMNS}, ${waitedMsColumn('NOW(3)')}
+FROM ${claimedFrom(t)}
 WHERE queue = ?
   AND lock_id = ''
   AND priority IN (?)

@@ -1,4 +1,5 @@
-import type { JobRow } from '../../model/job.ts';
+import type { Tables } from '../../db/tables.ts';
+import { JOB_ROW_COLUMNS, type JobRow } from '../../model/job.ts';
 
 /**
  * The term a claim's read of its rows adds to JOB_ROW_COLUMNS: how long each job had been due
@@ -8,8 +9,33 @@ import type { JobRow } from '../../model/job.ts';
 export const waitedMsColumn = (claimedAt: string) =>
   `TIMESTAMPDIFF(MICROSECOND, run_at, ${claimedAt}) DIV 1000 AS waited_ms`;
 
-/** A row as a claim returns it: the job, and how long it had been due (waitedMsColumn). */
-export type ClaimedRow = JobRow & { readonly waited_ms?: number | string | null };
+/**
+ * What a claim's read of its rows selects from (with the aliases CLAIMED_COLUMNS names): each job,
+ * and its payload stored apart when its row holds '' — read by primary key in the same statement.
+ * job_payloads has no other column of jobs' names, so the reads' WHERE and ORDER BY stay unqualified.
+ */
+export const claimedFrom = (t: Tables) =>
+  `${t.jobs} j\nLEFT JOIN ${t.jobPayloads} p ON p.job_id = j.id AND j.payload = ''`;
+
+/**
+ * JOB_ROW_COLUMNS over claimedFrom: the payload wherever it is stored (a row written before
+ * job_payloads existed holds its own), and payload_apart, which tells the completion to delete it.
+ */
+export const CLAIMED_COLUMNS = [
+  ...JOB_ROW_COLUMNS.split(', ').map((c) => (c === 'payload' ? 'COALESCE(p.payload, j.payload) AS payload' : `j.${c}`)),
+  "j.payload = '' AS payload_apart",
+].join(', ');
+
+/** A row as a claim returns it: the job, how long it had been due (waitedMsColumn), whether its payload is stored apart. */
+export type ClaimedRow = JobRow & {
+  readonly waited_ms?: number | string | null;
+  readonly payload_apart?: number | string | null;
+};
+
+/** True when the claimed row's payload was read from job_payloads (its completion deletes it there). */
+export function payloadApartOf(row: ClaimedRow): boolean {
+  return Number(row.payload_apart ?? 0) === 1;
+}
 
 /** What the metrics count of a claimed row: its name, and how long it had been due (never below 0). */
 export function claimedJob(row: ClaimedRow): { name: string; waitedMs: number | null } {

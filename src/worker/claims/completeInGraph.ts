@@ -31,6 +31,13 @@ WHERE j.id IN (?)
 ON DUPLICATE KEY UPDATE retry_times = j.retry_times, last_error = j.last_error, finished_at = NOW(3),
   outcome = 'completed', result = ${results > 0 ? 'r.result' : 'NULL'}`;
 
+/** Params: ?1 ids (list, locked above). Their payloads stored apart: without history nothing refers to them. */
+const sqlDeletePayloads = (t: Tables) => `
+DELETE p
+FROM ${t.jobPayloads} p
+JOIN ${t.jobs} j ON j.id = p.job_id AND j.payload = ''
+WHERE j.id IN (?)`;
+
 /** Params: ?1 lockId, ?2 ids (list, locked above). Returns affectedRows = ids. */
 const sqlDelete = (t: Tables) => `
 DELETE FROM ${t.jobs}
@@ -40,7 +47,7 @@ WHERE lock_id = ?
 /**
  * Completes the jobs of a claim that are part of a workflow, in one short transaction (a savepoint
  * inside completeJobs' own): the rows still held with flags set are locked, copied to the history
- * (with history), deleted, and their edges settled — children counted down and released, this
+ * (with history), deleted (without history, with their payloads stored apart), and their edges settled — children counted down and released, this
  * job's own edges dropped (src/workflows/leaveGraph.ts). Returns how many it completed and the
  * queues of the children it released. The lock taken first is what makes a late dependent safe:
  * an enqueue that flags this row waits for it, or committed before it and is seen here.
@@ -54,13 +61,15 @@ export async function completeInGraph(
     readonly history: boolean;
     readonly results?: ReadonlyMap<number, string>;
     readonly redact?: PayloadRedactor | null;
+    /** Delete their payloads stored apart too (without history). */
+    readonly deletePayloads?: boolean;
   },
-): Promise<{ completed: number; released: ReadonlyMap<string, number> }> {
+): Promise<{ completed: number; payloadsDeleted: number; released: ReadonlyMap<string, number> }> {
   return withTransaction(db, async (tx) => {
     const rows = (await tx.select<{ id: number | string; flags: number }>(sqlHeldInGraph(tables), [lockId, ids])).map(
       (r) => ({ id: Number(r.id), flags: Number(r.flags) }),
     );
-    if (rows.length === 0) return { completed: 0, released: new Map() };
+    if (rows.length === 0) return { completed: 0, payloadsDeleted: 0, released: new Map() };
     const held = rows.map((r) => r.id);
     if (options.history) {
       const listed = new Set(held);
@@ -68,9 +77,11 @@ export async function completeInGraph(
       await tx.write(sqlCopyToHistory(tables, results.length), [...results.flat(), held]);
       await redactCopied(tx, tables, 'history', held, options.redact ?? null);
     }
+    const payloadsDeleted =
+      options.deletePayloads && !options.history ? (await tx.write(sqlDeletePayloads(tables), [held])).affectedRows : 0;
     const { affectedRows } = await tx.write(sqlDelete(tables), [lockId, held]);
     if (affectedRows !== held.length) throw new Error(`completed ${affectedRows} of ${held.length} locked jobs`);
     const settled = await leaveGraph(tx, tables, rows, 'completed');
-    return { completed: held.length, released: settled.released };
+    return { completed: held.length, payloadsDeleted, released: settled.released };
   });
 }

@@ -37,6 +37,17 @@ DELETE FROM ${t.jobs}
 WHERE ${held}`;
 
 /**
+ * Params: heldRows (alias j.). As sqlComplete, with the payloads of those jobs stored apart
+ * (job_payloads): without history nothing refers to them once their jobs are gone. One statement,
+ * so a payload goes exactly when its job does. Returns affectedRows = jobs + payloads deleted.
+ */
+const sqlCompleteWithPayloads = (t: Tables, held: string) => `
+DELETE j, p
+FROM ${t.jobs} j
+LEFT JOIN ${t.jobPayloads} p ON p.job_id = j.id AND j.payload = ''
+WHERE ${held}`;
+
+/**
  * Params: (job id, result JSON) for each of `results` rows, then heldRows. Copies the
  * finished jobs this claim still holds into job_history as completed, each with its handler's
  * result when it returned one (the results ride in the same statement, as a derived table: no
@@ -64,6 +75,12 @@ export interface CompleteOptions {
   readonly wholeClaimOf?: string;
   /** Log lines the jobs kept with ctx.log and have not written yet (with history only: nothing shows them otherwise). */
   readonly logs?: readonly JobLogRow[];
+  /**
+   * How many of the jobs have their payload stored apart (job_payloads). Without history their
+   * payloads are deleted with them; with history the history rows refer to them and pruning
+   * deletes them. @defaultValue 0
+   */
+  readonly apart?: number;
 }
 
 /**
@@ -87,7 +104,7 @@ export async function completeJobs(
   ids: readonly number[],
   options: CompleteOptions = { history: false },
 ): Promise<ReadonlyMap<string, number>> {
-  if (!options.history) return deleteFenced(db, tables, lockId, ids, options);
+  if (!options.history) return deleteFenced(db, tables, lockId, ids, options, options.apart ?? 0);
   const listed = new Set(ids);
   const results = [...(options.results ?? [])].filter(([id]) => listed.has(id));
   const held = heldRows('j.', lockId, ids, options.wholeClaimOf);
@@ -95,7 +112,7 @@ export async function completeJobs(
     if (options.logs && options.logs.length > 0) await writeJobLogs(tx, tables, lockId, options.logs);
     await tx.write(sqlCopyToHistory(tables, results.length, held.where), [...results.flat(), ...held.params]);
     await redactCopied(tx, tables, 'history', ids, options.redact ?? null);
-    return deleteFenced(tx, tables, lockId, ids, options);
+    return deleteFenced(tx, tables, lockId, ids, options, 0);
   });
 }
 
@@ -105,12 +122,18 @@ async function deleteFenced(
   lockId: string,
   ids: readonly number[],
   options: CompleteOptions,
+  apart: number,
 ): Promise<ReadonlyMap<string, number>> {
-  const held = heldRows('', lockId, ids, options.wholeClaimOf);
-  const { affectedRows } = await db.write(sqlComplete(tables, held.where), held.params);
-  if (affectedRows === ids.length) return NONE_RELEASED;
-  const inGraph = await completeInGraph(db, tables, lockId, ids, options);
-  const lost = ids.length - affectedRows - inGraph.completed;
-  if (lost > 0) throw new ClaimLostError('complete', lockId, ids, lost);
+  const held = heldRows(apart === 0 ? '' : 'j.', lockId, ids, options.wholeClaimOf);
+  const sql = apart === 0 ? sqlComplete(tables, held.where) : sqlCompleteWithPayloads(tables, held.where);
+  const { affectedRows } = await db.write(sql, held.params);
+  const expected = ids.length + apart;
+  if (affectedRows === expected) return NONE_RELEASED;
+  // Rows the plain statement left: jobs of a workflow (flags set) with their payloads, or lost claims.
+  const inGraph = await completeInGraph(db, tables, lockId, ids, { ...options, deletePayloads: apart > 0 });
+  const lostRows = expected - affectedRows - inGraph.completed - inGraph.payloadsDeleted;
+  // A lost job left its row and, if it had one, its payload's: the count lost is at most lostRows.
+  if (lostRows > 0)
+    throw new ClaimLostError('complete', lockId, ids, Math.min(ids.length - inGraph.completed, lostRows));
   return inGraph.released;
 }

@@ -150,6 +150,13 @@ CREATE TABLE `<prefix>job_logs` (
   KEY `ix_logged` (`logged_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>job_payloads
+CREATE TABLE `<prefix>job_payloads` (
+  `job_id` bigint(20) unsigned NOT NULL,
+  `payload` mediumtext NOT NULL,
+  PRIMARY KEY (`job_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>job_progress
 CREATE TABLE `<prefix>job_progress` (
   `job_id` bigint(20) unsigned NOT NULL,

@@ -1,0 +1,39 @@
+import type { Knex } from 'knex';
+import { type WriteResult, withoutSql } from './executor.ts';
+import { retryTransient } from './retryTransient.ts';
+
+/** The part of knex's client a pooled statement needs: its pool. */
+interface PoolClient {
+  acquireConnection(): Promise<PooledConnection>;
+  releaseConnection(connection: PooledConnection): Promise<void>;
+}
+
+interface PooledConnection {
+  query(sql: string, callback: (error: Error | null, result: { affectedRows: number; insertId: number }) => void): void;
+}
+
+/**
+ * One autocommit write of SQL that carries its values as literals, on a connection of knex's own
+ * pool (its session settings, its limit) but without knex's query builder: on a single enqueue,
+ * knex's per-statement machinery cost more client CPU than the INSERT's own encoding — with eight
+ * enqueuing processes on one host, the difference between 0.6 and 0.9 of a raw INSERT's rate.
+ * Re-run after a transient conflict (retryTransient: an autocommit statement is its own
+ * transaction); the statement is announced on knex's 'query' event like any other.
+ */
+export function writeOnPool(knex: Knex, sql: string): Promise<WriteResult> {
+  const client = knex.client as unknown as PoolClient;
+  return retryTransient(async () => {
+    const connection = await client.acquireConnection();
+    knex.emit('query', { sql, bindings: [] });
+    try {
+      return await new Promise<WriteResult>((resolve, reject) => {
+        connection.query(sql, (error, result) => {
+          if (error) reject(withoutSql(error));
+          else resolve({ affectedRows: result.affectedRows, insertId: Number(result.insertId) });
+        });
+      });
+    } finally {
+      await client.releaseConnection(connection);
+    }
+  });
+}

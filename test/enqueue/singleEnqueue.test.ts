@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+
+/**
+ * A single enqueue with no key, no trace and no transaction of the caller's is one autocommit
+ * INSERT: one statement on the wire, announced on knex's 'query' event like every other. A
+ * payload stored apart (over 1 KiB) makes it a short transaction of two INSERTs instead.
+ */
+const db = useTestDatabase('single_enqueue');
+
+/**
+ * The first keyword of each statement sent while `fn` runs, transaction control left out, and
+ * the wake-up's reads too (the doorbells, the ringer's own identity, the process list): they go on
+ * the ringer's own connection, off the enqueue's path, at most once per 100 ms per queue.
+ */
+const WAKE_UP = /doorbells|@@hostname|processlist/i;
+
+function statementsDuring(fn: () => Promise<unknown>): Promise<string[]> {
+  const sent: string[] = [];
+  const listen = (q: { sql: string }) => {
+    const keyword =
+      q.sql
+        .trim()
+        .split(/[\s;]+/)[0]
+        ?.toUpperCase() ?? '';
+    if (!['BEGIN', 'COMMIT'].includes(keyword) && !WAKE_UP.test(q.sql)) sent.push(keyword);
+  };
+  db.sluice.knex.on('query', listen);
+  return fn()
+    .then(() => sent)
+    .finally(() => db.sluice.knex.off('query', listen));
+}
+
+describe('a single enqueue', () => {
+  it('is one INSERT, and the job is there with its id', async () => {
+    await db.sluice.enqueue({ name: 'warm-up' }); // the server's packet limit is read once, on first use
+    let id = 0;
+    const sent = await statementsDuring(async () => {
+      ({ id } = await db.sluice.enqueue({ name: 'one', payload: { n: 1 } }));
+    });
+    expect(sent).toEqual(['INSERT']);
+    expect((await db.sluice.jobs.get(id))?.payload).toEqual({ n: 1 });
+  });
+
+  it('with a payload stored apart is one transaction of two INSERTs', async () => {
+    await db.sluice.enqueue({ name: 'warm-up' });
+    const sent = await statementsDuring(() => db.sluice.enqueue({ name: 'big', payload: { text: 'x'.repeat(2_000) } }));
+    expect(sent).toEqual(['INSERT', 'INSERT']);
+  });
+});
