@@ -43,13 +43,24 @@ describe('the queue page’s limits', () => {
     await screenshot(page, 'queue-limits');
     expect(await countRows(db, 'test_starts')).toBe(1);
 
-    const status = await page.evaluate(async (url) => {
+    // A bad value is a 400 naming the field; a post without the page's CSRF token is refused.
+    const [bad, forged] = await page.evaluate(async (url) => {
       const form = document.querySelector('.limits-form') as HTMLFormElement;
-      const body = new URLSearchParams(new FormData(form) as unknown as Record<string, string>);
-      body.set('concurrency', 'lots');
-      return (await fetch(url, { method: 'POST', body })).status;
+      const post = async (edit: (body: URLSearchParams) => void) => {
+        const body = new URLSearchParams(new FormData(form) as unknown as Record<string, string>);
+        edit(body);
+        return (await fetch(url, { method: 'POST', body })).status;
+      };
+      return [
+        await post((b) => b.set('concurrency', 'lots')),
+        await post((b) => {
+          b.delete('csrf');
+          b.set('concurrency', '9');
+        }),
+      ];
     }, `${dashboard.url}/actions/set-queue-limits`);
-    expect(status).toBe(400);
+    expect(bad).toBe(400);
+    expect(forged).toBe(403);
     expect((await db.sluice.queues.limits())[0]?.concurrency).toBe(1);
 
     await saveLimits(page, { concurrency: '3', rate_limit: '10', rate_interval_ms: '1000' });

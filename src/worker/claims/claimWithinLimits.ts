@@ -12,7 +12,8 @@ const WINDOW = 'FLOOR(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000) / rate_interval_ms) *
  * Params: ?1 queue. The first statement of a limited claim: locks the queue's row by writing it
  * (limited claims of one queue take turns; on Galera two nodes' claims conflict at certification
  * instead of both counting the same free slots). The lock wait is bounded at 2 s (MariaDB SET
- * STATEMENT; MySQL 8 SET_VAR); a timeout (1205) re-runs the claim. affectedRows 1, or 0 when the
+ * STATEMENT; MySQL 8 SET_VAR, which a server that does not accept it for this variable ignores
+ * with a warning); a timeout (1205) re-runs the claim. affectedRows 1, or 0 when the
  * queue has no row (no limit). Nothing here reads the clock: NOW(3) is the statement's start, which
  * may be before a wait for the lock.
  */
