@@ -105,8 +105,8 @@ describe('worker registry', () => {
       );
       expect(beat).toMatchObject({ failed: 1, cpu: 0.25, free_mem: 0.6, concurrency_limit: 4 });
       expect(JSON.parse(beat.counters as string)).toEqual({
-        'reg-a': { completed: 3, failed: 0, dead: 0, cancelled: 0 },
-        'reg-b': { completed: 0, failed: 1, dead: 1, cancelled: 0 },
+        'reg-a': { completed: 3, failed: 0, dead: 0, cancelled: 0, snoozed: 0 },
+        'reg-b': { completed: 0, failed: 1, dead: 1, cancelled: 0, snoozed: 0 },
       });
       expect(beat.heartbeat_at.getTime()).toBeGreaterThan(firstBeat);
       expect(beat.started_at.getTime()).toBe((registered as WorkerRow).started_at.getTime());
@@ -133,8 +133,8 @@ describe('worker registry', () => {
         cpu: 0.25,
         freeMem: 0.6,
         counters: {
-          'reg-a': { completed: 3, failed: 0, dead: 0, cancelled: 0 },
-          'reg-b': { completed: 0, failed: 1, dead: 1, cancelled: 0 },
+          'reg-a': { completed: 3, failed: 0, dead: 0, cancelled: 0, snoozed: 0 },
+          'reg-b': { completed: 0, failed: 1, dead: 1, cancelled: 0, snoozed: 0 },
         },
       });
       expect(listed[0]?.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
