@@ -6,6 +6,7 @@ import { html, type SafeHtml } from '../html.ts';
 import { boundedPrettyJson, jsonPieces } from '../jsonPieces.ts';
 import type { Page, PageContext, PageResult } from '../PageContext.ts';
 import { jobAttempts } from './jobAttempts.ts';
+import { jobGraph } from './jobGraph.ts';
 import { jobWorkflow } from './jobWorkflow.ts';
 
 /**
@@ -50,6 +51,7 @@ ${jobWorkflow(ctx, job)}
 <dt>progress</dt><dd data-field="progress-summary">${job.progress ? html`${progressOf(values.progress)} at ${time(job.progress.at)}` : '—'}</dd>
 ${job.redrivenAs === null ? '' : html`<dt>re-driven as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
 </dl>
+${jobGraph(ctx, job)}
 <h2>Timeline</h2>
 ${timeline(job)}
 <h2>Payload</h2>
