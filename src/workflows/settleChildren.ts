@@ -40,17 +40,24 @@ SET waiting_parents = waiting_parents - ?
 WHERE job_id IN (?)`;
 
 /**
- * Params: ?1 child ids (list). The children among them whose last parent just finished (their
- * hold rows are locked by the count-down), with their queues: whom to wake once released.
+ * Params: ?1 child ids (list). The children among them whose last parent just finished: their hold
+ * rows, already locked by the count-down (by primary key; the jobs rows are locked only by the
+ * release itself, so a concurrent completion never waits on a child's job row it has no business with).
  */
 const sqlReady = (t: Tables) => `
-SELECT h.job_id, j.queue
-FROM ${t.jobHolds} h
-JOIN ${t.jobs} j ON j.id = h.job_id
-WHERE h.job_id IN (?)
-  AND h.reason = 'parents'
-  AND h.waiting_parents = 0
+SELECT job_id
+FROM ${t.jobHolds}
+WHERE job_id IN (?)
+  AND reason = 'parents'
+  AND waiting_parents = 0
 FOR UPDATE`;
+
+/** Params: ?1 child ids (list, just released). Their queues, with how many each: whom to wake. */
+const sqlQueuesOf = (t: Tables) => `
+SELECT queue, COUNT(*) AS n
+FROM ${t.jobs}
+WHERE id IN (?)
+GROUP BY queue`;
 
 /**
  * Params: ?1 child ids (list). Releases held children: run_at from the sentinel back to their
@@ -133,12 +140,13 @@ async function release(
   if (byCount.size === 0 && counted.length === 0) return;
   for (const [n, children] of byCount) await tx.write(sqlCountDown(tables), [n, children]);
   const candidates = [...countDown.keys(), ...counted];
-  const ready = await tx.select<{ job_id: number | string; queue: string }>(sqlReady(tables), [candidates]);
+  const ready = await tx.select<{ job_id: number | string }>(sqlReady(tables), [candidates]);
   if (ready.length === 0) return;
   const ids = ready.map((r) => Number(r.job_id));
   await tx.write(sqlRelease(tables), [ids]);
   await tx.write(sqlDropHolds(tables), [ids]);
-  for (const r of ready) settled.released.set(r.queue, (settled.released.get(r.queue) ?? 0) + 1);
+  const queues = await tx.select<{ queue: string; n: number | string }>(sqlQueuesOf(tables), [ids]);
+  for (const q of queues) settled.released.set(q.queue, (settled.released.get(q.queue) ?? 0) + Number(q.n));
 }
 
 /**

@@ -134,7 +134,7 @@ const HEAD = ['ix_head'];
 
 describe('every query of the jobs API is served by an index', () => {
   it('lists and counts the live jobs of a queue, state by state, from the start and from deep inside', async () => {
-    for (const state of [undefined, 'waiting', 'delayed', 'retrying', 'running'] as const) {
+    for (const state of [undefined, 'waiting', 'delayed', 'held', 'retrying', 'running'] as const) {
       const first = await traced((s) => s.jobs.list({ queue: 'big', state }, { limit: 50 }));
       await expectIndexed(first.statements, HEAD);
       const count = await traced((s) => s.jobs.count({ queue: 'big', state }, { max: 1_000 }));
@@ -217,7 +217,7 @@ describe('every query of the jobs API is served by an index', () => {
       { id: number },
     ];
     const get = await traced((s) => s.jobs.get(Number(id) + 1_000_000));
-    // job_edges is probed by its primary key (parent) and by ix_child (child): is it in a workflow.
+    // job_edges: whether the job is in a workflow, by its primary key's prefix or ix_child.
     await expectIndexed(get.statements, ['PRIMARY', 'ix_child']);
     const wait = await traced((s) => s.jobs.waitFor(Number(id) + 1_000_000, { timeoutMs: 0 }));
     await expectIndexed(wait.statements, ['PRIMARY']);

@@ -24,6 +24,11 @@ describe('the dashboard job page of a workflow job', () => {
     expect(child).toContain(`href="/jobs/${ids.a}" data-job="${ids.a}"`);
     expect(child).toContain('pending, continue on failure');
     expect(child).toContain('data-action="cancel-job"');
+    // The neighbourhood drawn: a box (a link) per parent and the job, a line per edge.
+    const svg = /<svg class="workflow"[\s\S]*?<\/svg>/.exec(child)?.[0] ?? '';
+    expect(svg.match(/<rect /g)).toHaveLength(3);
+    expect(svg.match(/<line /g)).toHaveLength(2);
+    expect(svg).toContain(`href="/jobs/${ids.b}"`);
     const parent = await (await fetch(`${dashboard.url}/jobs/${ids.a}`, { headers: AUTH })).text();
     expect(parent).toMatch(new RegExp(`data-field="children"><a href="/jobs/${ids.c}"`));
   });

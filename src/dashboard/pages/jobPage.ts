@@ -6,6 +6,7 @@ import { html, type SafeHtml } from '../html.ts';
 import { boundedPrettyJson, jsonPieces } from '../jsonPieces.ts';
 import type { Page, PageContext, PageResult } from '../PageContext.ts';
 import { jobAttempts } from './jobAttempts.ts';
+import { jobGraph } from './jobGraph.ts';
 import { jobWorkflow } from './jobWorkflow.ts';
 
 /**
@@ -51,6 +52,7 @@ ${jobWorkflow(ctx, job)}
 ${job.queueHold === null ? '' : html`<dt>held back</dt><dd data-field="queue-hold">by its queue: ${job.queueHold.reason}${job.queueHold.until ? html` until ${time(job.queueHold.until)}` : ''}</dd>`}
 ${job.redrivenAs === null ? '' : html`<dt>re-driven as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
 </dl>
+${jobGraph(ctx, job)}
 <h2>Timeline</h2>
 ${timeline(job)}
 <h2>Payload</h2>
