@@ -27,6 +27,7 @@ describe('validateJob', () => {
       maxRetries: null,
       idempotencyKey: null,
       backoff: null,
+      graph: null,
     });
   });
 
@@ -57,6 +58,7 @@ describe('validateJob', () => {
       maxRetries: 0,
       idempotencyKey: 'k'.repeat(191),
       backoff: '{"type":"exponential","delayMs":500,"maxDelayMs":60000,"jitter":0}',
+      graph: null,
     });
   });
 
