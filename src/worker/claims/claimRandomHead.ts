@@ -10,7 +10,7 @@ import { loadClaimedJobs } from './loadClaimedJobs.ts';
  * order. A plain (non-locking) read of one bounded ix_head range per priority, without filesort:
  * rows not yet due are never walked.
  */
-const sqlHead = (t: Tables) => `
+export const sqlHead = (t: Tables) => `
 SELECT id, priority
 FROM ${t.jobs}
 WHERE queue = ?

@@ -3,6 +3,7 @@ import { idSet } from '../../db/idSet.ts';
 import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import type { ClaimedRow } from './claimedRow.ts';
+import { sqlHead } from './claimRandomHead.ts';
 import { loadClaimedJobs } from './loadClaimedJobs.ts';
 
 /** The current rate window's start: epoch ms on the DB clock, windows aligned to the interval (NULL without a rate). */
@@ -47,17 +48,6 @@ WHERE queue = ?`;
 const sqlRunning = (t: Tables) => `
 SELECT COUNT(*) AS running
 FROM (SELECT 1 FROM ${t.jobs} WHERE queue = ? AND lock_id > '' LIMIT ?) AS claimed`;
-
-/** Params: ?1 queue, ?2 priorities (list), ?3 count. The head, as claimRandomHead reads it: free and due, in order. */
-const sqlHead = (t: Tables) => `
-SELECT id
-FROM ${t.jobs}
-WHERE queue = ?
-  AND lock_id = ''
-  AND priority IN (?)
-  AND run_at <= NOW(3)
-ORDER BY priority, run_at, id
-LIMIT ?`;
 
 /**
  * Params: ?1 lockId, then the idSet of the head's ids. Claims those still free and due; no queue
@@ -139,6 +129,7 @@ export async function claimWithinLimits(db: Executor, tables: Tables, req: Limit
       }
     }
     if (allowed === 0 || req.priorities.length === 0) return { limited, blocked, waitMs, claimed: 0 };
+    // The head as claimRandomHead reads it (free and due, in order), `allowed` rows of it.
     const head = await tx.select<{ id: number }>(sqlHead(tables), [req.queue, req.priorities, allowed]);
     if (head.length === 0) return { limited, blocked: null, waitMs: null, claimed: 0 };
     const ids = idSet(
