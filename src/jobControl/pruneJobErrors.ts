@@ -1,60 +1,11 @@
-import type { Tables } from '../db/tables.ts';
-import { SLUICE_DEFAULTS } from '../options.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
-import {
-  type ResolvedRetentionOptions,
-  type RetentionOptions,
-  RetentionTask,
-  retentionAtLeast,
-} from '../task/pruneInBatches.ts';
+import type { ResolvedRetentionOptions, RetentionOptions } from '../task/pruneInBatches.ts';
+import { pruneAttemptRows } from './pruneAttemptRows.ts';
 
-/**
- * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of attempt errors
- * written before the retention, oldest first (ix_failed), of jobs that are in none of jobs,
- * job_history and dead_jobs (a primary-key probe each; the probes are plain reads), skipping rows
- * another transaction holds. Returns job ids (repeated for a job with several rows).
- */
-const sqlLockExpired = (t: Tables) => `
-SELECT e.job_id
-FROM ${t.jobErrors} e
-WHERE e.failed_at < NOW(3) - INTERVAL ? MICROSECOND
-  AND NOT EXISTS (SELECT 1 FROM ${t.jobs} j WHERE j.id = e.job_id)
-  AND NOT EXISTS (SELECT 1 FROM ${t.jobHistory} h WHERE h.job_id = e.job_id)
-  AND NOT EXISTS (SELECT 1 FROM ${t.deadJobs} d WHERE d.id = e.job_id)
-ORDER BY e.failed_at
-LIMIT ?
-FOR UPDATE SKIP LOCKED`;
-
-/** Params: ?1 job ids (list; their jobs are gone). affectedRows = rows deleted. */
-const sqlDelete = (t: Tables) => `
-DELETE FROM ${t.jobErrors}
-WHERE job_id IN (?)`;
-
-/**
- * job_errors retention: a job's attempt errors stay while it is live and as long as its history
- * or dead row, and go a bounded batch at a time once it is in none of them. Pass the longer of the
- * history and dead-job retentions (see attemptRetentionMs).
- */
+/** job_errors retention (pruneAttemptRows), oldest first by ix_failed. */
 export function pruneJobErrors(
-  { db, tables }: TaskDb,
+  taskDb: TaskDb,
   options: RetentionOptions = {},
 ): MaintenanceTask<'pruneJobErrors', 'pruned', ResolvedRetentionOptions> {
-  const statements = {
-    lock: sqlLockExpired(tables),
-    delete: sqlDelete(tables),
-    keyOf: (r: Record<string, unknown>) => r.job_id,
-  };
-  const retentionMs = retentionAtLeast(options.retentionMs ?? attemptRetentionMs(SLUICE_DEFAULTS), 1);
-  return new RetentionTask('pruneJobErrors', db, statements, { ...options, retentionMs }, retentionMs());
-}
-
-/**
- * How old an attempt's error or log line must be before the prune looks at it: the longer of the
- * history and dead-job retentions. A row is never older than its job's end, so once the job's
- * history or dead row is pruned the row is past this too, and the rows the prune reads past —
- * old rows whose job is still kept — are only those of jobs kept longer after a failure than that
- * (Infinity: never pruned, as with either retention kept until purged).
- */
-export function attemptRetentionMs(options: { historyRetentionMs: number; deadRetentionMs: number }): number {
-  return Math.max(options.historyRetentionMs, options.deadRetentionMs);
+  return pruneAttemptRows('pruneJobErrors', { table: 'jobErrors', timeColumn: 'failed_at' }, taskDb, options);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fromKnex } from '../../src/db/executor.ts';
-import { attemptRetentionMs, pruneJobErrors } from '../../src/jobControl/pruneJobErrors.ts';
+import { attemptRetentionMs } from '../../src/jobControl/pruneAttemptRows.ts';
+import { pruneJobErrors } from '../../src/jobControl/pruneJobErrors.ts';
 import { pruneJobLogs } from '../../src/jobControl/pruneJobLogs.ts';
 import { HOUR, insertJob, MINUTE } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
