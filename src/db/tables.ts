@@ -24,6 +24,8 @@ export interface Tables {
   readonly jobEdges: string;
   /** Why a held-back job (run_at = HELD_RUN_AT) waits, and the run_at it gets back. */
   readonly jobHolds: string;
+  /** Each (queue, group) with a limit or jobs to count: the flow control of a group. */
+  readonly jobGroups: string;
   /** The install's settings every process reads (src/settings/). */
   readonly settings: string;
   readonly migrations: string;
@@ -63,6 +65,7 @@ export function tablesFor(prefix: string): Tables {
     queueDepths: `\`${prefix}queue_depths\``,
     jobEdges: `\`${prefix}job_edges\``,
     jobHolds: `\`${prefix}job_holds\``,
+    jobGroups: `\`${prefix}job_groups\``,
     settings: `\`${prefix}settings\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,

@@ -79,6 +79,7 @@ CREATE TABLE `<prefix>jobs` (
   `created_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
   `flags` tinyint(3) unsigned NOT NULL DEFAULT 0,
+  `group_key` varchar(191) DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
   KEY `ix_batch` (`batch_id`)
@@ -105,6 +106,16 @@ CREATE TABLE `<prefix>job_errors` (
   `stack` text DEFAULT NULL,
   PRIMARY KEY (`job_id`,`attempt`),
   KEY `ix_failed` (`failed_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>job_groups
+CREATE TABLE `<prefix>job_groups` (
+  `queue` varchar(64) NOT NULL,
+  `group_key` varchar(191) NOT NULL,
+  `concurrency_limit` int(10) unsigned DEFAULT NULL,
+  `active` int(10) unsigned NOT NULL DEFAULT 0,
+  `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
+  PRIMARY KEY (`queue`,`group_key`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_history
