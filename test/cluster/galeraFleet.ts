@@ -12,7 +12,11 @@ import type { GaleraCluster } from './galeraCluster.ts';
  * chosen nodes; reads that see the cluster's latest commits; and the counts the issue asks for.
  */
 
-/** test/fixtures/galeraJobs: `effect` (exactly-once, one row per commit) and `run` (at-least-once, one row per run). */
+/**
+ * test/fixtures/galeraJobs: `effect` (exactly-once, one row per commit), `run` (at-least-once, one
+ * row per run), `graphNode` (a workflow's job: its order proven by commits and by one clock) and
+ * `span` (a run's start and end by one node's clock, for limits).
+ */
 export const GALERA_JOBS = fileURLToPath(new URL('../fixtures/galeraJobs', import.meta.url));
 
 const silent = pino({ level: 'silent' });
@@ -94,6 +98,8 @@ export interface WorkerSpec {
   readonly concurrency?: number;
   readonly heartbeatIntervalMs?: number;
   readonly lockTimeoutMs?: number;
+  /** Variables for the process (the timing fixtures' SLUICE_GALERA_CLOCK_URL). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface MaintenanceSpec {
@@ -114,7 +120,7 @@ export function startWorker(db: ClusterDatabase, spec: WorkerSpec): SluiceProces
   args.push('--poll-interval-ms', '200');
   if (spec.heartbeatIntervalMs) args.push('--heartbeat-interval-ms', String(spec.heartbeatIntervalMs));
   if (spec.lockTimeoutMs) args.push('--lock-timeout-ms', String(spec.lockTimeoutMs));
-  return spawnSluice('work', args, INFO);
+  return spawnSluice('work', args, spec.env ? { ...INFO, env: spec.env } : INFO);
 }
 
 /** `sluice maintenance` on node `spec.node`. */
