@@ -3,7 +3,8 @@ import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
 
-export const STATS_HELP = `sluice stats: jobs per queue (ready, delayed, running, dead, oldest ready age),
+export const STATS_HELP = `sluice stats: jobs per queue (ready, delayed, held, running, dead, oldest ready
+age; held: waiting for parents or a limit, never due until released),
 each count read from index entries and stopped at --max ("10000+" past it), and what holds a
 queue's ready jobs back now, if anything: its concurrency cap, its rate, or a pause until later
 
@@ -31,12 +32,13 @@ export async function statsCommand(argv: string[]): Promise<number> {
       s.queue,
       n(s.ready),
       n(s.notDue),
+      n(s.held),
       n(s.running),
       n(s.dead),
       s.oldestReadyMs === null ? '-' : `${(s.oldestReadyMs / 1000).toFixed(1)}s`,
       s.heldBack ?? '-',
     ]);
-    const head = ['queue', 'ready', 'delayed', 'running', 'dead', 'oldest ready', 'held back'];
+    const head = ['queue', 'ready', 'delayed', 'held', 'running', 'dead', 'oldest ready', 'held back'];
     process.stdout.write(`${renderTable(head, rows)}\n`);
     return 0;
   } finally {

@@ -7,6 +7,8 @@ export interface QueueCounts {
   readonly ready: BoundedCount;
   /** Delayed or retrying: free, not yet due. */
   readonly notDue: BoundedCount;
+  /** Held back: waiting for parents or a limit (never due until released, never "backing up"). */
+  readonly held: BoundedCount;
   readonly running: BoundedCount;
   readonly dead: BoundedCount;
   readonly oldestReadyMs: number | null;
@@ -20,7 +22,7 @@ export interface QueueCounts {
 /**
  * Some queues' counts, each reading at most countLimit index entries (so a queue of millions
  * answers as "10,000+"), in a few statements however many queues (queueDepths: ready / not yet due
- * / running from ix_head's covering ranges, dead from ix_queue_failed); and what makes each a problem.
+ * / held / running from ix_head's covering ranges, dead from ix_queue_failed); and what makes each a problem.
  */
 export async function queueCounts(
   ctx: PageContext,

@@ -20,7 +20,11 @@ export class QueueSeries {
   constructor(registry: Registry) {
     const gauge = <L extends string>(name: string, help: string, labelNames: L[]) =>
       new Gauge({ name, help, labelNames, registers: [registry] });
-    this.#jobs = gauge('sluice_jobs', 'Live jobs by queue and state (ready, delayed, running).', ['queue', 'state']);
+    this.#jobs = gauge(
+      'sluice_jobs',
+      'Live jobs by queue and state (ready, delayed, held, running); held jobs wait for parents or a limit.',
+      ['queue', 'state'],
+    );
     this.#dead = gauge('sluice_dead_jobs', 'Dead jobs (not re-driven) by queue.', ['queue']);
     this.#oldest = gauge('sluice_queue_oldest_ready_seconds', 'Age of the oldest ready job by queue (0: none ready).', [
       'queue',
@@ -57,6 +61,7 @@ export class QueueSeries {
       const queue = { queue: d.queue };
       this.#jobs.set({ queue: d.queue, state: 'ready' }, d.ready.count);
       this.#jobs.set({ queue: d.queue, state: 'delayed' }, d.notDue.count);
+      this.#jobs.set({ queue: d.queue, state: 'held' }, d.held.count);
       this.#jobs.set({ queue: d.queue, state: 'running' }, d.running.count);
       this.#dead.set(queue, d.dead.count);
       const oldestSeconds = d.oldestReadyMs === null ? 0 : d.oldestReadyMs / 1000;

@@ -23,10 +23,11 @@ export interface QueueDepth {
   /** Free, not yet due: delayed, or retrying after a failure (telling them apart costs a row read each). */
   readonly notDue: BoundedCount;
   /**
-   * Held back (a workflow's jobs waiting for their parents): never due until released, counted
-   * apart from notDue. Absent from depths recorded by the maintenance process (queue_depths).
+   * Held back (run_at = HELD_RUN_AT: a workflow's jobs waiting for their parents, jobs held by a
+   * limit): never due until released, so counted apart from notDue and never in ready or the
+   * oldest ready job's wait (a held job cannot make a queue look late or break its promise).
    */
-  readonly held?: BoundedCount;
+  readonly held: BoundedCount;
   readonly running: BoundedCount;
   /** Dead and not re-driven. */
   readonly dead: BoundedCount;

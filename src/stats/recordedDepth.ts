@@ -14,6 +14,8 @@ const COLUMNS = [
   'dead',
   'dead_exact',
   'oldest_ready_ms',
+  'held',
+  'held_exact',
 ] as const;
 
 /**
@@ -86,6 +88,8 @@ export async function recordQueueDepths(
     r.dead.count,
     r.dead.exact,
     r.oldestReadyMs === null ? null : Math.max(0, r.oldestReadyMs),
+    r.held.count,
+    r.held.exact,
   ]);
   await db.write(sqlRecord(tables, readings.length), params);
   await db.write(sqlForgetOthers(tables), [readings.map((r) => r.queue)]);
@@ -101,6 +105,7 @@ export async function recordedQueueDepths(db: Executor, tables: Tables, max: num
     notDue: count(r.not_due, r.not_due_exact),
     running: count(r.running, r.running_exact),
     dead: count(r.dead, r.dead_exact),
+    held: count(r.held, r.held_exact),
     oldestReadyMs: r.oldest_ready_ms === null ? null : Number(r.oldest_ready_ms),
     readAgeMs: Math.max(0, Number(r.read_age_ms)),
   }));

@@ -30,13 +30,13 @@ export const overviewPage: Page = async (ctx) => {
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
   const body = html`
 <table class="queues">
-<thead><tr><th>queue</th><th>ready</th><th>delayed / retrying</th><th>running</th><th>dead</th><th>oldest ready</th><th>finished, 5 min</th><th>workers</th><th>promise</th><th>status</th></tr></thead>
+<thead><tr><th>queue</th><th>ready</th><th>delayed / retrying</th><th>held</th><th>running</th><th>dead</th><th>oldest ready</th><th>finished, 5 min</th><th>workers</th><th>promise</th><th>status</th></tr></thead>
 <tbody>${queues.map((counts) => {
     const promise = promiseOf.get(counts.queue);
     const q = promise?.brokenAt ? { ...counts, problems: [...counts.problems, 'promise broken'] } : counts;
     return html`<tr data-queue="${q.queue}" class="${q.problems.length > 0 ? 'problem' : ''}">
 <td><a href="${ctx.href(`/queues/${encodeURIComponent(q.queue)}`)}">${q.queue}</a></td>
-${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.running, 'running')}${cell(q.dead, 'dead')}
+${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.held, 'held')}${cell(q.running, 'running')}${cell(q.dead, 'dead')}
 <td class="num ${q.oldestReadyMs !== null && q.oldestReadyMs > ctx.options.problemAgeMs ? 'bad' : ''}">${duration(q.oldestReadyMs)}</td>
 <td class="num" data-count="finished">${count(recent.counts.get(q.queue) ?? 0, !recent.capped)}</td>
 <td class="num">${q.workers}</td>

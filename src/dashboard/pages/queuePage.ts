@@ -39,6 +39,7 @@ export const queuePage: Page = async (ctx, [name]) => {
     waiting: counts.ready,
     running: counts.running,
     dead: counts.dead,
+    held: counts.held,
   };
   const tab = (s: JobState) => {
     const badge = badges[s];
@@ -49,7 +50,7 @@ export const queuePage: Page = async (ctx, [name]) => {
   const body = html`
 <section class="queue-status ${counts.problems.length > 0 ? 'problem' : ''}">
 <p>${pausedRow ? html`<b class="paused">Paused</b> since ${time(pausedRow.pausedAt)}.` : html`<b>Active.</b>`}
-${count(counts.ready.count, counts.ready.exact)} ready, ${count(counts.notDue.count, counts.notDue.exact)} delayed or retrying, ${count(counts.running.count, counts.running.exact)} running, ${count(counts.dead.count, counts.dead.exact)} dead. Oldest ready job waited ${duration(counts.oldestReadyMs)}. ${counts.problems.length > 0 ? html`<span class="problems">${counts.problems.join(', ')}</span>` : ''}</p>
+${count(counts.ready.count, counts.ready.exact)} ready, ${count(counts.notDue.count, counts.notDue.exact)} delayed or retrying, ${count(counts.held.count, counts.held.exact)} held, ${count(counts.running.count, counts.running.exact)} running, ${count(counts.dead.count, counts.dead.exact)} dead. Oldest ready job waited ${duration(counts.oldestReadyMs)}. ${counts.problems.length > 0 ? html`<span class="problems">${counts.problems.join(', ')}</span>` : ''}</p>
 ${
   pausedRow
     ? actionButton(ctx, { name: 'resume-queue', label: 'Resume queue', fields: { queue } })
