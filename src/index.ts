@@ -1,3 +1,4 @@
+export type { GraphJob, GraphPage } from './api/batchesApi.ts';
 export type {
   QueueLimits,
   QueueLimitsState,

@@ -9,6 +9,7 @@ import { runJobNowAction } from './actions/runJobNowAction.ts';
 import { setQueueLimitsAction } from './actions/setQueueLimitsAction.ts';
 import type { Page } from './PageContext.ts';
 import { batchesPage } from './pages/batchesPage.ts';
+import { batchPage } from './pages/batchPage.ts';
 import { deadJobsPage } from './pages/deadJobsPage.ts';
 import { jobPage, jobValuePage } from './pages/jobPage.ts';
 import { jobsPage } from './pages/jobsPage.ts';
@@ -27,6 +28,7 @@ const PAGES: readonly [RegExp, Page][] = [
   [/^\/dead$/, deadJobsPage],
   [/^\/workers$/, workersPage],
   [/^\/batches$/, batchesPage],
+  [/^\/batches\/([^/]+)$/, batchPage],
   [/^\/schedules$/, schedulesPage],
 ];
 

@@ -20,7 +20,7 @@ ${
 <thead><tr><th>batch</th><th>size</th><th>pending</th><th>succeeded</th><th>dead</th><th>cancelled</th><th>created</th><th>finished</th></tr></thead>
 <tbody>${batches.map(
         (b) => html`<tr data-batch-id="${b.id}">
-<td><a href="${ctx.href('/jobs', { batch: b.id })}">${b.id}</a></td>
+<td><a href="${ctx.href(`/batches/${b.id}`)}">${b.id}</a></td>
 <td class="num">${count(b.size)}</td><td class="num">${count(b.pending)}</td><td class="num">${count(b.succeeded)}</td>
 <td class="num ${b.dead > 0 ? 'bad' : ''}">${count(b.dead)}</td><td class="num">${count(b.cancelled)}</td>
 <td>${time(b.createdAt)}</td><td>${b.finishedAt ? time(b.finishedAt) : 'not yet'}</td>

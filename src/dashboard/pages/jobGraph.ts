@@ -1,11 +1,10 @@
 import type { JobInfo } from '../../jobControl/getJob.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { PageContext } from '../PageContext.ts';
+import { BOX_W, svgBox as box, svgEdge as edge } from './graphSvg.ts';
 
 /** A neighbourhood wider than this on either side is left to the lists above it. */
 const MAX_DRAWN = 12;
-const BOX_W = 120;
-const BOX_H = 28;
 const ROW_H = 40;
 /** The x of the parents', the job's and the children's column. */
 const LEFT = 10;
@@ -25,20 +24,16 @@ export function jobGraph(ctx: PageContext, job: JobInfo): SafeHtml | '' {
   const height = rows * ROW_H + 10;
   const yOf = (i: number, n: number) => 5 + ((rows - n) * ROW_H) / 2 + i * ROW_H;
   const middle = yOf(0, 1);
-  const box = (x: number, y: number, id: number, label: string, state: string) =>
-    html`<a href="${ctx.href(`/jobs/${id}`)}"><rect x="${x}" y="${y}" width="${BOX_W}" height="${BOX_H}" rx="4" class="node node-${state}"></rect><text x="${x + 8}" y="${y + 18}">${label}</text></a>`;
-  const edge = (x1: number, y1: number, x2: number, y2: number) =>
-    html`<line x1="${x1}" y1="${y1 + BOX_H / 2}" x2="${x2}" y2="${y2 + BOX_H / 2}" class="edge"></line>`;
   const parents = flow.parents.map((p, i) => {
     const y = yOf(i, flow.parents.length);
-    return html`${edge(LEFT + BOX_W, y, MIDDLE, middle)}${box(LEFT, y, p.id, `${p.id} ${p.outcome}`, p.outcome)}`;
+    return html`${edge(LEFT + BOX_W, y, MIDDLE, middle)}${box(ctx, LEFT, y, p.id, `${p.id} ${p.outcome}`, p.outcome)}`;
   });
   const children = flow.children.map((c, i) => {
     const y = yOf(i, flow.children.length);
-    return html`${edge(MIDDLE + BOX_W, middle, RIGHT, y)}${box(RIGHT, y, c.id, String(c.id), 'held')}`;
+    return html`${edge(MIDDLE + BOX_W, middle, RIGHT, y)}${box(ctx, RIGHT, y, c.id, String(c.id), 'held')}`;
   });
   return html`<h2>Workflow</h2>
 <svg class="workflow" data-field="workflow-graph" width="${RIGHT + BOX_W + 10}" height="${height}" role="img" aria-label="parents and children of job ${job.id}">
-${parents}${children}${box(MIDDLE, middle, job.id, `${job.id} ${job.state}`, job.state)}
+${parents}${children}${box(ctx, MIDDLE, middle, job.id, `${job.id} ${job.state}`, job.state)}
 </svg>`;
 }

@@ -40,7 +40,7 @@ export const jobPage: Page = async (ctx, [idText]) => {
 <dt>name</dt><dd>${job.name}</dd>
 <dt>priority</dt><dd>${job.priority}</dd>
 <dt>attempts</dt><dd>${job.retryTimes} failed${job.maxRetries === null ? ' (limit: its definition’s)' : ` of at most ${job.maxRetries + 1}`}</dd>
-<dt>batch</dt><dd>${job.batchId === null ? '—' : html`<a href="${ctx.href('/jobs', { batch: job.batchId })}">${job.batchId}</a>`}</dd>
+<dt>batch</dt><dd>${job.batchId === null ? '—' : html`<a href="${ctx.href(`/batches/${job.batchId}`)}">${job.batchId}</a>`}</dd>
 <dt>idempotency key</dt><dd>${job.idempotencyKey ?? '—'}</dd>
 ${jobWorkflow(ctx, job)}
 <dt>held by</dt><dd class="mono" data-field="lock">${

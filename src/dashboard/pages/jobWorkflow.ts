@@ -9,7 +9,7 @@ const SHOWN_LINKS = 50;
 /**
  * A workflow job's fields on its page: what a held job waits for and the time it gets back, its
  * parents (each linked, with how it ended) and its live children (linked); its whole graph is the
- * batch's job list. Nothing for a job outside any workflow.
+ * batch's page. Nothing for a job outside any workflow.
  */
 export function jobWorkflow(ctx: PageContext, job: JobInfo): SafeHtml | '' {
   const flow = job.workflow;

@@ -1,0 +1,65 @@
+import { DashboardRequestError } from '../../errors.ts';
+import type { GraphJob } from '../../jobControl/listGraph.ts';
+import { count, time } from '../format.ts';
+import { html, type SafeHtml } from '../html.ts';
+import type { Page, PageContext } from '../PageContext.ts';
+import { batchGraph, MAX_DRAWN_JOBS } from './batchGraph.ts';
+import { nextLink } from './jobTable.ts';
+
+/** Jobs per page of the graph's table: a first page that holds the whole graph is also drawn. */
+const PAGE = MAX_DRAWN_JOBS;
+/** Parents and children listed per row of the table: the first this many, then a count. */
+const SHOWN_LINKS = 20;
+
+/**
+ * A batch: its counts, and its graph as it stands (sluice.batches.graph: its live jobs with their
+ * parents and children) — drawn as an SVG when its live jobs and the finished parents they name
+ * fit MAX_DRAWN_JOBS boxes, and always as a paged table (job, state, parents, children).
+ */
+export const batchPage: Page = async (ctx, [idText]) => {
+  if (!/^\d{1,16}$/.test(idText ?? ''))
+    throw new DashboardRequestError(400, 'batch', `must be a batch id (got ${JSON.stringify(idText)})`);
+  const id = Number(idText);
+  const batch = await ctx.sluice.batches.get(id);
+  if (!batch)
+    return { title: `Batch ${id}`, section: 'batches', status: 404, body: html`<p class="empty">No batch ${id}.</p>` };
+  const after = ctx.query.get('after') || undefined;
+  // The first page reads one job more: whether the whole live graph fits a picture.
+  const graph = await ctx.sluice.batches.graph(id, { limit: after === undefined ? PAGE + 1 : PAGE, after });
+  const small = after === undefined && graph.next === null && graph.jobs.length <= PAGE;
+  const next = graph.jobs.length > PAGE ? await firstPageNext(ctx, id) : graph.next;
+  const body = html`
+<p>${count(batch.size)} jobs: ${count(batch.pending)} pending, ${count(batch.succeeded)} succeeded, ${count(batch.dead)} dead, ${count(batch.cancelled)} cancelled. Created ${time(batch.createdAt)}; ${batch.finishedAt ? html`finished ${time(batch.finishedAt)}` : 'not finished'}. <a href="${ctx.href('/jobs', { batch: id })}">Its jobs</a>.</p>
+<h2>Graph</h2>
+${small ? batchGraph(ctx, graph.jobs) : ''}
+${graphTable(ctx, graph.jobs.slice(0, PAGE))}
+${graph.edgesComplete ? '' : html`<p class="hint">Some jobs have more edges than a page reads: their pages list them.</p>`}
+${nextLink(ctx, next)}
+<p class="hint">A job leaves the graph when it finishes; its live children still name it, with how it ended.</p>`;
+  return { title: `Batch ${id}`, section: 'batches', body };
+};
+
+/** The cursor after the first PAGE jobs, when the first read took more (to see whether a picture fits). */
+async function firstPageNext(ctx: PageContext, id: number): Promise<string | null> {
+  return (await ctx.sluice.batches.graph(id, { limit: PAGE })).next;
+}
+
+function graphTable(ctx: PageContext, jobs: readonly GraphJob[]): SafeHtml {
+  if (jobs.length === 0) return html`<p class="empty">No live jobs: the graph has run (or was cancelled).</p>`;
+  const link = (id: number, note = '') =>
+    html`<a href="${ctx.href(`/jobs/${id}`)}">${id}</a>${note === '' ? '' : html` <span class="hint">${note}</span>`}`;
+  const list = (links: SafeHtml[]) =>
+    links.length === 0
+      ? '—'
+      : html`${links.slice(0, SHOWN_LINKS).map((l, i) => (i === 0 ? l : html`, ${l}`))}${links.length > SHOWN_LINKS ? html` … (${links.length} in all)` : ''}`;
+  return html`<table class="jobs graph" data-field="batch-graph-table">
+<thead><tr><th>job</th><th>name</th><th>state</th><th>parents</th><th>children</th></tr></thead>
+<tbody>${jobs.map(
+    (j) => html`<tr data-job-id="${j.id}" class="state-${j.state}">
+<td>${link(j.id)}</td><td>${j.name}</td><td><span class="state">${j.state}</span></td>
+<td>${list(j.parents.map((p) => link(p.id, p.outcome)))}</td>
+<td>${list(j.children.map((c) => link(c)))}</td>
+</tr>`,
+  )}</tbody>
+</table>`;
+}
