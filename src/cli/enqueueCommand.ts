@@ -4,6 +4,7 @@ import type { SingleBar } from 'cli-progress';
 import { JobValidationError, SluiceError } from '../errors.ts';
 import type { JobSpec } from '../model/job.ts';
 import { SLUICE_DEFAULTS } from '../options.ts';
+import type { Sluice } from '../Sluice.ts';
 import { boundedLines, LineTooLongError } from './boundedLines.ts';
 import { jobFromLine, NdjsonLineError } from './ndjsonJob.ts';
 import { openSluice } from './openSluice.ts';
@@ -20,6 +21,9 @@ export const ENQUEUE_HELP = `sluice enqueue FILE|-: enqueue jobs from NDJSON (on
   --queue Q         queue for lines that name none
 Each line is a job object: {"name":"send-email","payload":{…},"queue":"mail","runAt":"2026-11-24T09:30:00Z"}
 (runAt: an ISO-8601 time with its zone, or epoch milliseconds). A UTF-8 byte-order mark is skipped.
+A workflow: lines carry "ref" and "parents" (refs of other lines, or live job ids; an edge may be
+{"job":"ref","continueOnFailure":true}) as enqueueBatch takes them. A ref names a job of its own
+batch: with --atomic a FILE that names refs is read whole and checked as one graph (stdin is not).
 A bad line is reported with its line number; nothing of its batch (with --atomic: of the file)
 is written, and the command exits 1. Progress goes to stderr: a bar on a terminal, lines otherwise.
 ${COMMON_HELP}`;
@@ -47,6 +51,13 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
   const totalBytes = source === '-' ? null : (await stat(source)).size;
   const input = source === '-' ? process.stdin : createReadStream(source);
   const sluice = await openSluice(v, { poolMax: 2, logLevel: process.env.LOG_LEVEL ?? 'warn' });
+  if (v.atomic === true && source !== '-' && (await namesGraph(source))) {
+    try {
+      return await enqueueGraphFile(sluice, source, v.queue);
+    } finally {
+      await sluice.close();
+    }
+  }
   const progress = new Progress(totalBytes, process.stderr.isTTY ? await import('cli-progress') : null);
   const started = performance.now();
   // The chunk being written: a validation error's index (counted from the first job) maps to its line.
@@ -110,7 +121,7 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
           : null;
     const reason =
       error instanceof JobValidationError
-        ? `${error.field} ${error.reason}`
+        ? `${error.field} ${error.reason}${v.atomic || !/unknown ref/.test(error.reason) ? '' : CROSS_BATCH_HINT}`
         : error instanceof SluiceError || error instanceof LineError || error instanceof LineTooLongError
           ? error.message
           : (error as Error).message;
@@ -126,6 +137,73 @@ export async function enqueueCommand(argv: string[]): Promise<number> {
     return 1;
   } finally {
     await sluice.close();
+  }
+}
+
+/** Said when a chunk's job names a ref it does not hold: refs are local to a batch. */
+const CROSS_BATCH_HINT =
+  ' (a ref names a job of the same batch, and each --batch-size lines are a batch: use --atomic)';
+
+/** Whether a file names a graph: a line with a "ref" or "parents" key (a text scan up to the first, before any job is read). */
+async function namesGraph(path: string): Promise<boolean> {
+  try {
+    for await (const text of boundedLines(createReadStream(path), MAX_LINE_BYTES))
+      if (GRAPH_KEY.test(text)) return true;
+  } catch (error) {
+    if (error instanceof LineTooLongError) return false; // the streaming read reports it, with its line
+    throw error;
+  }
+  return false;
+}
+const GRAPH_KEY = /"(?:ref|parents)"\s*:/;
+
+/**
+ * --atomic on a file that names refs: a graph is checked whole before anything is written, so the
+ * file is read into memory and enqueued with enqueueBatch, in one transaction. Prints the same
+ * summary; a bad line or job is reported with its line number and nothing is written.
+ */
+async function enqueueGraphFile(sluice: Sluice, path: string, queue: string | undefined): Promise<number> {
+  const started = performance.now();
+  const jobs: JobSpec[] = [];
+  const lines: number[] = [];
+  let lineNo = 0;
+  try {
+    for await (const text of boundedLines(createReadStream(path), MAX_LINE_BYTES)) {
+      lineNo++;
+      if (text.trim() === '' || text === '\uFEFF') continue;
+      try {
+        jobs.push(jobFromLine(text, lineNo, queue));
+      } catch (error) {
+        if (error instanceof NdjsonLineError) throw new LineError(lineNo, error.message);
+        throw error;
+      }
+      lines.push(lineNo);
+    }
+    const result = await sluice.enqueueBatch(jobs);
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(
+      `${JSON.stringify({
+        received: jobs.length,
+        enqueued: result.count,
+        skipped: result.skipped,
+        batches: result.batchId === null ? 0 : 1,
+        atomic: true,
+        seconds: Number(seconds.toFixed(2)),
+        jobsPerSec: Math.round(result.count / seconds),
+        peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      })}\n`,
+    );
+    return 0;
+  } catch (error) {
+    const where =
+      error instanceof LineError || error instanceof LineTooLongError
+        ? error.line
+        : error instanceof JobValidationError && error.index >= 0
+          ? (lines[error.index] ?? null)
+          : null;
+    const reason = error instanceof JobValidationError ? `${error.field} ${error.reason}` : (error as Error).message;
+    process.stderr.write(`sluice enqueue: ${where === null ? '' : `line ${where}: `}${reason} (nothing was written)\n`);
+    return 1;
   }
 }
 

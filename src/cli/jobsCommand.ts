@@ -4,6 +4,7 @@ import type { JobFilter } from '../jobControl/jobFilter.ts';
 import type { JobState } from '../jobControl/jobState.ts';
 import type { JobSummary } from '../jobControl/listJobs.ts';
 import type { Sluice } from '../Sluice.ts';
+import { jobsGraph } from './jobsGraph.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
@@ -15,6 +16,9 @@ export const JOBS_HELP = `sluice jobs: look up, list, cancel and expedite jobs (
   sluice jobs list [filters] [--limit N] [--after CURSOR] [--json]
                                             a page of jobs (without --state: the live ones); the last
                                             line gives the --after for the next page
+  sluice jobs graph --batch ID | --job ID [--limit N] [--after CURSOR] [--json]
+                                            a page of a workflow's live jobs with their parents (and
+                                            how each ended) and children; --job: the graph of its batch
   sluice jobs count [filters] [--max N] [--json]
                                             how many match, reading at most N index entries (default 10000)
   sluice jobs cancel ID[,ID…] | filters [--batch-size N]
@@ -39,6 +43,7 @@ export async function jobsCommand(argv: string[]): Promise<number> {
       queue: { type: 'string' },
       name: { type: 'string' },
       batch: { type: 'string' },
+      job: { type: 'string' },
       from: { type: 'string' },
       to: { type: 'string' },
       limit: { type: 'string' },
@@ -78,6 +83,13 @@ export async function jobsCommand(argv: string[]): Promise<number> {
         else process.stdout.write(`${listTable(page.jobs)}\n${page.next ? `next page: --after ${page.next}\n` : ''}`);
         return 0;
       }
+      case 'graph':
+        return await jobsGraph(
+          sluice,
+          { batchId: filter.batchId, jobId: intFlag('job', v.job) },
+          { limit: intFlag('limit', v.limit), after: v.after },
+          v.json === true,
+        );
       case 'count': {
         const { count, exact } = await sluice.jobs.count(filter, { max: intFlag('max', v.max) });
         process.stdout.write(v.json ? `${JSON.stringify({ count, exact })}\n` : `${count}${exact ? '' : '+'}\n`);
@@ -99,7 +111,7 @@ export async function jobsCommand(argv: string[]): Promise<number> {
       }
       default:
         process.stderr.write(
-          `sluice jobs: unknown action "${action}" (get, list, count, cancel, run-now, retry-now, wait)\n`,
+          `sluice jobs: unknown action "${action}" (get, list, graph, count, cancel, run-now, retry-now, wait)\n`,
         );
         return 2;
     }
