@@ -9,7 +9,8 @@
  * in the completing transaction, just before its commit) to its own started_at (its claim). "Under
  * load" is that drain, where each release competes with the leaves of every other group; "idle" is
  * `--idle` parent → child pairs enqueued one at a time, each after the last finished, on the same
- * idle worker. A released child is due from its release (run_at = GREATEST(its own, NOW(3))), so
+ * idle worker. The drain is checked from job_history: every job finished once (a row each, none
+ * retried) and no fan-in or final job claimed before its last parent's finished_at. A released child is due from its release (run_at = GREATEST(its own, NOW(3))), so
  * under load its latency is mostly its wait behind the leaves still queued before it (FIFO);
  * `--fanin-priority=-1` puts fan-ins ahead of them, which leaves the release's own cost.
  * BENCH_DATABASE names the database (default sluice_bench_graph).
@@ -157,6 +158,12 @@ try {
   }
   const drainSeconds = (performance.now() - drainStarted) / 1000;
   const loaded = await releaseLatencies(bench, batchId as number);
+  const [[tally]] = (await bench.conn.query(
+    `SELECT COUNT(*) AS n, COALESCE(SUM(retry_times > 0), 0) AS retried FROM \`${bench.prefix}job_history\` WHERE batch_id = ?`,
+    [batchId],
+  )) as unknown as [{ n: number; retried: number }[]];
+  // A child's claim (started_at) comes after its parents' finished_at, written before their commits.
+  const early = loaded.fanIns.filter((ms) => ms < 0).length + ((loaded.final ?? 0) < 0 ? 1 : 0);
   const idle = await idleLatencies(bench);
   await worker.stop();
   const l = percentiles(loaded.fanIns);
@@ -166,12 +173,16 @@ try {
     [
       enqueueLine,
       `drain of the graph (one worker, concurrency ${concurrency}): ${drainSeconds.toFixed(1)} s, ${(total / drainSeconds).toFixed(0)} jobs/s`,
+      `drain check: ${Number(tally?.n).toLocaleString('en')} of ${total.toLocaleString('en')} jobs finished once (history), ${Number(tally?.retried)} retried; released jobs started before a parent finished: ${early}`,
       `release latency under load (${l.samples} fan-ins): p50 ${ms(l.p50)} p90 ${ms(l.p90)} p99 ${ms(l.p99)} ms; final job ${ms(loaded.final ?? Number.NaN)} ms after its last parent`,
       `release latency idle (${i.samples} pairs): p50 ${ms(i.p50)} p90 ${ms(i.p90)} p99 ${ms(i.p99)} ms`,
       JSON.stringify({
         total,
         enqueue: { flat, dag, ratio },
         drainSeconds,
+        finished: Number(tally?.n),
+        retried: Number(tally?.retried),
+        early,
         loaded: { ...l, final: loaded.final },
         idle: i,
       }),

@@ -39,9 +39,14 @@ export async function listGraph(db: Executor, tables: Tables, batchId: number, p
   );
   const parents = new Map<number, GraphJob['parents'][number][]>();
   const children = new Map<number, number[]>();
+  const append = <T>(map: Map<number, T[]>, key: number, value: T) => {
+    const list = map.get(key);
+    if (list) list.push(value);
+    else map.set(key, [value]);
+  };
   for (const e of edges) {
-    parents.set(e.childId, [...(parents.get(e.childId) ?? []), { id: e.parentId, outcome: e.parentOutcome }]);
-    children.set(e.parentId, [...(children.get(e.parentId) ?? []), e.childId]);
+    append(parents, e.childId, { id: e.parentId, outcome: e.parentOutcome });
+    append(children, e.parentId, e.childId);
   }
   return {
     jobs: list.jobs.map((j) => ({ ...j, parents: parents.get(j.id) ?? [], children: children.get(j.id) ?? [] })),
