@@ -1,4 +1,6 @@
 export type {
+  GroupLimits,
+  GroupState,
   QueueLimits,
   QueueLimitsState,
   QueuePromise,
@@ -60,7 +62,16 @@ export {
   jobOf,
   type PayloadOf,
 } from './model/defineJob.ts';
-export type { Backoff, Job, JobContext, JobSpec, ParentRef, ParentResult, StoredBackoff } from './model/job.ts';
+export type {
+  Backoff,
+  GroupLimitsSpec,
+  Job,
+  JobContext,
+  JobSpec,
+  ParentRef,
+  ParentResult,
+  StoredBackoff,
+} from './model/job.ts';
 export type { JobLogLine } from './model/jobLogLine.ts';
 export type { SluiceOptions } from './options.ts';
 export type { QueueHold } from './queues/queueHold.ts';
