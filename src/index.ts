@@ -43,6 +43,7 @@ export {
   WaitTimeoutError,
 } from './errors.ts';
 export type { PromiseBroken, PromiseKept, SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
+export type { GroupHold } from './groups/readGroupHold.ts';
 export type { JobCount } from './jobControl/countJobs.ts';
 export type { JobInfo, JobLock } from './jobControl/getJob.ts';
 export type { ChangesOptions, JobChange } from './jobControl/jobChanges.ts';
