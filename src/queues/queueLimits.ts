@@ -44,6 +44,17 @@ WHERE q.concurrency_cap IS NOT NULL
 ORDER BY q.queue
 LIMIT ?`;
 
+/**
+ * Params: ?1 queue, ?2 max. The queue's jobs held for their group (job_holds' ix_group range of the
+ * queue; a workflow's holds have no queue), counted up to `max` index entries.
+ */
+const sqlGroupHeld = (t: Tables) => `
+SELECT COUNT(*) AS held
+FROM (SELECT 1 FROM ${t.jobHolds} WHERE queue = ? LIMIT ?) AS h`;
+
+/** Group-held jobs are counted per queue up to this many ("at least" past it). */
+export const GROUP_HELD_MAX = 10_000;
+
 /** The most queues one read of the limits returns. */
 export const MAX_LIMITED_QUEUES = 1_000;
 /** The largest cap and rate an INT UNSIGNED column holds. */
@@ -86,6 +97,11 @@ export interface QueueLimitsState {
   readonly groupConcurrency: number | null;
   /** A fair queue's window per group, or null when the queue is not fair. */
   readonly fairWindow: number | null;
+  /**
+   * Jobs held back by their group's limit or the fair window (not waiting for a worker), counted
+   * up to GROUP_HELD_MAX; 0 for a queue with no group default (groupConcurrency, fair).
+   */
+  readonly groupHeld: number;
   readonly pausedForMs: number | null;
   /** At its cap, over its rate for this window, or paused until later: its due jobs wait. */
   readonly blocked: 'concurrency' | 'rate' | 'paused' | null;
@@ -124,7 +140,10 @@ export async function setQueueLimits(db: Executor, tables: Tables, queue: string
   ]);
 }
 
-/** The queues with a limit or a pause-until (at most MAX_LIMITED_QUEUES, in name order), with their use: one statement. */
+/**
+ * The queues with a limit or a pause-until (at most MAX_LIMITED_QUEUES, in name order), with their
+ * use: one statement, and one bounded count per queue with a default for its groups.
+ */
 export async function queueLimits(db: Executor, tables: Tables): Promise<QueueLimitsState[]> {
   const rows = await db.select<{
     queue: string;
@@ -139,6 +158,13 @@ export async function queueLimits(db: Executor, tables: Tables): Promise<QueueLi
     group_concurrency: number | null;
     fair_window: number | null;
   }>(sqlLimits(tables), [MAX_LIMITED_QUEUES]);
+  const groupHeld = new Map<string, number>();
+  // One bounded index read per queue with a default for its groups; none for the others.
+  for (const r of rows) {
+    if (r.group_concurrency === null && r.fair_window === null) continue;
+    const [held] = await db.select<{ held: number | string }>(sqlGroupHeld(tables), [r.queue, GROUP_HELD_MAX]);
+    groupHeld.set(r.queue, Number(held?.held ?? 0));
+  }
   return rows.map((r) => {
     const concurrency = r.concurrency_cap === null ? null : Number(r.concurrency_cap);
     const rate =
@@ -166,6 +192,7 @@ export async function queueLimits(db: Executor, tables: Tables): Promise<QueueLi
       pausedUntil: r.paused_until,
       groupConcurrency: r.group_concurrency === null ? null : Number(r.group_concurrency),
       fairWindow: r.fair_window === null ? null : Number(r.fair_window),
+      groupHeld: groupHeld.get(r.queue) ?? 0,
       pausedForMs,
       blocked,
     };
