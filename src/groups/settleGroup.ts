@@ -32,9 +32,12 @@ WHERE g.queue = ?
 /**
  * Params: ?1 queue, ?2 group, ?3 limit. The group's next held jobs, in the order they start:
  * priority, then intended run_at, then id — the first entries of its range of ix_group, locked.
+ * A hold row an enqueue has not committed yet is waited for at most 2 s (as the group's lock): that
+ * enqueue locks the group's row next, which the server then sees as a deadlock and breaks at once.
  */
 const sqlNextHeld = (t: Tables) => `
-SELECT job_id
+/*M!100300 SET STATEMENT innodb_lock_wait_timeout = 2 FOR */
+SELECT /*+ SET_VAR(innodb_lock_wait_timeout = 2) */ job_id
 FROM ${t.jobHolds}
 WHERE queue = ?
   AND group_key = ?

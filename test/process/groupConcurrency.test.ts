@@ -159,4 +159,40 @@ describe('per-group concurrency across worker processes', () => {
     expect(overlaps.wide).toBeLessThanOrEqual(3);
     expect(await countRows(db, 'sluice_job_holds')).toBe(0);
   });
+
+  it('jobs enqueued while the group drains (4 enqueuers at once) keep the limit and leave no slot', async () => {
+    const fleet = Array.from({ length: 4 }, () => worker());
+    await Promise.all(fleet.map((w) => w.ready));
+    const enqueuer = async (k: number) => {
+      for (let batch = 0; batch < 10; batch++) {
+        await db.sluice.enqueueBatch(
+          Array.from({ length: 5 }, (_, i) => ({
+            name: 'timed',
+            queue: QUEUE,
+            payload: { ms: 5, k, batch, i },
+            group: i % 2 === 0 ? 'a' : 'b',
+            groupLimits: { concurrency: 1 },
+          })),
+        );
+        await db.sluice.enqueue({ name: 'timed', queue: QUEUE, payload: { ms: 5 }, group: 'a' });
+      }
+    };
+    await Promise.all([0, 1, 2, 3].map(enqueuer));
+    await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, {
+      what: 'the groups drained',
+      timeoutMs: 240_000,
+    });
+    await Promise.all(fleet.map((w) => w.stop()));
+    const groupOf = new Map<number, string>();
+    for (const r of await db.query<{ id: number; i: string | null }>(
+      `SELECT job_id AS id, JSON_EXTRACT(payload, '$.i') AS i FROM sluice_job_history`,
+    ))
+      groupOf.set(Number(r.id), r.i === null || Number(r.i) % 2 === 0 ? 'a' : 'b');
+    expect(groupOf.size).toBe(240);
+    const overlaps = overlapByGroup(await spans(), groupOf, new Map());
+    console.log('group overlaps (enqueued while draining):', JSON.stringify(overlaps));
+    expect(overlaps).toEqual({ a: 1, b: 1 });
+    expect(await slotsTaken()).toBe(0);
+    expect(await countRows(db, 'sluice_job_holds')).toBe(0);
+  });
 });
