@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fromKnex } from '../../src/db/executor.ts';
+
 import { tablesFor } from '../../src/db/tables.ts';
+import { SluiceMetrics } from '../../src/index.ts';
 import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';
 import { claimRandomHead } from '../../src/worker/claims/claimRandomHead.ts';
 import { completeJobs } from '../../src/worker/claims/completeJobs.ts';
@@ -27,6 +29,9 @@ describe('groups, seen from outside', () => {
     });
     const [limits] = await db.sluice.queues.limits();
     expect(limits).toMatchObject({ queue: 'q', groupConcurrency: 1, fairWindow: null, groupHeld: 2 });
+    const text = await new SluiceMetrics(db.sluice, 0).render();
+    expect(text).toContain('sluice_queue_group_concurrency{queue="q"} 1');
+    expect(text).toContain('sluice_queue_group_held{queue="q"} 2');
   });
 
   it('sluice queue limit / groups / group-limit', async () => {
