@@ -63,10 +63,14 @@ const sqlDropHolds = (t: Tables) => `
 DELETE FROM ${t.jobHolds}
 WHERE job_id IN (?)`;
 
-/** Params: ?1 active, ?2 queue, ?3 group. The group's slots taken, after the change. */
+/**
+ * Params: ?1 active, ?2 queue, ?3 group. The group's slots taken, after the change, and when it last
+ * moved (a group whose row does not move for a while is one reconcileGroups recounts).
+ */
 const sqlSetActive = (t: Tables) => `
 UPDATE ${t.jobGroups}
-SET active = ?
+SET active = ?,
+    updated_at = NOW(3)
 WHERE queue = ?
   AND group_key = ?`;
 
@@ -112,6 +116,7 @@ export async function settleGroup(tx: Executor, tables: Tables, change: GroupCha
       await tx.write(sqlDropHolds(tables), [held]);
     }
   }
-  if (active + released !== was) await tx.write(sqlSetActive(tables), [active + released, queue, group]);
+  if (active + released !== was || change.freed > 0 || released > 0)
+    await tx.write(sqlSetActive(tables), [active + released, queue, group]);
   return released;
 }
