@@ -12,7 +12,7 @@ const LAYERS = [
   ['queue depth, read through the job walks', '^src/stats/'],
   ['operations that write and read jobs', '^src/(enqueue|jobControl)/'],
   ['operations on the other tables, and workflow edges and holds', '^src/(batches|deadJobs|history|workflows)/'],
-  ['queues, idempotency keys and trace contexts', '^src/(queues|idempotency|tracing)/'],
+  ['queues, groups, idempotency keys and trace contexts', '^src/(queues|groups|idempotency|tracing)/'],
   ['what every operation of an install shares', '^src/sluiceRuntime\\.ts$'],
   ['the install settings every process follows', '^src/settings/'],
   ['wake-ups', '^src/wakeups/'],

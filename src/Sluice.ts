@@ -112,7 +112,7 @@ export class Sluice implements SluiceApi {
     };
     const guard = <T>(fn: () => Promise<T>) => this.#guard(fn);
     this.jobs = jobsApi(this.#runtime, guard);
-    this.queues = queuesApi(db, tables, guard);
+    this.queues = queuesApi(db, tables, guard, this.#runtime);
     this.batches = batchesApi(db, tables, guard);
     this.deadJobs = deadJobsApi(this.#runtime, guard);
     this.workers = workersApi(db, tables, guard);

@@ -1,5 +1,7 @@
 export type { GraphJob, GraphPage } from './api/batchesApi.ts';
 export type {
+  GroupLimits,
+  GroupState,
   QueueLimits,
   QueueLimitsState,
   QueuePromise,
@@ -42,6 +44,7 @@ export {
   WaitTimeoutError,
 } from './errors.ts';
 export type { PromiseBroken, PromiseKept, SluiceEventMap, SluiceEventName, SluiceEvents } from './events.ts';
+export type { GroupHold } from './groups/readGroupHold.ts';
 export type { JobCount } from './jobControl/countJobs.ts';
 export type { JobInfo, JobLock } from './jobControl/getJob.ts';
 export type { ChangesOptions, JobChange } from './jobControl/jobChanges.ts';
@@ -61,7 +64,16 @@ export {
   jobOf,
   type PayloadOf,
 } from './model/defineJob.ts';
-export type { Backoff, Job, JobContext, JobSpec, ParentRef, ParentResult, StoredBackoff } from './model/job.ts';
+export type {
+  Backoff,
+  GroupLimitsSpec,
+  Job,
+  JobContext,
+  JobSpec,
+  ParentRef,
+  ParentResult,
+  StoredBackoff,
+} from './model/job.ts';
 export type { JobLogLine } from './model/jobLogLine.ts';
 export type { SluiceOptions } from './options.ts';
 export type { QueueHold } from './queues/queueHold.ts';

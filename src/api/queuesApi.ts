@@ -1,5 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { type GroupLimits, type GroupState, listGroups, setGroupLimits } from '../groups/groupLimits.ts';
 import { integerIn } from '../options.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import { pausedQueues, pauseQueue, resumeQueue } from '../queues/pauseQueue.ts';
@@ -8,8 +9,18 @@ import { type QueuePromise, type QueuePromiseState, queuePromises, setQueuePromi
 import { type BoundedCount, DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, type RecordedQueueDepth, recordedQueueDepths } from '../stats/recordedDepth.ts';
 
-export type { BoundedCount, QueueLimits, QueueLimitsState, QueuePromise, QueuePromiseState, RecordedQueueDepth };
+export type {
+  BoundedCount,
+  GroupLimits,
+  GroupState,
+  QueueLimits,
+  QueueLimitsState,
+  QueuePromise,
+  QueuePromiseState,
+  RecordedQueueDepth,
+};
 
+import { type RingTarget, ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { Guard } from './Guard.ts';
 
 export { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT };
@@ -49,7 +60,7 @@ export interface DepthOptions {
  * `sluice.queues`: the queues of the install — their names, how deep each is, and pausing. Every
  * call is a bounded number of index reads, whatever the size of the tables.
  */
-export function queuesApi(db: Executor, tables: Tables, guard: Guard) {
+export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: RingTarget) {
   const names = async (max: number): Promise<string[]> =>
     (await listQueueNames(db, tables, { limit: max })).map((q) => q.name);
   return {
@@ -93,6 +104,23 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard) {
      */
     setLimits: (queue: string, limits: QueueLimits): Promise<void> =>
       guard(() => setQueueLimits(db, tables, queue, limits)),
+    /**
+     * Sets one group's own concurrency limit (`{ concurrency: 1 }`: one of its jobs at a time, fleet-wide;
+     * null: the queue's default applies again), and releases at once the held jobs the new limit has
+     * room for. Resolves to how many it released.
+     */
+    setGroupLimits: (queue: string, group: string, limits: GroupLimits): Promise<number> =>
+      guard(async () => {
+        const released = await setGroupLimits(db, tables, queue, group, limits);
+        ringAfterCommit(ring, undefined, new Map(released > 0 ? [[queue, released]] : []));
+        return released;
+      }),
+    /**
+     * One page of a queue's groups (in key order, after `after`; at most `limit`, default 100, up to
+     * 1,000), each with its own limit, the limit in force and its slots taken: one statement.
+     */
+    groups: (queue: string, options: { after?: string; limit?: number } = {}): Promise<GroupState[]> =>
+      guard(() => listGroups(db, tables, queue, options)),
     /**
      * The queues with a limit or a pause-until, each with its current use (jobs running, starts in
      * this rate window) and whether it holds jobs back now: one statement.

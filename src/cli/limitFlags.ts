@@ -7,15 +7,40 @@ const RATE = /^(\d+)\/(\d*)(ms|s|m|h)$/;
 
 /**
  * Pure: the limits `sluice queue limit` was given: `--concurrency N` (or `none`), `--rate N/DURATION`
- * (`100/1m`, `5/500ms`, `20/s`; or `none`). A flag left out leaves that limit as it is.
+ * (`100/1m`, `5/500ms`, `20/s`; or `none`), `--group-concurrency N` (or `none`), `--fair` /
+ * `--no-fair` with `--fair-window N`. A flag left out leaves that limit as it is.
  */
-export function limitFlags(v: { concurrency?: string; rate?: string }): QueueLimits {
-  const limits: { concurrency?: number | null; rate?: QueueLimits['rate'] } = {};
+export function limitFlags(v: {
+  concurrency?: string;
+  rate?: string;
+  'group-concurrency'?: string;
+  fair?: boolean;
+  'no-fair'?: boolean;
+  'fair-window'?: string;
+}): QueueLimits {
+  const limits: {
+    concurrency?: number | null;
+    rate?: QueueLimits['rate'];
+    groupConcurrency?: number | null;
+    fair?: boolean;
+    fairWindow?: number;
+  } = {};
   if (v.concurrency !== undefined)
     limits.concurrency = v.concurrency === 'none' ? null : (intFlag('concurrency', v.concurrency, 1) as number);
   if (v.rate !== undefined) limits.rate = v.rate === 'none' ? null : parseRate(v.rate);
-  if (limits.concurrency === undefined && limits.rate === undefined)
-    throw new UsageError('limit needs --concurrency N, --rate N/DURATION, or either set to none');
+  const group = v['group-concurrency'];
+  if (group !== undefined)
+    limits.groupConcurrency = group === 'none' ? null : (intFlag('group-concurrency', group, 1) as number);
+  if (v.fair && v['no-fair']) throw new UsageError('--fair and --no-fair contradict each other');
+  if (v.fair || v['no-fair']) limits.fair = v.fair === true;
+  if (v['fair-window'] !== undefined) {
+    if (!v.fair) throw new UsageError('--fair-window goes with --fair');
+    limits.fairWindow = intFlag('fair-window', v['fair-window'], 1) as number;
+  }
+  if (Object.keys(limits).length === 0)
+    throw new UsageError(
+      'limit needs --concurrency N, --rate N/DURATION, --group-concurrency N (each may be none), --fair or --no-fair',
+    );
   return limits;
 }
 

@@ -21,12 +21,32 @@ export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; 
                               at most N jobs of NAME running at once across the fleet; at most N
                               starts per DURATION (100/1m, 5/500ms, 20/s). Workers pick it up
                               without a restart. A flag left out stays as it is; none removes it
+  sluice queue limit NAME [--group-concurrency N] [--fair [--fair-window N] | --no-fair]
+                              at most N jobs of each group of NAME (JobSpec.group) at once,
+                              unless the group has a limit of its own; --fair: groups take turns
+                              (each keeps at most the window, 500 by default, of jobs queued)
   sluice queue limits         list limited queues with their use: running, starts this window,
                               and what holds their jobs back now (concurrency, rate, paused)
+  sluice queue groups NAME [--after GROUP] [--max N]
+                              NAME's groups in key order, each with its own limit, the limit in
+                              force and its slots taken (at most N, default 100, up to 1000)
+  sluice queue group-limit NAME GROUP --concurrency N|none
+                              one group's own limit; its held jobs the new limit has room for
+                              start at once
 ${COMMON_HELP}`;
 
-const ACTIONS = ['pause', 'resume', 'paused', 'promise', 'promises', 'limit', 'limits'] as const;
-const NAMED: readonly string[] = ['pause', 'resume', 'promise', 'limit'];
+const ACTIONS = [
+  'pause',
+  'resume',
+  'paused',
+  'promise',
+  'promises',
+  'limit',
+  'limits',
+  'groups',
+  'group-limit',
+] as const;
+const NAMED: readonly string[] = ['pause', 'resume', 'promise', 'limit', 'groups', 'group-limit'];
 
 export async function queueCommand(argv: string[]): Promise<number> {
   const { values: v, positionals } = parse(
@@ -37,8 +57,14 @@ export async function queueCommand(argv: string[]): Promise<number> {
       none: { type: 'boolean' },
       concurrency: { type: 'string' },
       rate: { type: 'string' },
+      'group-concurrency': { type: 'string' },
+      fair: { type: 'boolean' },
+      'no-fair': { type: 'boolean' },
+      'fair-window': { type: 'string' },
+      after: { type: 'string' },
+      max: { type: 'string' },
     },
-    2,
+    3,
   );
   if (v.help) return help(QUEUE_HELP);
   const action = choice('action', positionals[0], ACTIONS);
@@ -46,9 +72,14 @@ export async function queueCommand(argv: string[]): Promise<number> {
   if (NAMED.includes(action) && !name) throw new UsageError(`${action} needs a queue name`);
   if (!NAMED.includes(action) && name) throw new UsageError(`${action} takes no queue name (got "${name}")`);
   const promise = promiseFlags(action, v);
-  if (action !== 'limit' && (v.concurrency !== undefined || v.rate !== undefined))
-    throw new UsageError(`--concurrency and --rate go with limit, not ${action}`);
+  const group = positionals[2];
+  if ((action === 'group-limit') !== (group !== undefined))
+    throw new UsageError(action === 'group-limit' ? 'group-limit needs a group' : `${action} takes no group`);
+  const limitFlagsGiven = [v.concurrency, v.rate, v['group-concurrency'], v.fair, v['no-fair'], v['fair-window']];
+  if (action !== 'limit' && action !== 'group-limit' && limitFlagsGiven.some((f) => f !== undefined))
+    throw new UsageError(`--concurrency, --rate, --group-concurrency and --fair go with limit, not ${action}`);
   const limits = action === 'limit' ? limitFlags(v) : null;
+  const groupConcurrency = action === 'group-limit' ? groupLimitFlag(v) : undefined;
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
     const queue = name as string;
@@ -62,6 +93,15 @@ export async function queueCommand(argv: string[]): Promise<number> {
       case 'limit':
         await sluice.queues.setLimits(queue, limits as QueueLimits);
         return print({ queue, limits });
+      case 'groups': {
+        const max = intFlag('max', v.max, 1) ?? 100;
+        return print({ queue, groups: await sluice.queues.groups(queue, { after: v.after, limit: max }) });
+      }
+      case 'group-limit': {
+        const concurrency = groupConcurrency as number | null;
+        const released = await sluice.queues.setGroupLimits(queue, group as string, { concurrency });
+        return print({ queue, group, concurrency, released });
+      }
       case 'promise':
         await sluice.queues.setPromise(queue, promise);
         return print({ queue, promise });
@@ -73,6 +113,13 @@ export async function queueCommand(argv: string[]): Promise<number> {
   } finally {
     await sluice.close();
   }
+}
+
+/** `group-limit`'s one flag: --concurrency N, or none. */
+function groupLimitFlag(v: { concurrency?: string; rate?: string }): number | null {
+  if (v.concurrency === undefined || v.rate !== undefined)
+    throw new UsageError('group-limit takes --concurrency N (or none), and nothing else');
+  return v.concurrency === 'none' ? null : (intFlag('concurrency', v.concurrency, 1) as number);
 }
 
 /** The promise the flags describe (null: --none), refused on any other action. */

@@ -13,6 +13,7 @@ import { JOB_FLAGS } from '../model/jobFlags.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
+import { GroupEntry, type Placement } from './GroupEntry.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { type GraphPlan, graphRowsOf } from './planGraph.ts';
@@ -103,6 +104,10 @@ export class BatchWriter {
   readonly #graphJobs = new Map<number, NormalizedJob>();
   /** The smallest id the INSERTs settled since the last key reservation reported (where linkIdempotencyKeys looks). */
   #firstId = Number.POSITIVE_INFINITY;
+  /** Jobs of limited groups: written held, settled on close. */
+  readonly #groups: GroupEntry;
+  /** Jobs written held for their group whose ids are still to be read, by index in the batch. */
+  readonly #groupHeld = new Map<number, NormalizedJob>();
 
   private constructor(
     private readonly tx: Executor,
@@ -112,7 +117,9 @@ export class BatchWriter {
     private readonly maxPayloadBytes: number,
     /** The batch's graph (planGraph), or null: jobs outside any graph are written as before. */
     private readonly graph: GraphPlan | null,
-  ) {}
+  ) {
+    this.#groups = new GroupEntry(tx, tables);
+  }
 
   static async open(
     runtime: SluiceRuntime,
@@ -168,10 +175,16 @@ export class BatchWriter {
     if (this.#pending.length >= this.limits.maxRows || this.#pendingBytes >= this.limits.maxBytes) await this.#flush();
   }
 
-  /** jobs.flags of the job at `index`, and whether it is held (it has parents: all of them live). */
-  #graphOf(index: number): { flags: number; held: boolean } {
+  /**
+   * jobs.flags of the job at `index`, and whether it is held: it has parents (all of them live), or
+   * its group is limited (GroupEntry; the group's room releases it on close).
+   */
+  #placementOf(index: number, job: NormalizedJob): Placement {
     const flags = this.graph?.flags.get(index) ?? 0;
-    return { flags, held: (flags & JOB_FLAGS.hasParents) !== 0 };
+    const hasParents = (flags & JOB_FLAGS.hasParents) !== 0;
+    const group = this.#groups.placement(job, index, hasParents);
+    if (group.held) this.#groupHeld.set(index, job);
+    return { flags: flags | group.flags, held: hasParents || group.held };
   }
 
   /** Writes the gathered jobs: their keys reserved first, then one INSERT per planned statement. */
@@ -194,18 +207,19 @@ export class BatchWriter {
     this.#skipped += pending.length - wanted.length;
     this.#firstId = Number.POSITIVE_INFINITY;
     if (wanted.length > 0) {
-      for (const { job, index } of wanted)
-        if (!this.#graphOf(index).held) this.#queues.set(job.queue, (this.#queues.get(job.queue) ?? 0) + 1);
-      const columns = {
-        ...columnsFor(
-          wanted.map((p) => p.job),
-          this.batchId,
-        ),
-        flags: this.graph !== null,
-      };
+      await this.#groups.resolve(wanted.map((p) => p.job));
+      const places = wanted.map(({ job, index }) => this.#placementOf(index, job));
+      wanted.forEach(({ job }, i) => {
+        if (!places[i]?.held) this.#queues.set(job.queue, (this.#queues.get(job.queue) ?? 0) + 1);
+      });
+      const plain = columnsFor(
+        wanted.map((p) => p.job),
+        this.batchId,
+      );
+      const columns = { ...plain, flags: this.graph !== null || plain.flags === true };
       const prefix = insertJobsPrefix(this.tables, columns);
-      const tuples = wanted.map(({ job, index }) => {
-        const tuple = renderJobTuple(job, this.batchId, columns, this.#graphOf(index));
+      const tuples = wanted.map(({ job, index }, i) => {
+        const tuple = renderJobTuple(job, this.batchId, columns, places[i]);
         const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(tuple);
         if (bytes > this.limits.maxStatementBytes) {
           throw new JobValidationError(
@@ -224,7 +238,7 @@ export class BatchWriter {
         const rows = wanted.slice(offset, offset + chunk.rows);
         const payloads = apart.slice(offset, offset + chunk.rows).filter((p): p is ApartPayload => p !== null);
         offset += chunk.rows;
-        await this.#send(chunk.sql, chunk.rows, this.graph === null ? null : this.#graphIndexes(rows), payloads);
+        await this.#send(chunk.sql, chunk.rows, this.#indexesToRead(rows), payloads);
       }
     }
     if (reservation) {
@@ -233,11 +247,12 @@ export class BatchWriter {
     }
   }
 
-  /** The indexes of a statement's rows in order, or null when none of them is part of the graph. */
-  #graphIndexes(rows: readonly Pending[]): number[] | null {
-    const graph = this.graph as GraphPlan;
-    if (!rows.some((p) => graph.flags.has(p.index))) return null;
-    for (const p of rows) if (graph.flags.has(p.index)) this.#graphJobs.set(p.index, p.job);
+  /** The indexes of a statement's rows in order, or null when none of them is part of the graph or held for its group. */
+  #indexesToRead(rows: readonly Pending[]): number[] | null {
+    const graph = this.graph;
+    const inGraph = graph !== null && rows.some((p) => graph.flags.has(p.index));
+    if (!inGraph && !rows.some((p) => this.#groupHeld.has(p.index))) return null;
+    if (graph !== null) for (const p of rows) if (graph.flags.has(p.index)) this.#graphJobs.set(p.index, p.job);
     return rows.map((p) => p.index);
   }
 
@@ -275,9 +290,13 @@ export class BatchWriter {
         insertId,
         inserted,
       ]);
-      inFlight.indexes.forEach((index, i) => {
+      for (const [i, index] of inFlight.indexes.entries()) {
         if (this.graph?.flags.has(index)) this.#ids.set(index, Number(rows[i]?.id));
-      });
+        const held = this.#groupHeld.get(index);
+        if (held === undefined) continue;
+        this.#groupHeld.delete(index);
+        await this.#groups.hold(Number(rows[i]?.id), held);
+      }
     }
     if (inFlight.payloads.length === 0) return;
     const ids = await apartIdsOf(this.tx, this.tables, this.batchId, insertId, inFlight.payloads.length);
@@ -287,6 +306,7 @@ export class BatchWriter {
   async close(): Promise<BatchWriteResult> {
     await this.#flush();
     await this.#settle();
+    for (const [queue, n] of await this.#groups.close()) this.#queues.set(queue, (this.#queues.get(queue) ?? 0) + n);
     if (this.#count === 0) {
       await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
       return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks, queues: new Map() };

@@ -13,6 +13,7 @@ import { type StoredTraceContext, storedContextOf } from '../tracing/traceContex
 import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
+import { GroupEntry, type Placement } from './GroupEntry.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
@@ -58,8 +59,10 @@ async function writeJob(
 ): Promise<EnqueueResult> {
   const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
   const columns = columnsFor([job], null);
-  // One job, one INSERT: insertId = the job's id.
-  const sql = insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns);
+  // One job, one INSERT: insertId = the job's id. A job of a limited group is written held (GroupEntry).
+  const render = (place?: Placement) =>
+    insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns, place);
+  const sql = render();
   const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, 1);
   const bytes = Buffer.byteLength(sql);
   if (bytes > limits.maxStatementBytes) {
@@ -71,7 +74,7 @@ async function writeJob(
   }
   const apart = storedApart(job.payload) ? apartPayload(job.payload, 0, limits) : null;
   const wrote = new Map([[job.queue, 1]]);
-  if (job.idempotencyKey === null && traceContext === null && apart === null) {
+  if (job.idempotencyKey === null && traceContext === null && apart === null && job.group === null) {
     // On sluice's own pool, past knex's query builder (writeOnPool): the common enqueue's one statement.
     const { insertId } = options.trx || !db.readCommitted ? await db.write(sql) : await writeOnPool(runtime.knex, sql);
     ringAfterCommit(runtime, options.trx, wrote);
@@ -80,15 +83,24 @@ async function writeJob(
 
   const keyed = job.idempotencyKey === null ? null : { queue: job.queue, idempotencyKey: job.idempotencyKey };
   const result = await withTransaction(db, async (tx) => {
+    wrote.set(job.queue, 1);
     const reservation = keyed ? await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits) : null;
     if (keyed && reservation?.won.size === 0)
       return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
-    const { insertId } = await tx.write(sql);
+    const groups = job.group === null ? null : new GroupEntry(tx, runtime.tables);
+    await groups?.resolve([job]);
+    const place = groups?.placement(job, 0, false);
+    const { insertId } = await tx.write(place?.held ? render(place) : sql);
     if (apart) await writeApartPayloads(tx, runtime.tables, [insertId], [apart], limits);
     if (reservation) await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
     if (traceContext) await writeTraceContext(tx, runtime.tables, { jobId: insertId }, traceContext);
+    if (groups !== null && place?.held) {
+      await groups.hold(insertId, job);
+      // Rung only when its group had room for it.
+      wrote.set(job.queue, (await groups.close()).get(job.queue) ?? 0);
+    }
     return { id: insertId, duplicate: false };
   });
-  if (!result.duplicate) ringAfterCommit(runtime, options.trx, wrote);
+  if (!result.duplicate && (wrote.get(job.queue) ?? 0) > 0) ringAfterCommit(runtime, options.trx, wrote);
   return result;
 }

@@ -15,8 +15,10 @@ export interface JobColumns {
   readonly backoff: boolean;
   readonly idempotencyKey: boolean;
   readonly batchId: boolean;
-  /** A workflow's batch: every row names its jobs.flags. */
+  /** A workflow's batch, or one with jobs of limited groups: every row names its jobs.flags. */
   readonly flags?: boolean;
+  /** Some job names a group: every row names its group_key. */
+  readonly groupKey?: boolean;
 }
 
 /** Pure: the columns these jobs need (`batchId` null: no batch). */
@@ -24,12 +26,14 @@ export function columnsFor(jobs: readonly NormalizedJob[], batchId: number | nul
   let maxRetries = false;
   let backoff = false;
   let idempotencyKey = false;
+  let groupKey = false;
   for (const job of jobs) {
     maxRetries ||= job.maxRetries !== null;
     backoff ||= job.backoff !== null;
     idempotencyKey ||= job.idempotencyKey !== null;
+    groupKey ||= job.group !== null;
   }
-  return { maxRetries, backoff, idempotencyKey, batchId: batchId !== null };
+  return { maxRetries, backoff, idempotencyKey, batchId: batchId !== null, flags: groupKey, groupKey };
 }
 
 /** `INSERT INTO jobs (…) VALUES ` for the given columns; tuples come from renderJobTuple with the same columns. */
@@ -40,6 +44,7 @@ export function insertJobsPrefix(t: Tables, columns: JobColumns): string {
   if (columns.batchId) names.push('batch_id');
   if (columns.idempotencyKey) names.push('idempotency_key');
   if (columns.flags) names.push('flags');
+  if (columns.groupKey) names.push('group_key');
   return `INSERT INTO ${t.jobs} (${names.join(', ')}) VALUES `;
 }
 
@@ -57,13 +62,7 @@ export function renderJobTuple(
   columns: JobColumns,
   graph: { readonly flags: number; readonly held: boolean } = NO_GRAPH,
 ): string {
-  const runAt = graph.held
-    ? `'${HELD_RUN_AT}'`
-    : job.runAt !== null
-      ? `'${job.runAt.toISOString().slice(0, 23).replace('T', ' ')}'`
-      : job.delayMs > 0
-        ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
-        : 'NOW(3)';
+  const runAt = graph.held ? `'${HELD_RUN_AT}'` : runAtSql(job);
   const payload = sqlLiteral(storedApart(job.payload) ? PAYLOAD_APART : job.payload);
   let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${payload},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
@@ -71,5 +70,15 @@ export function renderJobTuple(
   if (columns.batchId) tuple += `,${batchId ?? 'NULL'}`;
   if (columns.idempotencyKey) tuple += `,${job.idempotencyKey === null ? 'NULL' : sqlLiteral(job.idempotencyKey)}`;
   if (columns.flags) tuple += `,${graph.flags}`;
+  if (columns.groupKey) tuple += `,${job.group === null ? 'NULL' : sqlLiteral(job.group.key)}`;
   return `${tuple})`;
+}
+
+/** Pure: the job's intended run_at as SQL: its absolute time, or NOW(3) plus its delay on the DB clock. */
+export function runAtSql(job: NormalizedJob): string {
+  return job.runAt !== null
+    ? `'${job.runAt.toISOString().slice(0, 23).replace('T', ' ')}'`
+    : job.delayMs > 0
+      ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
+      : 'NOW(3)';
 }

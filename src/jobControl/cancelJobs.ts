@@ -2,6 +2,7 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { OptionsError } from '../errors.ts';
+import { leaveGroups } from '../groups/leaveGroups.ts';
 import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../history/historyColumns.ts';
 import { expireIdempotencyKeys } from '../idempotency/expireIdempotencyKeys.ts';
 import { integerIn } from '../options.ts';
@@ -14,10 +15,10 @@ import { listJobs } from './listJobs.ts';
 /**
  * Params: ?1 ids (list), ?2 states (list). Locks the live jobs among those ids that are in one of
  * the states, in ascending id order (the order every multi-row write to jobs takes). Returns each
- * one's batch, whether it carries an idempotency key, and its flags (a workflow's job).
+ * one's batch, whether it carries an idempotency key, its flags (a workflow's job, a group's) and group.
  */
 const sqlLock = (t: Tables) => `
-SELECT j.id, j.batch_id, j.idempotency_key IS NOT NULL AS keyed, j.flags
+SELECT j.id, j.batch_id, j.idempotency_key IS NOT NULL AS keyed, j.flags, j.queue, j.group_key
 FROM ${t.jobs} j
 WHERE j.id IN (?)
   AND ${liveStateSql('j')} IN (?)
@@ -114,6 +115,8 @@ async function cancelLocked(
     batch_id: number | string | null;
     keyed: number;
     flags: number;
+    queue: string;
+    group_key: string | null;
   }>(sqlLock(tables), [ids, states]);
   if (locked.length === 0) return [];
   const lockedIds = locked.map((r) => Number(r.id));
@@ -128,9 +131,16 @@ async function cancelLocked(
   for (const [batchId, count] of perBatch) await tx.write(sqlCountOnBatch(tables), [count, batchId]);
   const keyed = locked.filter((r) => Number(r.keyed) === 1).map((r) => Number(r.id));
   await expireIdempotencyKeys(tx, tables, keyed, options.keyRetentionMs);
-  const leaving = locked.map((r) => ({ id: Number(r.id), flags: Number(r.flags) }));
+  const leaving = locked.map((r) => ({
+    id: Number(r.id),
+    flags: Number(r.flags),
+    queue: r.queue,
+    group_key: r.group_key,
+  }));
   const settled = await leaveGraph(tx, tables, leaving, 'cancelled');
   for (const [queue, n] of settled.released) options.released?.set(queue, (options.released.get(queue) ?? 0) + n);
+  for (const [queue, n] of await leaveGroups(tx, tables, leaving))
+    options.released?.set(queue, (options.released.get(queue) ?? 0) + n);
   return [...lockedIds, ...(await cancelDependents(tx, tables, settled.doomed, options))];
 }
 

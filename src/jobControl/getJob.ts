@@ -1,6 +1,7 @@
 import { escapeLike } from '../db/escapeLike.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { type GroupHold, readGroupHold } from '../groups/readGroupHold.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
@@ -31,21 +32,21 @@ SELECT x.*, jp.payload AS apart_payload, p.progress, p.updated_at AS progress_at
 FROM (
   SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,
          j.lock_id, IF(j.lock_id = '', NULL, j.locked_at) AS locked_at, j.retry_times, j.max_retries,
-         j.batch_id, j.idempotency_key, j.last_error, j.created_at, j.updated_at,
+         j.batch_id, j.idempotency_key, j.last_error, j.created_at, j.updated_at, j.group_key,
          NULL AS started_at, NULL AS finished_at, NULL AS result, NULL AS redriven_as
   FROM ${t.jobs} j
   WHERE j.id = ?
   UNION ALL
   SELECT h.outcome, h.job_id, h.queue, h.name, h.payload, h.priority, NULL,
          NULL, NULL, h.retry_times, h.max_retries,
-         h.batch_id, h.idempotency_key, h.last_error, h.created_at, h.finished_at,
+         h.batch_id, h.idempotency_key, h.last_error, h.created_at, h.finished_at, NULL,
          h.started_at, h.finished_at, h.result, NULL
   FROM ${t.jobHistory} h
   WHERE h.job_id = ?
   UNION ALL
   SELECT 'dead', d.id, d.queue, d.name, d.payload, d.priority, NULL,
          NULL, NULL, d.retry_times, d.max_retries,
-         d.batch_id, d.idempotency_key, d.last_error, d.created_at, COALESCE(d.redriven_at, d.failed_at),
+         d.batch_id, d.idempotency_key, d.last_error, d.created_at, COALESCE(d.redriven_at, d.failed_at), NULL,
          NULL, d.failed_at, NULL, d.redriven_as
   FROM ${t.deadJobs} d
   WHERE d.id = ?
@@ -131,6 +132,10 @@ export interface JobInfo {
    * rate window used up), with why and until when if known; null when nothing of its queue does.
    */
   readonly queueHold: QueueHold | null;
+  /** A live job's group (JobSpec.group); null without one, and once the job has left the live table. */
+  readonly group: string | null;
+  /** A job held back by its group's limit (state 'held'): the group, its limit in force, its slots taken; else null. */
+  readonly groupHold: GroupHold | null;
 }
 
 interface GetRow extends QueueHoldColumns {
@@ -151,6 +156,7 @@ interface GetRow extends QueueHoldColumns {
   last_error: string | null;
   created_at: Date;
   updated_at: Date;
+  group_key: string | null;
   started_at: Date | null;
   finished_at: Date | null;
   result: string | null;
@@ -195,6 +201,8 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     redrivenAs: row.redriven_as === null ? null : Number(row.redriven_as),
     workflow: Number(row.in_workflow) ? await readWorkflow(db, tables, id) : null,
     queueHold: row.state === 'waiting' ? await queueHold(db, tables, row.queue, row) : null,
+    group: row.group_key,
+    groupHold: row.state === 'held' && row.group_key !== null ? await readGroupHold(db, tables, id) : null,
   };
 }
 

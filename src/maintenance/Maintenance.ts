@@ -23,6 +23,7 @@ import { loadHandlers } from '../worker/loadHandlers.ts';
 import { checkQueues } from './checkQueues.ts';
 import { LeaderLease } from './LeaderLease.ts';
 import type { ResolvedMaintenanceOptions } from './maintenanceOptions.ts';
+import { reconcileGroups } from './reconcileGroups.ts';
 import { reconcileHolds } from './reconcileHolds.ts';
 import { releaseDeadWorkers } from './releaseDeadWorkers.ts';
 import { releaseStaleClaims } from './releaseStaleClaims.ts';
@@ -67,6 +68,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
       },
       onReleased: (queues) => runtime.ringer.ring(tables.prefix, queues),
     }),
+    reconcileGroups(taskDb, { batchSize, onReleased: (queues) => runtime.ringer.ring(tables.prefix, queues) }),
     finishBatches(taskDb, { batchSize, onFinished }),
     pruneIdempotencyKeys(taskDb, {
       retentionMs: idempotencyRetentionMs,

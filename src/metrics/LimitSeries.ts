@@ -15,6 +15,9 @@ export class LimitSeries {
   readonly #rateInterval: Gauge<'queue'>;
   readonly #rateUsed: Gauge<'queue'>;
   readonly #blocked: Gauge<'queue' | 'reason'>;
+  readonly #groupConcurrency: Gauge<'queue'>;
+  readonly #fairWindow: Gauge<'queue'>;
+  readonly #groupHeld: Gauge<'queue'>;
 
   constructor(registry: Registry) {
     const gauge = <L extends string>(name: string, help: string, labelNames: L[]) =>
@@ -37,11 +40,27 @@ export class LimitSeries {
       'Whether the queue holds its due jobs back now (1), by reason: concurrency (at its cap), rate (window used up), paused (until a time).',
       ['queue', 'reason'],
     );
+    this.#groupConcurrency = gauge(
+      'sluice_queue_group_concurrency',
+      'The queue’s default limit for each of its groups: at most this many of a group’s jobs at once.',
+      ['queue'],
+    );
+    this.#fairWindow = gauge(
+      'sluice_queue_fair_window',
+      'A fair queue’s window: the jobs each group keeps live and unheld.',
+      ['queue'],
+    );
+    this.#groupHeld = gauge(
+      'sluice_queue_group_held',
+      'Jobs held back by their group’s limit or the fair window (not waiting for a worker), counted up to 10,000.',
+      ['queue'],
+    );
   }
 
   set(limits: readonly QueueLimitsState[]): void {
     for (const g of [this.#cap, this.#running, this.#rateLimit, this.#rateInterval, this.#rateUsed, this.#blocked])
       g.reset();
+    for (const g of [this.#groupConcurrency, this.#fairWindow, this.#groupHeld]) g.reset();
     for (const l of limits) {
       const queue = { queue: l.queue };
       if (l.concurrency !== null) this.#cap.set(queue, l.concurrency);
@@ -51,6 +70,9 @@ export class LimitSeries {
         this.#rateInterval.set(queue, l.rate.intervalMs / 1000);
         this.#rateUsed.set(queue, l.rateUsed);
       }
+      if (l.groupConcurrency !== null) this.#groupConcurrency.set(queue, l.groupConcurrency);
+      if (l.fairWindow !== null) this.#fairWindow.set(queue, l.fairWindow);
+      if (l.groupConcurrency !== null || l.fairWindow !== null) this.#groupHeld.set(queue, l.groupHeld);
       for (const reason of REASONS) this.#blocked.set({ queue: l.queue, reason }, l.blocked === reason ? 1 : 0);
     }
   }

@@ -1,6 +1,6 @@
 import { JobDefinitionError } from '../errors.ts';
 import { backoffProblem } from './backoff.ts';
-import type { Backoff, JobContext, JobSpec } from './job.ts';
+import type { Backoff, GroupLimitsSpec, JobContext, JobSpec } from './job.ts';
 import { scheduleProblem } from './parseSchedule.ts';
 import { NAME_PATTERN } from './validateJob.ts';
 
@@ -24,6 +24,13 @@ export interface JobDefinition<P = unknown> {
   readonly schedule?: string;
   /** IANA time zone for `schedule`. @defaultValue the process's */
   readonly timezone?: string;
+  /**
+   * The group of this definition's jobs, or a function of the payload that names it, evaluated by
+   * `jobOf` (and `sluice.enqueue(definition, payload)`) at enqueue. A job's own `group` wins.
+   */
+  readonly group?: string | ((payload: P) => string);
+  /** Limits for the group of this definition's jobs (see JobSpec.groupLimits); a job's own win. */
+  readonly groupLimits?: GroupLimitsSpec;
   handle(payload: P, ctx: JobContext<P>): Promise<unknown> | unknown;
 }
 
@@ -50,6 +57,8 @@ export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinit
     const problem = scheduleProblem(definition.schedule, definition.timezone);
     if (problem) throw new JobDefinitionError(where, problem);
   }
+  if (definition.group !== undefined && typeof definition.group !== 'string' && typeof definition.group !== 'function')
+    throw new JobDefinitionError(where, 'group must be a string or a function of the payload');
   if (
     definition.delivery !== undefined &&
     !['at-least-once', 'exactly-once', 'at-most-once'].includes(definition.delivery)
@@ -78,7 +87,17 @@ export type JobFields = Omit<JobSpec, 'name' | 'payload'>;
  */
 export function jobOf<D extends JobDefinition<any>>(definition: D, payload: PayloadOf<D>, fields?: JobFields): JobSpec {
   const queue = fields?.queue ?? definition.queue;
-  return { ...fields, ...(queue === undefined ? {} : { queue }), name: definition.name, payload };
+  const group =
+    fields?.group ?? (typeof definition.group === 'function' ? definition.group(payload) : definition.group);
+  const groupLimits = fields?.groupLimits ?? definition.groupLimits;
+  return {
+    ...fields,
+    ...(queue === undefined ? {} : { queue }),
+    ...(group === undefined ? {} : { group }),
+    ...(groupLimits === undefined ? {} : { groupLimits }),
+    name: definition.name,
+    payload,
+  };
 }
 
 /** True for a job definition (it has a handler), false for a JobSpec. */

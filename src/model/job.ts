@@ -45,6 +45,20 @@ export interface JobSpec {
   readonly parents?: readonly ParentRef[];
   /** Run even when a parent dies or is cancelled (for every parent; a parent's own setting wins). @defaultValue false */
   readonly continueOnFailure?: boolean;
+  /**
+   * The job's group (an account, a tenant, an API): 1–191 characters. Jobs of one group of a queue
+   * share its limits (`groupLimits`, the queue's `groupConcurrency`) and a fair queue takes turns
+   * between groups. No group: the job pays nothing for any of this.
+   */
+  readonly group?: string;
+  /** Limits for the job's group, written onto the group (last write wins). Needs `group`. */
+  readonly groupLimits?: GroupLimitsSpec;
+}
+
+/** Limits of one group of a queue, given with a job or a definition. */
+export interface GroupLimitsSpec {
+  /** At most this many jobs of the group live and unheld (waiting, running, awaiting a retry) across the fleet. */
+  readonly concurrency?: number;
 }
 
 /** A parent named by a job: a batch-local `ref`, the id of a live job, or either with its own continueOnFailure. */

@@ -1,5 +1,7 @@
 import { JobValidationError } from '../errors.ts';
 import { backoffProblem } from './backoff.ts';
+import { describe, type Fail } from './describeValue.ts';
+import { type GroupOf, groupOf } from './groupOf.ts';
 import type { JobSpec, ParentRef } from './job.ts';
 import { QUEUE_NAME } from './queueName.ts';
 import { RESERVED_KEY_PREFIX } from './reservedKeyPrefix.ts';
@@ -19,6 +21,8 @@ const KNOWN_FIELDS = new Set([
   'ref',
   'parents',
   'continueOnFailure',
+  'group',
+  'groupLimits',
 ]);
 /** Parents one job may name: a fan-in wider than this is built with an intermediate job. */
 export const MAX_PARENTS = 10_000;
@@ -45,6 +49,8 @@ export interface NormalizedJob {
   readonly backoff: string | null;
   /** Its place in a workflow (ref, parents), or null for a job outside any graph. */
   readonly graph: JobGraphSpec | null;
+  /** Its group and the group limit it gives, or null without a group. */
+  readonly group: GroupOf | null;
 }
 
 /** A job's ref and parents as given, each parent checked for shape (resolved by planGraph). */
@@ -56,9 +62,6 @@ export interface JobGraphSpec {
 export interface ValidationLimits {
   readonly maxPayloadBytes: number;
 }
-
-/** Throws the JobValidationError of one field of the job being validated. */
-type Fail = (field: string, reason: string) => never;
 
 /**
  * Pure: checks one job and returns its normalized form, or throws JobValidationError naming
@@ -78,7 +81,8 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   const idempotencyKey = idempotencyKeyOf(spec, fail);
   const backoff = backoffOf(spec, fail);
   const graph = graphOf(spec, fail);
-  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey, graph };
+  const group = groupOf(spec, fail);
+  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey, graph, group };
 }
 
 /** The job is an object of known fields only. */
@@ -214,15 +218,4 @@ function graphOf(spec: JobSpec, fail: Fail): JobGraphSpec | null {
     return { job, continueOnFailure: own ?? all };
   });
   return { ref, parents };
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
-    return `${typeof value} ${String(value)}`;
-  if (value instanceof Date) return `Date ${Number.isNaN(value.getTime()) ? 'Invalid' : value.toISOString()}`;
-  if (Array.isArray(value)) return 'an array';
-  return typeof value;
 }

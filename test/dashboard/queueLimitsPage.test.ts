@@ -76,4 +76,23 @@ describe('the queue page’s limits', () => {
     await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the queue drained' });
     expect((await worker.stop()).code).toBe(0);
   });
+
+  it('sets a queue’s group concurrency and fairness, and shows the jobs held for their group', async () => {
+    const page = await browser.page();
+    await page.goto(`${dashboard.url}/queues/grouped`);
+    await page.fill('.limits-form input[name="group_concurrency"]', '1');
+    await page.check('.limits-form input[name="fair"]');
+    await page.locator('button[data-action="set-queue-limits"]').click();
+    await page.waitForSelector('.notice:has-text("limits saved")');
+    expect((await db.sluice.queues.limits()).find((l) => l.queue === 'grouped')).toMatchObject({
+      groupConcurrency: 1,
+      fairWindow: 500,
+    });
+    await db.sluice.enqueueBatch(
+      [1, 2, 3].map((n) => ({ name: 'gated', queue: 'grouped', payload: { n }, group: 'g' })),
+    );
+    await page.reload();
+    expect(await page.textContent('.limits')).toMatch(/At most 1 per group\.[\s\S]*Fair[\s\S]*2 held for their group/);
+    expect(await page.isChecked('.limits-form input[name="fair"]')).toBe(true);
+  });
 });

@@ -28,6 +28,7 @@ describe('validateJob', () => {
       idempotencyKey: null,
       backoff: null,
       graph: null,
+      group: null,
     });
   });
 
@@ -59,6 +60,7 @@ describe('validateJob', () => {
       idempotencyKey: 'k'.repeat(191),
       backoff: '{"type":"exponential","delayMs":500,"maxDelayMs":60000,"jitter":0}',
       graph: null,
+      group: null,
     });
   });
 

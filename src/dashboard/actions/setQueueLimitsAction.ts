@@ -5,7 +5,8 @@ import { textField } from './Action.ts';
 /**
  * Sets a queue's cap and rate from the queue page's form: `concurrency`, `rate_limit` and
  * `rate_interval_ms`, each a whole number, or empty to remove that limit (a rate needs both
- * halves). Workers pick the change up without a restart.
+ * halves); `group_concurrency` (every group's default limit, empty: none), `fair` (a checkbox) and
+ * `fair_window` (empty: the default). Workers pick the change up without a restart.
  */
 export const setQueueLimitsAction: Action = {
   name: 'set-queue-limits',
@@ -20,12 +21,18 @@ export const setQueueLimitsAction: Action = {
     const concurrency = wholeOrEmpty(form, 'concurrency');
     const limit = wholeOrEmpty(form, 'rate_limit');
     const intervalMs = wholeOrEmpty(form, 'rate_interval_ms');
+    const groupConcurrency = wholeOrEmpty(form, 'group_concurrency');
+    const fair = form.get('fair') === '1';
+    const fairWindow = wholeOrEmpty(form, 'fair_window');
     if ((limit === null) !== (intervalMs === null))
       throw new DashboardRequestError(400, 'rate_limit', 'and rate_interval_ms go together: give both, or neither');
     try {
       await ctx.sluice.queues.setLimits(queue, {
         concurrency,
         rate: limit === null || intervalMs === null ? null : { limit, intervalMs },
+        groupConcurrency,
+        fair,
+        ...(fair && fairWindow !== null ? { fairWindow } : {}),
       });
     } catch (error) {
       if (error instanceof OptionsError) throw new DashboardRequestError(400, error.option, error.message);

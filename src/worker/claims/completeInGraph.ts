@@ -2,16 +2,17 @@ import type { Executor } from '../../db/executor.ts';
 import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { valuesTable } from '../../db/valuesTable.ts';
+import { leaveGroups } from '../../groups/leaveGroups.ts';
 import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../../history/historyColumns.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
 import { leaveGraph } from '../../workflows/leaveGraph.ts';
 
 /**
  * Params: ?1 lockId, ?2 ids (list). Locks the rows among `ids` this claim still holds whose flags
- * are set (completeJobs' statements left them alone), and returns them with their flags.
+ * are set (completeJobs' statements left them alone), and returns them with their flags and group.
  */
 const sqlHeldInGraph = (t: Tables) => `
-SELECT id, flags
+SELECT id, flags, queue, group_key
 FROM ${t.jobs}
 WHERE lock_id = ?
   AND id IN (?)
@@ -48,7 +49,8 @@ WHERE lock_id = ?
  * Completes the jobs of a claim that are part of a workflow, in one short transaction (a savepoint
  * inside completeJobs' own): the rows still held with flags set are locked, copied to the history
  * (with history), deleted (without history, with their payloads stored apart), and their edges settled — children counted down and released, this
- * job's own edges dropped (src/workflows/leaveGraph.ts). Returns how many it completed and the
+ * job's own edges dropped (src/workflows/leaveGraph.ts) — and their group slots passed on or given
+ * back (src/groups/leaveGroups.ts). Returns how many it completed and the
  * queues of the children it released. The lock taken first is what makes a late dependent safe:
  * an enqueue that flags this row waits for it, or committed before it and is seen here.
  */
@@ -66,9 +68,12 @@ export async function completeInGraph(
   },
 ): Promise<{ completed: number; payloadsDeleted: number; released: ReadonlyMap<string, number> }> {
   return withTransaction(db, async (tx) => {
-    const rows = (await tx.select<{ id: number | string; flags: number }>(sqlHeldInGraph(tables), [lockId, ids])).map(
-      (r) => ({ id: Number(r.id), flags: Number(r.flags) }),
-    );
+    const rows = (
+      await tx.select<{ id: number | string; flags: number; queue: string; group_key: string | null }>(
+        sqlHeldInGraph(tables),
+        [lockId, ids],
+      )
+    ).map((r) => ({ id: Number(r.id), flags: Number(r.flags), queue: r.queue, group_key: r.group_key }));
     if (rows.length === 0) return { completed: 0, payloadsDeleted: 0, released: new Map() };
     const held = rows.map((r) => r.id);
     if (options.history) {
@@ -82,6 +87,8 @@ export async function completeInGraph(
     const { affectedRows } = await tx.write(sqlDelete(tables), [lockId, held]);
     if (affectedRows !== held.length) throw new Error(`completed ${affectedRows} of ${held.length} locked jobs`);
     const settled = await leaveGraph(tx, tables, rows, 'completed');
-    return { completed: held.length, payloadsDeleted, released: settled.released };
+    const released = new Map(settled.released);
+    for (const [queue, n] of await leaveGroups(tx, tables, rows)) released.set(queue, (released.get(queue) ?? 0) + n);
+    return { completed: held.length, payloadsDeleted, released };
   });
 }

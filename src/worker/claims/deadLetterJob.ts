@@ -3,6 +3,7 @@ import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { DEAD_JOB_INSERT_COLUMNS } from '../../deadJobs/deadJobColumns.ts';
 import { ClaimLostError } from '../../errors.ts';
+import { leaveGroups } from '../../groups/leaveGroups.ts';
 import { type CancelOptions, cancelDependents } from '../../jobControl/cancelJobs.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
 import { leaveGraph } from '../../workflows/leaveGraph.ts';
@@ -22,11 +23,11 @@ WHERE id = ?
   AND lock_id = ?`;
 
 /**
- * Params: ?1 id, ?2 lockId. Locks the claimed row and returns its flags (read here, not from the
+ * Params: ?1 id, ?2 lockId. Locks the claimed row and returns its flags and group (read here, not from the
  * claim: an enqueue may have named the job as a parent since), or nothing if the claim was lost.
  */
 const sqlFlags = (t: Tables) => `
-SELECT flags
+SELECT flags, queue, group_key
 FROM ${t.jobs}
 WHERE id = ?
   AND lock_id = ?
@@ -57,7 +58,10 @@ export async function deadLetterJob(
   cancel: CancelOptions = { history: false, keyRetentionMs: 0 },
 ): Promise<ReadonlyMap<string, number>> {
   return withTransaction(db, async (tx) => {
-    const [row] = await tx.select<{ flags: number }>(sqlFlags(tables), [job.id, job.lockId]);
+    const [row] = await tx.select<{ flags: number; queue: string; group_key: string | null }>(sqlFlags(tables), [
+      job.id,
+      job.lockId,
+    ]);
     if (row === undefined) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
     const copied = await tx.write(sqlCopyToDead(tables), [
       job.retryTimes,
@@ -76,7 +80,9 @@ export async function deadLetterJob(
     if (deleted.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
     const released = new Map<string, number>();
     if (Number(row.flags) === 0) return released;
-    const settled = await leaveGraph(tx, tables, [{ id: job.id, flags: Number(row.flags) }], 'dead');
+    const leaving = { id: job.id, flags: Number(row.flags), queue: row.queue, group_key: row.group_key };
+    for (const [queue, n] of await leaveGroups(tx, tables, [leaving])) released.set(queue, n);
+    const settled = await leaveGraph(tx, tables, [leaving], 'dead');
     await cancelDependents(tx, tables, settled.doomed, { ...cancel, released });
     for (const [queue, n] of settled.released) released.set(queue, (released.get(queue) ?? 0) + n);
     return released;

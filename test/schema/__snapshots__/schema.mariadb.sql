@@ -145,7 +145,11 @@ CREATE TABLE `<prefix>job_holds` (
   `reason` varchar(16) NOT NULL,
   `run_at` datetime(3) NOT NULL,
   `waiting_parents` int(10) unsigned NOT NULL DEFAULT 0,
-  PRIMARY KEY (`job_id`)
+  `queue` varchar(64) DEFAULT NULL,
+  `group_key` varchar(191) DEFAULT NULL,
+  `priority` smallint(6) DEFAULT NULL,
+  PRIMARY KEY (`job_id`),
+  KEY `ix_group` (`queue`,`group_key`,`priority`,`run_at`,`job_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_logs
@@ -228,6 +232,8 @@ CREATE TABLE `<prefix>queues` (
   `rate_used` int(10) unsigned NOT NULL DEFAULT 0,
   `limit_claims` bigint(20) unsigned NOT NULL DEFAULT 0,
   `paused_until` datetime(3) DEFAULT NULL,
+  `group_concurrency` int(10) unsigned DEFAULT NULL,
+  `fair_window` int(10) unsigned DEFAULT NULL,
   PRIMARY KEY (`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -1,0 +1,110 @@
+import { escape as sqlLiteral } from 'mysql2';
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { JobValidationError } from '../errors.ts';
+import { groupIsLimited } from '../groups/groupIsLimited.ts';
+import { settleGroup } from '../groups/settleGroup.ts';
+import { JOB_FLAGS } from '../model/jobFlags.ts';
+import type { NormalizedJob } from '../model/validateJob.ts';
+import { runAtSql } from './jobInsert.ts';
+
+/** Hold rows one INSERT writes at most. */
+const HOLDS_PER_INSERT = 1_000;
+
+/**
+ * Params: none (the tuples are rendered: ids, the queue and group escaped, run_at the job's own
+ * expression). Writes the hold rows of jobs enqueued held for their group. affectedRows = rows.
+ */
+const sqlHolds = (t: Tables, tuples: readonly string[]) => `
+INSERT INTO ${t.jobHolds} (job_id, reason, run_at, queue, group_key, priority)
+VALUES ${tuples.join(',\n       ')}`;
+
+/** How a job enters the live table: its flags and whether it is parked at HELD_RUN_AT. */
+export interface Placement {
+  readonly flags: number;
+  readonly held: boolean;
+}
+
+const FREE: Placement = { flags: 0, held: false };
+const GROUP_HELD: Placement = { flags: JOB_FLAGS.inGroup, held: true };
+
+/**
+ * The enqueue side of group limits, for one transaction (a batch, or one job). A job of a limited
+ * group — a limit given with it, its group's row, or its queue's default — is written held (at
+ * HELD_RUN_AT, flags inGroup) with a job_holds row; once every job is written, close() settles
+ * each group touched (settleGroup), which releases as many held jobs as the group has room for, in
+ * priority / run_at / id order: a job written held may start at once. A job with no group, or of a
+ * group with no limit on a queue that is not fair, is written as before (one policy read per
+ * group per transaction, none without a group).
+ */
+export class GroupEntry {
+  /** Whether a group is limited, by `queue \0 group`. */
+  readonly #limited = new Map<string, boolean>();
+  /** The limited groups touched, with the last limit a job gave (null: none). */
+  readonly #touched = new Map<string, { queue: string; group: string; limit: number | null }>();
+  #holds: string[] = [];
+
+  constructor(
+    private readonly tx: Executor,
+    private readonly tables: Tables,
+  ) {}
+
+  /** Reads the policy of the groups of these jobs not seen yet. */
+  async resolve(jobs: readonly NormalizedJob[]): Promise<void> {
+    for (const job of jobs) {
+      if (job.group === null) continue;
+      const key = `${job.queue}\u0000${job.group.key}`;
+      if (job.group.concurrency !== null) this.#limited.set(key, true);
+      else if (!this.#limited.has(key))
+        this.#limited.set(key, await groupIsLimited(this.tx, this.tables, job.queue, job.group.key));
+    }
+  }
+
+  /** Where the job (resolved) goes: held for its group, or free. A job with parents cannot also wait for a group. */
+  placement(job: NormalizedJob, index: number, hasParents: boolean): Placement {
+    if (job.group === null) return FREE;
+    const key = `${job.queue}\u0000${job.group.key}`;
+    if (this.#limited.get(key) !== true) return FREE;
+    if (hasParents)
+      throw new JobValidationError(
+        index,
+        'group',
+        'of a job with parents cannot have a concurrency limit (not supported)',
+      );
+    const touched = this.#touched.get(key);
+    this.#touched.set(key, {
+      queue: job.queue,
+      group: job.group.key,
+      limit: job.group.concurrency ?? touched?.limit ?? null,
+    });
+    return GROUP_HELD;
+  }
+
+  /** Records the hold row of a job written held (its id known); written by the next flush. */
+  async hold(id: number, job: NormalizedJob): Promise<void> {
+    const tuple = `(${id}, 'group', ${runAtSql(job)}, ${sqlLiteral(job.queue)}, ${sqlLiteral(job.group?.key ?? '')}, ${job.priority})`;
+    this.#holds.push(tuple);
+    if (this.#holds.length >= HOLDS_PER_INSERT) await this.flush();
+  }
+
+  /** Writes the recorded hold rows. */
+  async flush(): Promise<void> {
+    if (this.#holds.length === 0) return;
+    const tuples = this.#holds;
+    this.#holds = [];
+    const { affectedRows } = await this.tx.write(sqlHolds(this.tables, tuples));
+    if (affectedRows !== tuples.length) throw new Error(`wrote ${affectedRows} of ${tuples.length} group holds`);
+  }
+
+  /** Writes what is left and settles every group touched, in one order: the jobs released, per queue. */
+  async close(): Promise<Map<string, number>> {
+    await this.flush();
+    const released = new Map<string, number>();
+    for (const key of [...this.#touched.keys()].sort()) {
+      const change = this.#touched.get(key) as { queue: string; group: string; limit: number | null };
+      const n = await settleGroup(this.tx, this.tables, { ...change, freed: 0 });
+      if (n > 0) released.set(change.queue, (released.get(change.queue) ?? 0) + n);
+    }
+    return released;
+  }
+}

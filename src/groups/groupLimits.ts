@@ -1,0 +1,105 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { withTransaction } from '../db/transaction.ts';
+import { OptionsError } from '../errors.ts';
+import { MAX_GROUP_LIMIT } from '../model/groupOf.ts';
+import { assertQueueName } from '../model/queueName.ts';
+import { integerIn, rejectUnknownKeys } from '../options.ts';
+import { settleGroup } from './settleGroup.ts';
+
+/**
+ * Params: ?1 queue, ?2 group, ?3 limit, ?4 limit. Sets (or, NULL, removes) a group's own
+ * concurrency limit, creating its row. The lock wait is bounded at 2 s, as settleGroup's.
+ */
+const sqlSetLimit = (t: Tables) => `
+/*M!100300 SET STATEMENT innodb_lock_wait_timeout = 2 FOR */
+INSERT /*+ SET_VAR(innodb_lock_wait_timeout = 2) */ INTO ${t.jobGroups} (queue, group_key, concurrency_limit, active, updated_at)
+VALUES (?, ?, ?, 0, NOW(3))
+ON DUPLICATE KEY UPDATE concurrency_limit = ?`;
+
+/**
+ * Params: ?1 queue, ?2 after group, ?3 limit. One page of a queue's groups in key order (the
+ * primary key's range), each with its own limit, the limit in force (its own, else the queue's
+ * group concurrency, else its fair window) and the slots taken.
+ */
+const sqlGroups = (t: Tables) => `
+SELECT g.group_key, g.concurrency_limit, COALESCE(g.concurrency_limit, q.group_concurrency, q.fair_window) AS effective_limit,
+       g.active
+FROM ${t.jobGroups} g
+LEFT JOIN ${t.queues} q ON q.queue = g.queue
+WHERE g.queue = ?
+  AND g.group_key > ?
+ORDER BY g.group_key
+LIMIT ?`;
+
+/** One group's limits as an operator gives them. An absent key leaves that limit as it is; null removes it. */
+export interface GroupLimits {
+  /** At most this many of the group's jobs live and unheld (waiting, running, awaiting a retry) at once, fleet-wide. */
+  readonly concurrency?: number | null;
+}
+
+/** A group of a queue, with its limit and its use. */
+export interface GroupState {
+  readonly group: string;
+  /** The group's own limit (null: the queue's default applies). */
+  readonly concurrency: number | null;
+  /** The limit in force: its own, else the queue's groupConcurrency, else its fair window; null: none. */
+  readonly effectiveLimit: number | null;
+  /** Slots taken: the group's jobs live and not held. */
+  readonly active: number;
+}
+
+/** The most groups one page returns. */
+export const MAX_GROUPS_PAGE = 1_000;
+
+/**
+ * Sets one group's own concurrency limit and, in the same short transaction, releases its held jobs
+ * the new limit has room for. Returns the jobs released (the caller rings the queue).
+ */
+export async function setGroupLimits(
+  db: Executor,
+  tables: Tables,
+  queue: string,
+  group: string,
+  limits: GroupLimits,
+): Promise<number> {
+  assertQueueName('queue', queue);
+  if (typeof group !== 'string' || group.length < 1 || group.length > 191 || group.endsWith(' '))
+    throw new OptionsError(
+      'group',
+      `must be a string of 1–191 characters not ending with a space (got ${String(group)})`,
+    );
+  if (typeof limits !== 'object' || limits === null) throw new OptionsError('limits', 'must be an object');
+  rejectUnknownKeys('a group limit', limits, ['concurrency']);
+  if (limits.concurrency === undefined)
+    throw new OptionsError('limits', 'sets nothing: give concurrency (null removes it)');
+  if (limits.concurrency !== null) integerIn('concurrency', limits.concurrency, 1, MAX_GROUP_LIMIT);
+  const limit = limits.concurrency;
+  return withTransaction(db, async (tx) => {
+    await tx.write(sqlSetLimit(tables), [queue, group, limit, limit]);
+    return settleGroup(tx, tables, { queue, group, freed: 0, limit: null });
+  });
+}
+
+/** One page of a queue's groups (key order, after `after`), with their limits and use: one statement. */
+export async function listGroups(
+  db: Executor,
+  tables: Tables,
+  queue: string,
+  options: { readonly after?: string; readonly limit?: number } = {},
+): Promise<GroupState[]> {
+  assertQueueName('queue', queue);
+  const limit = integerIn('limit', options.limit ?? 100, 1, MAX_GROUPS_PAGE);
+  const rows = await db.select<{
+    group_key: string;
+    concurrency_limit: number | null;
+    effective_limit: number | string | null;
+    active: number | string;
+  }>(sqlGroups(tables), [queue, options.after ?? '', limit]);
+  return rows.map((r) => ({
+    group: r.group_key,
+    concurrency: r.concurrency_limit === null ? null : Number(r.concurrency_limit),
+    effectiveLimit: r.effective_limit === null ? null : Number(r.effective_limit),
+    active: Number(r.active),
+  }));
+}
