@@ -45,7 +45,11 @@ export async function measureConcurrentEnqueue(
     fleet = await startFleet(workers, args, { LOG_LEVEL: 'warn', MYSQL_URL: url });
   }
   try {
-    rate = await timeEnqueuers([CHILD, side.root, side.prefix, String(seconds)], { MYSQL_URL: url }, enqueuers);
+    ({ jobsPerSec: rate } = await timeEnqueuers(
+      [CHILD, side.root, side.prefix, String(seconds)],
+      { MYSQL_URL: url },
+      enqueuers,
+    ));
   } catch (error) {
     await fleet?.stop();
     throw error;

@@ -206,6 +206,11 @@ function singleTable({ single, systems }: GridReportInput): string {
     return row ? row.jobsPerSec : undefined;
   };
   const rawIdle = rate('raw', 0) ?? null;
+  const costOf = (key: SystemKey, workers: number) => {
+    const c = single.find((r) => r.system === key && r.workers === workers)?.cost;
+    if (!c) return '';
+    return `${c.questions.toFixed(2)} / ${(c.statements.kill ?? 0).toFixed(2)} / ${c.redoFlushes.toFixed(2)}`;
+  };
   const rows = systems
     .filter((s) => single.some((r) => r.system === s.key))
     .map((s) => {
@@ -217,12 +222,26 @@ function singleTable({ single, systems }: GridReportInput): string {
         shown(idle),
         shown(draining),
         idle && rawIdle ? (idle / rawIdle).toFixed(2) : '',
+        costOf(s.key, 0),
+        costOf(s.key, DRAINING_PROCESSES),
         s.durability ?? '',
       ];
     });
   return [
     `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited; with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue`,
-    table(['system', 'idle jobs/s', 'draining jobs/s', '÷ raw INSERT (idle)', 'durability'], rows),
+    table(
+      [
+        'system',
+        'idle jobs/s',
+        'draining jobs/s',
+        '÷ raw INSERT (idle)',
+        'per job idle: statements / KILLs / redo',
+        'per job draining',
+        'durability',
+      ],
+      rows,
+    ),
+    "    per job: SHOW GLOBAL STATUS Questions, Com_kill and redo flushes over the window ÷ jobs enqueued in it (sluice and the raw INSERT; draining: the consumers' statements included)",
   ].join('\n');
 }
 

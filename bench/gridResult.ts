@@ -44,10 +44,11 @@ export function toGridResult(input: GridReportInput) {
       rawJobsPerSec: Math.round(b.measurement.rawJobsPerSec),
       ratio: round2(b.measurement.ratio),
     })),
-    singleEnqueue: input.single.map((s) => ({
+    singleEnqueue: input.single.map(({ cost, ...s }) => ({
       ...s,
       enqueuers: ENQUEUERS,
       jobsPerSec: s.jobsPerSec === null ? null : Math.round(s.jobsPerSec),
+      ...(cost ? { cost: roundCost(cost) } : {}),
     })),
     pickupMs: input.latency.map((l) => ({
       system: l.system,

@@ -13,7 +13,16 @@ import { readdirSync } from 'node:fs';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { connectionThreadsCpuUs, findServerPid, processCpuUs } from './serverCpu.ts';
 
-const STATEMENTS = ['Com_select', 'Com_insert', 'Com_update', 'Com_delete', 'Com_begin', 'Com_commit'] as const;
+/** Com_kill: the wake-ups' KILL QUERY (an enqueue's ring, a stopping worker's own doorbell). */
+const STATEMENTS = [
+  'Com_select',
+  'Com_insert',
+  'Com_update',
+  'Com_delete',
+  'Com_begin',
+  'Com_commit',
+  'Com_kill',
+] as const;
 const REDO = ['Innodb_os_log_fsyncs', 'Innodb_log_writes', 'Innodb_data_fsyncs', 'Innodb_os_log_written'] as const;
 
 /** Params: none. Returns (Variable_name, Value) for the counters the reading keeps. */

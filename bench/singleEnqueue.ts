@@ -4,7 +4,9 @@
  * jobs/s over all of them (peers/peerEnqueueChild.ts). Every system of the grid, the raw loop's row
  * being a raw autocommit INSERT of the same row: the floor of one durable enqueue on that server.
  * Each with no consumer on the queue, and while DRAINING_PROCESSES consumer processes of its own
- * kind (concurrency 50, the grid's settings) drain it as it fills.
+ * kind (concurrency 50, the grid's settings) drain it as it fills. For sluice and the raw INSERT
+ * (the metered systems), what the server did per job enqueued in the window (serverCounters.ts):
+ * statements, KILLs (wake-ups), redo flushes and fsyncs, server CPU.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,6 +17,7 @@ import type { GridSystem, SystemKey } from './gridSystems.ts';
 import type { RunningConsumers } from './peers/consumerChild.ts';
 import { progress } from './progress.ts';
 import { quietHost } from './quietHost.ts';
+import { type ServerCost, serverMeter } from './serverCounters.ts';
 
 export const ENQUEUERS = 8;
 export const DRAINING_PROCESSES = 2;
@@ -28,6 +31,8 @@ export interface SingleEnqueueRow {
   readonly workers: number;
   /** null when the measurement failed. */
   readonly jobsPerSec: number | null;
+  /** Per job enqueued in the window, metered systems only (the draining consumers' own work included). */
+  readonly cost?: ServerCost | null;
   readonly error?: string;
 }
 
@@ -41,9 +46,12 @@ export async function measureSingleEnqueue(
     for (const system of systems) {
       const label = `single enqueue ×${ENQUEUERS} ${system.peer.name}, ${workers} consumers draining`;
       try {
-        const jobsPerSec = await measureOne(bench, system, workers, seconds);
-        progress(`${label}: ${Math.round(jobsPerSec)} jobs/s`);
-        rows.push({ system: system.key, workers, jobsPerSec });
+        const { jobsPerSec, cost } = await measureOne(bench, system, workers, seconds);
+        const perJob = cost
+          ? `; ${cost.questions.toFixed(2)} statements, ${cost.redoFlushes.toFixed(2)} redo flushes per job`
+          : '';
+        progress(`${label}: ${Math.round(jobsPerSec)} jobs/s${perJob}`);
+        rows.push({ system: system.key, workers, jobsPerSec, ...(cost ? { cost } : {}) });
       } catch (error) {
         progress(`${label}: failed: ${errorMessage(error)}`);
         rows.push({ system: system.key, workers, jobsPerSec: null, error: errorMessage(error) });
@@ -54,32 +62,45 @@ export async function measureSingleEnqueue(
   return rows;
 }
 
-async function measureOne(bench: Bench, system: GridSystem, workers: number, seconds: number): Promise<number> {
+async function measureOne(
+  bench: Bench,
+  system: GridSystem,
+  workers: number,
+  seconds: number,
+): Promise<{ jobsPerSec: number; cost: ServerCost | null }> {
   await system.peer.clear();
   const setting = system.settingFor({ payload: 'small', processes: workers, concurrency: DRAINING_CONCURRENCY });
   const consumers: RunningConsumers | null = workers > 0 ? await system.peer.consume(setting) : null;
-  let rate: number;
+  const meter = system.metered ? serverMeter(bench.conn, new URL(bench.url).pathname.slice(1)) : null;
+  let timed: { jobsPerSec: number; jobs: number };
   try {
     // What the previous step left the server doing (flushing, purging) stays out of this window.
     await quietHost(`single enqueue ${system.key}`, QUIET_GIVE_UP_MS);
-    rate = await timeEnqueuers(
+    timed = await timeEnqueuers(
       [CHILD, system.key, String(seconds), bench.tables.raw],
       { MYSQL_URL: bench.url },
       ENQUEUERS,
+      meter?.window,
     );
   } catch (error) {
     await consumers?.stop().catch(() => undefined);
     throw error;
   }
   await consumers?.stop();
-  return rate;
+  return { jobsPerSec: timed.jobsPerSec, cost: meter?.cost(timed.jobs) ?? null };
 }
 
 /**
  * `count` enqueuer children (node --import tsx …childArgs), each saying 'ready', all sent 'go'
- * at once, each answering { jobs } when its time is up: the jobs of all over the elapsed time.
+ * at once, each answering { jobs } when its time is up: the jobs of all, and over the elapsed time.
+ * `window` (a server meter's) is read just before 'go' and as the last child answers.
  */
-export async function timeEnqueuers(childArgs: readonly string[], env: NodeJS.ProcessEnv, count: number) {
+export async function timeEnqueuers(
+  childArgs: readonly string[],
+  env: NodeJS.ProcessEnv,
+  count: number,
+  window?: { begin(): Promise<void>; end(): Promise<void> },
+): Promise<{ jobsPerSec: number; jobs: number }> {
   const children = Array.from({ length: count }, () =>
     spawn(process.execPath, ['--import', 'tsx', ...childArgs], {
       env: { ...process.env, ...env },
@@ -88,12 +109,15 @@ export async function timeEnqueuers(childArgs: readonly string[], env: NodeJS.Pr
   );
   try {
     await Promise.all(children.map((c) => reply(c)));
+    await window?.begin();
     const started = performance.now();
     for (const child of children) child.send('go');
     const counts = (await Promise.all(children.map((c) => reply(c)))) as { jobs: number }[];
     const elapsed = (performance.now() - started) / 1000;
+    await window?.end();
     await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : null)));
-    return counts.reduce((sum, m) => sum + m.jobs, 0) / elapsed;
+    const jobs = counts.reduce((sum, m) => sum + m.jobs, 0);
+    return { jobsPerSec: jobs / elapsed, jobs };
   } catch (error) {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
     throw error;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
+import { format as formatSql } from 'mysql2';
 import type { Logger } from 'pino';
 import { ConnectionError, OptionsError } from '../errors.ts';
 import { parseMysqlUrl } from './parseMysqlUrl.ts';
@@ -89,6 +90,7 @@ export function connect({ url, poolMax, logger, idleTransactionTimeoutMs = 0 }: 
       jsonStrings: true,
       supportBigNumbers: true,
       bigNumberStrings: false,
+      queryFormat: valuesOnly,
     } as Knex.MySql2ConnectionConfig,
     pool: {
       min: 0,
@@ -117,6 +119,17 @@ export function connect({ url, poolMax, logger, idleTransactionTimeoutMs = 0 }: 
       debug: (message: unknown) => logger.debug({ component: 'knex' }, describe(message)),
     },
   });
+}
+
+/**
+ * mysql2's own formatting, skipped for a statement without values: it scans the whole text for
+ * placeholders even when there is nothing to put in them, and a bulk INSERT (values rendered as
+ * literals, megabytes per statement) spent a seventh of its client CPU in that scan. With values,
+ * the same call mysql2 makes (its defaults: objects not stringified; the connection's time zone, which mysql2 passes).
+ */
+function valuesOnly(sql: string, values: unknown, timeZone?: string): string {
+  if (values === undefined || values === null || (Array.isArray(values) && values.length === 0)) return sql;
+  return formatSql(sql, values as Parameters<typeof formatSql>[1], false, timeZone);
 }
 
 /** knex hands its log hooks strings or errors, some with a stack appended: the first line only. */

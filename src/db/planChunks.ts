@@ -16,11 +16,16 @@ export interface ServerChunkLimits extends ChunkLimits {
 
 /** Headroom left under max_allowed_packet for the packet header and the statement prefix. */
 const PACKET_HEADROOM_BYTES = 64 * 1024;
+/**
+ * The largest statement counted on whatever the server's packet limit: a statement this small
+ * needs no look-up of the limit (a single enqueue's common INSERT is always below it).
+ */
+export const MIN_STATEMENT_BYTES = 16 * 1024;
 /** Larger statements gain nothing measurable and make a failed chunk costlier to roll back. */
 const DEFAULT_MAX_CHUNK_BYTES = 4 * 1024 * 1024;
 
 export function chunkLimitsFor(maxAllowedPacket: number, maxRows: number): ServerChunkLimits {
-  const maxStatementBytes = Math.max(16 * 1024, maxAllowedPacket - PACKET_HEADROOM_BYTES);
+  const maxStatementBytes = Math.max(MIN_STATEMENT_BYTES, maxAllowedPacket - PACKET_HEADROOM_BYTES);
   return { maxBytes: Math.min(DEFAULT_MAX_CHUNK_BYTES, maxStatementBytes), maxRows, maxStatementBytes };
 }
 

@@ -24,7 +24,7 @@ export function writeOnPool(knex: Knex, sql: string): Promise<WriteResult> {
   const client = knex.client as unknown as PoolClient;
   return retryTransient(async () => {
     const connection = await client.acquireConnection();
-    knex.emit('query', { sql, bindings: [] });
+    if (knex.listenerCount('query') > 0) knex.emit('query', { sql, bindings: [] });
     try {
       return await new Promise<WriteResult>((resolve, reject) => {
         connection.query(sql, (error, result) => {

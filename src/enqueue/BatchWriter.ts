@@ -67,8 +67,8 @@ interface Pending {
 /**
  * Writes one batch inside a transaction the caller owns (enqueueBatch's, or the CLI's for a whole
  * NDJSON file), job by job: each job is validated once, as it arrives, and gathered into a chunk
- * bounded by rows and by bytes (a job's escaped size is at most three bytes per character), so
- * memory holds one chunk however large the payloads. A bad job throws JobValidationError naming
+ * bounded by rows and by characters (split by bytes when rendered), so memory holds one chunk
+ * however large the payloads. A bad job throws JobValidationError naming
  * its index in the whole batch; the caller's rollback undoes what was written before it.
  * Idempotency keys held by other jobs are skipped and counted.
  *
@@ -170,8 +170,11 @@ export class BatchWriter {
       this.#keys.add(key);
     }
     this.#pending.push({ job, index });
+    // Characters, not bytes: a chunk gathers about a statement's worth of typical (mostly ASCII) text;
+    // planCountedChunks splits what comes out larger in bytes. Three bytes per character here made
+    // kilobyte payloads travel in three times as many statements as they needed.
     this.#pendingBytes +=
-      3 * (job.payload.length + job.name.length + job.queue.length + (job.idempotencyKey?.length ?? 0)) + 64;
+      job.payload.length + job.name.length + job.queue.length + (job.idempotencyKey?.length ?? 0) + 64;
     if (this.#pending.length >= this.limits.maxRows || this.#pendingBytes >= this.limits.maxBytes) await this.#flush();
   }
 

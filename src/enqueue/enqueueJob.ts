@@ -1,5 +1,5 @@
 import { fromKnex } from '../db/executor.ts';
-import { chunkLimitsFor } from '../db/planChunks.ts';
+import { chunkLimitsFor, MIN_STATEMENT_BYTES } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { writeOnPool } from '../db/writeOnPool.ts';
 import { JobValidationError } from '../errors.ts';
@@ -26,11 +26,21 @@ export interface EnqueueResult {
 }
 
 /**
- * Enqueues a single job (no batch row): one autocommit INSERT, or, with an idempotency key or a
- * payload stored apart (over 1 KiB: payloadApart.ts), a short transaction that reserves the key
- * first and writes the payload's row after the job's. Validation errors name index 0. With an
- * OpenTelemetry SDK registered, the write runs in a `send <queue>` span whose context is kept
- * with the job in the same transaction (src/tracing/); without one, nothing of that runs.
+ * Enqueues a single job (no batch row). Two paths, chosen per job:
+ *
+ * - **one statement** (the common job: no idempotency key, no trace context to keep, a payload
+ *   kept in its row): one autocommit INSERT on sluice's own pool (writeOnPool, one round trip), or
+ *   one INSERT inside the caller's transaction. Its statement is below any server's packet limit
+ *   (MIN_STATEMENT_BYTES), so the limit is not even looked up.
+ * - **a short transaction** (anything that writes or reads a second row: an idempotency key reserved
+ *   first, a payload stored apart (over 1 KiB: payloadApart.ts) written after the job's row, a
+ *   trace context kept with the job): writeInTransaction. A job that needs more than its own row
+ *   goes there (needsTransaction).
+ *
+ * Validation errors name index 0, before anything is sent. With an OpenTelemetry SDK registered,
+ * the write runs in a `send <queue>` span whose context is kept with the job in the same
+ * transaction (src/tracing/); without one, nothing of that runs. The workers of the queue are rung
+ * once the job is visible (ringAfterCommit: the Ringer gathers rings, never a round trip of the enqueue's).
  */
 export async function enqueueJob(
   runtime: SluiceRuntime,
@@ -51,7 +61,40 @@ export async function enqueueJob(
   });
 }
 
+/** Pure: whether writing `job` takes more than its own row (and so a transaction of sluice's). */
+function needsTransaction(job: NormalizedJob, traceContext: StoredTraceContext | null): boolean {
+  return job.idempotencyKey !== null || traceContext !== null || job.group !== null || storedApart(job.payload);
+}
+
 async function writeJob(
+  runtime: SluiceRuntime,
+  job: NormalizedJob,
+  options: EnqueueOptions,
+  traceContext: StoredTraceContext | null,
+): Promise<EnqueueResult> {
+  const columns = columnsFor([job], null);
+  // One job, one INSERT: insertId = the job's id.
+  const sql = insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns);
+  // At most 3 bytes per UTF-16 unit: below MIN_STATEMENT_BYTES, no server refuses it.
+  if (needsTransaction(job, traceContext) || sql.length * 3 > MIN_STATEMENT_BYTES)
+    return writeInTransaction(runtime, job, options, traceContext);
+  const { insertId } = options.trx
+    ? await fromKnex(options.trx, { foreign: true }).write(sql)
+    : runtime.db.readCommitted
+      ? await writeOnPool(runtime.knex, sql)
+      : await runtime.db.write(sql);
+  ringAfterCommit(runtime, options.trx, new Map([[job.queue, 1]]));
+  return { id: insertId, duplicate: false };
+}
+
+/**
+ * The job's INSERT with what it needs beside it, in one transaction (a savepoint in the caller's):
+ * its idempotency key reserved first (a duplicate writes nothing and returns the holder's id), its
+ * group's slot settled (a job of a limited group is written held: GroupEntry), its payload's row
+ * and its trace context after it. Statements are checked against the server's packet limit first
+ * (JobValidationError, nothing written).
+ */
+async function writeInTransaction(
   runtime: SluiceRuntime,
   job: NormalizedJob,
   options: EnqueueOptions,
@@ -59,7 +102,6 @@ async function writeJob(
 ): Promise<EnqueueResult> {
   const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
   const columns = columnsFor([job], null);
-  // One job, one INSERT: insertId = the job's id. A job of a limited group is written held (GroupEntry).
   const render = (place?: Placement) =>
     insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns, place);
   const sql = render();
@@ -74,13 +116,6 @@ async function writeJob(
   }
   const apart = storedApart(job.payload) ? apartPayload(job.payload, 0, limits) : null;
   const wrote = new Map([[job.queue, 1]]);
-  if (job.idempotencyKey === null && traceContext === null && apart === null && job.group === null) {
-    // On sluice's own pool, past knex's query builder (writeOnPool): the common enqueue's one statement.
-    const { insertId } = options.trx || !db.readCommitted ? await db.write(sql) : await writeOnPool(runtime.knex, sql);
-    ringAfterCommit(runtime, options.trx, wrote);
-    return { id: insertId, duplicate: false };
-  }
-
   const keyed = job.idempotencyKey === null ? null : { queue: job.queue, idempotencyKey: job.idempotencyKey };
   const result = await withTransaction(db, async (tx) => {
     wrote.set(job.queue, 1);

@@ -39,6 +39,18 @@ export const NO_DOORBELL_CACHE_MS = 100;
  */
 export const DOORBELLS_PER_QUEUE = 256;
 
+/**
+ * The shortest time from the end of a queue's round to the start of its next. The first ring after a quiet spell goes at
+ * once (a lone job's pickup is as before); rings that come sooner are gathered into one round
+ * when the gap is over, so a producer enqueueing job after job sends its queue's doorbells a round
+ * per gap rather than one per job (each round is a KILL per doorbell rung, and each rung worker
+ * runs an empty claim if another took the job). A job enqueued in a busy spell waits at most this
+ * much longer for its ring (bench/README.md, single-job enqueue).
+ */
+export const RING_GAP_MS = 5;
+/** Queues whose last round this ringer remembers; past it the memory starts afresh (a ring may then go early). */
+const REMEMBERED_QUEUES = 1_024;
+
 interface DoorbellRow {
   readonly workerId: string;
   readonly server: string;
@@ -68,8 +80,8 @@ export interface RingerOptions {
  * a connection of its own (ringParked.ts: a KILL per job written and one more, at most one per
  * doorbell; a batch wakes every worker of its queue, up to KILLS_PER_ROUND). Never on the
  * enqueue's own path: the enqueue has returned when the KILLs go out; rings that come while some
- * are being sent are gathered into the next round, so a burst of enqueues costs a round or two,
- * not one per job. The doorbells are read at most once per DOORBELL_CACHE_MS per queue (a read,
+ * are being sent, or within RING_GAP_MS of their queue's last round, are gathered into the next
+ * round: a steady stream of single enqueues costs a round per gap, not one per job. The doorbells are read at most once per DOORBELL_CACHE_MS per queue (a read,
  * never a write: no hot row on the enqueue path), and a doorbell is rung only once this
  * connection has seen it asleep in the process list (parkedSleep.ts), one read for all the new
  * ones: after that, a ring is one KILL, as cheap as before verification. A failure is reported
@@ -77,6 +89,8 @@ export interface RingerOptions {
  */
 export class Ringer {
   readonly #pending = new Map<string, number>();
+  /** When each queue's last round ended (performance.now()), for RING_GAP_MS. */
+  readonly #lastRound = new Map<string, number>();
   readonly #cache = new Map<string, CachedDoorbells>();
   #flushing: Promise<void> | null = null;
   #connection: { raw: unknown; self: SessionIdentity } | null = null;
@@ -90,19 +104,21 @@ export class Ringer {
     ringLocal(prefix, queues.keys());
     if (!this.options.knex) return;
     // Nobody to ring (as far as a fresh copy of the doorbells says): not even a promise per enqueue.
-    if (!this.#flushing && [...queues.keys()].every((queue) => this.#knownSilent(queue))) return;
+    if (!this.#flushing && this.#allKnownSilent(queues)) return;
     for (const [queue, jobs] of queues) this.#pending.set(queue, (this.#pending.get(queue) ?? 0) + jobs);
     this.#flushing ??= this.#flush().finally(() => {
       this.#flushing = null;
     });
   }
 
-  /** True when the cached doorbells of `queue` are fresh and none of them can be rung from here. */
-  #knownSilent(queue: string): boolean {
-    const cached = this.#cache.get(queue);
-    const self = this.#connection?.self;
-    if (!cached || !fresh(cached) || !self) return false;
-    return cached.parked.length === 0;
+  /** True when the cached doorbells of every queue are fresh and none of them can be rung from here. */
+  #allKnownSilent(queues: ReadonlyMap<string, number>): boolean {
+    if (!this.#connection) return false;
+    for (const queue of queues.keys()) {
+      const cached = this.#cache.get(queue);
+      if (!cached || !fresh(cached) || cached.parked.length > 0) return false;
+    }
+    return true;
   }
 
   /** Waits for the rings under way (close() calls it before the pools go). */
@@ -117,15 +133,38 @@ export class Ringer {
 
   async #flush(): Promise<void> {
     while (this.#pending.size > 0) {
-      const batch = new Map(this.#pending);
-      this.#pending.clear();
+      const batch = await this.#due(performance.now());
+      if (batch === null) continue;
       try {
         await this.#ringRemote(batch);
       } catch (error) {
         await this.#release(true);
         this.#report(error, 'ringing after an enqueue');
       }
+      if (this.#lastRound.size >= REMEMBERED_QUEUES) this.#lastRound.clear();
+      const endedAt = performance.now();
+      for (const queue of batch.keys()) this.#lastRound.set(queue, endedAt);
     }
+  }
+
+  /**
+   * The pending rings whose queue's gap is over, taken out of the pending ones; or, when none is,
+   * null once the first of them is (rings that come meanwhile join the wait).
+   */
+  async #due(now: number): Promise<Map<string, number> | null> {
+    const due = new Map<string, number>();
+    let waitMs = Number.POSITIVE_INFINITY;
+    for (const [queue, jobs] of this.#pending) {
+      const sinceMs = now - (this.#lastRound.get(queue) ?? Number.NEGATIVE_INFINITY);
+      if (sinceMs >= RING_GAP_MS) due.set(queue, jobs);
+      else waitMs = Math.min(waitMs, RING_GAP_MS - sinceMs);
+    }
+    if (due.size === 0) {
+      await new Promise((resolve) => setTimeout(resolve, Math.ceil(waitMs)));
+      return null;
+    }
+    for (const queue of due.keys()) this.#pending.delete(queue);
+    return due;
   }
 
   #report(error: unknown, context: string): void {

@@ -15,7 +15,7 @@ const db = useTestDatabase('single_enqueue');
  */
 const WAKE_UP = /doorbells|@@hostname|processlist/i;
 
-function statementsDuring(fn: () => Promise<unknown>): Promise<string[]> {
+function statementsDuring(fn: () => Promise<unknown>, sluice = db.sluice): Promise<string[]> {
   const sent: string[] = [];
   const listen = (q: { sql: string }) => {
     const keyword =
@@ -25,15 +25,15 @@ function statementsDuring(fn: () => Promise<unknown>): Promise<string[]> {
         ?.toUpperCase() ?? '';
     if (!['BEGIN', 'COMMIT'].includes(keyword) && !WAKE_UP.test(q.sql)) sent.push(keyword);
   };
-  db.sluice.knex.on('query', listen);
+  sluice.knex.on('query', listen);
   return fn()
     .then(() => sent)
-    .finally(() => db.sluice.knex.off('query', listen));
+    .finally(() => sluice.knex.off('query', listen));
 }
 
 describe('a single enqueue', () => {
   it('is one INSERT, and the job is there with its id', async () => {
-    await db.sluice.enqueue({ name: 'warm-up' }); // the server's packet limit is read once, on first use
+    await db.sluice.enqueue({ name: 'warm-up' });
     let id = 0;
     const sent = await statementsDuring(async () => {
       ({ id } = await db.sluice.enqueue({ name: 'one', payload: { n: 1 } }));
@@ -42,8 +42,15 @@ describe('a single enqueue', () => {
     expect((await db.sluice.jobs.get(id))?.payload).toEqual({ n: 1 });
   });
 
+  it('is one INSERT from the very first one: a small job needs no look-up of the packet limit', async () => {
+    const fresh = db.open();
+    const sent = await statementsDuring(() => fresh.enqueue({ name: 'first', payload: { n: 1 } }), fresh);
+    expect(sent).toEqual(['INSERT']);
+  });
+
   it('with a payload stored apart is one transaction of two INSERTs', async () => {
-    await db.sluice.enqueue({ name: 'warm-up' });
+    // The server's packet limit is read once, by the first job whose statement may need it.
+    await db.sluice.enqueue({ name: 'warm-up', payload: { text: 'x'.repeat(2_000) } });
     const sent = await statementsDuring(() => db.sluice.enqueue({ name: 'big', payload: { text: 'x'.repeat(2_000) } }));
     expect(sent).toEqual(['INSERT', 'INSERT']);
   });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { type SluiceEventMap, SluiceEvents } from '../../src/events.ts';
-import { Ringer } from '../../src/wakeups/Ringer.ts';
+import { RING_GAP_MS, Ringer } from '../../src/wakeups/Ringer.ts';
 import { KILLS_PER_ROUND } from '../../src/wakeups/ringParked.ts';
 import { closeObservers, parkStandIn, type StandInDoorbell } from '../helpers/standInDoorbell.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
@@ -66,6 +66,18 @@ async function doorbellCount(queue: string): Promise<number> {
 }
 
 describe('Ringer', () => {
+  it(`gathers the rings of a queue that come within ${RING_GAP_MS} ms of its last round into one round`, async () => {
+    const h = harness();
+    await standIn('steady', 'w-steady');
+    await ring(h, 'steady', 1);
+    expect(kills(h)).toHaveLength(1);
+    // A producer's next enqueues, right after that round: one more round for all of them, once the gap is over.
+    for (let i = 0; i < 10; i++) h.ringer.ring('sluice_', new Map([['steady', 1]]));
+    await h.ringer.settled();
+    expect(kills(h)).toHaveLength(2);
+    expect(h.errors).toEqual([]);
+  });
+
   it('a worker that registers just after the queue was found empty is rung by the next enqueue, not a second later', async () => {
     const h = harness();
     // An enqueue into a queue nobody waits on: the ringer reads (and keeps) an empty list.
