@@ -1,4 +1,5 @@
 export type {
+  GroupLimits,
   QueueLimits,
   QueueLimitsState,
   QueuePromise,

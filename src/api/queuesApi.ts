@@ -5,10 +5,19 @@ import { listQueueNames } from '../queues/listQueueNames.ts';
 import { pausedQueues, pauseQueue, resumeQueue } from '../queues/pauseQueue.ts';
 import { type QueueLimits, type QueueLimitsState, queueLimits, setQueueLimits } from '../queues/queueLimits.ts';
 import { type QueuePromise, type QueuePromiseState, queuePromises, setQueuePromise } from '../queues/queuePromises.ts';
+import { type GroupLimits, setGroupRate } from '../queues/setGroupRate.ts';
 import { type BoundedCount, DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, type RecordedQueueDepth, recordedQueueDepths } from '../stats/recordedDepth.ts';
 
-export type { BoundedCount, QueueLimits, QueueLimitsState, QueuePromise, QueuePromiseState, RecordedQueueDepth };
+export type {
+  BoundedCount,
+  GroupLimits,
+  QueueLimits,
+  QueueLimitsState,
+  QueuePromise,
+  QueuePromiseState,
+  RecordedQueueDepth,
+};
 
 import type { Guard } from './Guard.ts';
 
@@ -93,6 +102,13 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard) {
      */
     setLimits: (queue: string, limits: QueueLimits): Promise<void> =>
       guard(() => setQueueLimits(db, tables, queue, limits)),
+    /**
+     * Sets one group's own limits: `{ rate: { limit: 10, intervalMs: 1_000 } }` (at most 10 of the
+     * group's jobs start a second, reserved as they are enqueued); null falls back to the queue's
+     * `groupRate`. Jobs already enqueued keep the starts they reserved.
+     */
+    setGroupLimits: (queue: string, group: string, limits: GroupLimits): Promise<void> =>
+      guard(() => setGroupRate(db, tables, queue, group, limits)),
     /**
      * The queues with a limit or a pause-until, each with its current use (jobs running, starts in
      * this rate window) and whether it holds jobs back now: one statement.

@@ -17,10 +17,12 @@ export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; 
   sluice queue promise NAME --none
                               withdraw NAME's promise
   sluice queue promises       list promises, each with since when it is broken (null: kept)
-  sluice queue limit NAME [--concurrency N] [--rate N/DURATION]
+  sluice queue limit NAME [--concurrency N] [--rate N/DURATION] [--group-rate N/DURATION]
                               at most N jobs of NAME running at once across the fleet; at most N
-                              starts per DURATION (100/1m, 5/500ms, 20/s). Workers pick it up
-                              without a restart. A flag left out stays as it is; none removes it
+                              starts per DURATION (100/1m, 5/500ms, 20/s); at most N starts per
+                              DURATION for each group of NAME (reserved as jobs are enqueued).
+                              Workers pick it up without a restart. A flag left out stays as
+                              it is; none removes it
   sluice queue limits         list limited queues with their use: running, starts this window,
                               and what holds their jobs back now (concurrency, rate, paused)
 ${COMMON_HELP}`;
@@ -37,6 +39,7 @@ export async function queueCommand(argv: string[]): Promise<number> {
       none: { type: 'boolean' },
       concurrency: { type: 'string' },
       rate: { type: 'string' },
+      'group-rate': { type: 'string' },
     },
     2,
   );
@@ -46,8 +49,8 @@ export async function queueCommand(argv: string[]): Promise<number> {
   if (NAMED.includes(action) && !name) throw new UsageError(`${action} needs a queue name`);
   if (!NAMED.includes(action) && name) throw new UsageError(`${action} takes no queue name (got "${name}")`);
   const promise = promiseFlags(action, v);
-  if (action !== 'limit' && (v.concurrency !== undefined || v.rate !== undefined))
-    throw new UsageError(`--concurrency and --rate go with limit, not ${action}`);
+  if (action !== 'limit' && (v.concurrency !== undefined || v.rate !== undefined || v['group-rate'] !== undefined))
+    throw new UsageError(`--concurrency, --rate and --group-rate go with limit, not ${action}`);
   const limits = action === 'limit' ? limitFlags(v) : null;
   const sluice = await openSluice(v, { poolMax: 2 });
   try {

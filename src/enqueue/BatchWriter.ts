@@ -13,6 +13,7 @@ import { JOB_FLAGS } from '../model/jobFlags.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
+import { flowAtEnqueue } from './flowAtEnqueue.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { type GraphPlan, graphRowsOf } from './planGraph.ts';
@@ -52,6 +53,8 @@ export interface BatchWriteResult {
   readonly batchId: number | null;
   readonly count: number;
   readonly skipped: number;
+  /** Jobs dropped because their throttle window was taken. */
+  readonly throttled: number;
   readonly chunks: number;
   /** Jobs written per queue: whom to wake once the batch commits. */
   readonly queues: ReadonlyMap<string, number>;
@@ -80,6 +83,7 @@ export class BatchWriter {
   #next = 0;
   #count = 0;
   #skipped = 0;
+  #throttled = 0;
   #chunks = 0;
   #pending: Pending[] = [];
   #pendingBytes = 0;
@@ -151,6 +155,12 @@ export class BatchWriter {
   }
 
   async #add(job: NormalizedJob, index: number): Promise<void> {
+    if (job.flow.debounce !== null)
+      throw new JobValidationError(
+        index,
+        'debounce',
+        'needs sluice.enqueue (one job): a batch cannot replace a waiting job',
+      );
     if (job.idempotencyKey !== null) {
       const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
       if (this.#keys.has(key)) {
@@ -188,10 +198,13 @@ export class BatchWriter {
       .sort((a, b) => (a.queue === b.queue ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.queue, b.queue)));
     const reservation =
       keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
-    const wanted = reservation
+    const unique = reservation
       ? pending.filter(({ job }) => job.idempotencyKey === null || reservation.won.has(keyOf(job as KeyedJob)))
       : pending;
-    this.#skipped += pending.length - wanted.length;
+    this.#skipped += pending.length - unique.length;
+    const flow = await flowAtEnqueue(this.tx, this.tables, unique, this.limits);
+    const wanted = flow.kept;
+    this.#throttled += flow.throttled;
     this.#firstId = Number.POSITIVE_INFINITY;
     if (wanted.length > 0) {
       for (const { job, index } of wanted)
@@ -204,8 +217,8 @@ export class BatchWriter {
         flags: this.graph !== null,
       };
       const prefix = insertJobsPrefix(this.tables, columns);
-      const tuples = wanted.map(({ job, index }) => {
-        const tuple = renderJobTuple(job, this.batchId, columns, this.#graphOf(index));
+      const tuples = wanted.map(({ job, index }, i) => {
+        const tuple = renderJobTuple(job, this.batchId, columns, this.#graphOf(index), flow.startAtMs?.[i] ?? null);
         const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(tuple);
         if (bytes > this.limits.maxStatementBytes) {
           throw new JobValidationError(
@@ -289,7 +302,14 @@ export class BatchWriter {
     await this.#settle();
     if (this.#count === 0) {
       await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
-      return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks, queues: new Map() };
+      return {
+        batchId: null,
+        count: 0,
+        skipped: this.#skipped,
+        throttled: this.#throttled,
+        chunks: this.#chunks,
+        queues: new Map(),
+      };
     }
     if (this.graph !== null)
       await writeGraphRows(this.tx, this.tables, graphRowsOf(this.graph, this.#ids, this.#graphJobs), this.limits);
@@ -298,6 +318,7 @@ export class BatchWriter {
       batchId: this.batchId,
       count: this.#count,
       skipped: this.#skipped,
+      throttled: this.#throttled,
       chunks: this.#chunks,
       queues: this.#queues,
     };

@@ -17,6 +17,8 @@ export interface JobColumns {
   readonly batchId: boolean;
   /** A workflow's batch: every row names its jobs.flags. */
   readonly flags?: boolean;
+  /** Some job names a group: every row names its jobs.group_key. */
+  readonly groupKey?: boolean;
 }
 
 /** Pure: the columns these jobs need (`batchId` null: no batch). */
@@ -24,12 +26,14 @@ export function columnsFor(jobs: readonly NormalizedJob[], batchId: number | nul
   let maxRetries = false;
   let backoff = false;
   let idempotencyKey = false;
+  let groupKey = false;
   for (const job of jobs) {
     maxRetries ||= job.maxRetries !== null;
     backoff ||= job.backoff !== null;
     idempotencyKey ||= job.idempotencyKey !== null;
+    groupKey ||= job.flow.group !== null;
   }
-  return { maxRetries, backoff, idempotencyKey, batchId: batchId !== null };
+  return { maxRetries, backoff, idempotencyKey, batchId: batchId !== null, groupKey };
 }
 
 /** `INSERT INTO jobs (…) VALUES ` for the given columns; tuples come from renderJobTuple with the same columns. */
@@ -40,6 +44,7 @@ export function insertJobsPrefix(t: Tables, columns: JobColumns): string {
   if (columns.batchId) names.push('batch_id');
   if (columns.idempotencyKey) names.push('idempotency_key');
   if (columns.flags) names.push('flags');
+  if (columns.groupKey) names.push('group_key');
   return `INSERT INTO ${t.jobs} (${names.join(', ')}) VALUES `;
 }
 
@@ -48,7 +53,8 @@ const NO_GRAPH = { flags: 0, held: false };
 /**
  * Pure: one job as a VALUES tuple (mysql2's escaping: text protocol, so no placeholder limit).
  * run_at comes from the DB clock unless an absolute time was given; a held job (in a workflow, with
- * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds. A payload stored apart
+ * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds; a job of a rate-limited group
+ * starts at the time its group reserved for it (`startAtMs`, reserveGroupStarts). A payload stored apart
  * (storedApart) is written as '' here and by writeApartPayloads in the same transaction.
  */
 export function renderJobTuple(
@@ -56,14 +62,17 @@ export function renderJobTuple(
   batchId: number | null,
   columns: JobColumns,
   graph: { readonly flags: number; readonly held: boolean } = NO_GRAPH,
+  startAtMs: number | null = null,
 ): string {
   const runAt = graph.held
     ? `'${HELD_RUN_AT}'`
-    : job.runAt !== null
-      ? `'${job.runAt.toISOString().slice(0, 23).replace('T', ' ')}'`
-      : job.delayMs > 0
-        ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
-        : 'NOW(3)';
+    : startAtMs !== null
+      ? `'${utcLiteral(new Date(startAtMs))}'`
+      : job.runAt !== null
+        ? `'${utcLiteral(job.runAt)}'`
+        : job.delayMs > 0
+          ? `NOW(3) + INTERVAL ${job.delayMs * 1000} MICROSECOND`
+          : 'NOW(3)';
   const payload = sqlLiteral(storedApart(job.payload) ? PAYLOAD_APART : job.payload);
   let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${payload},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
@@ -71,5 +80,11 @@ export function renderJobTuple(
   if (columns.batchId) tuple += `,${batchId ?? 'NULL'}`;
   if (columns.idempotencyKey) tuple += `,${job.idempotencyKey === null ? 'NULL' : sqlLiteral(job.idempotencyKey)}`;
   if (columns.flags) tuple += `,${graph.flags}`;
+  if (columns.groupKey) tuple += `,${job.flow.group === null ? 'NULL' : sqlLiteral(job.flow.group)}`;
   return `${tuple})`;
+}
+
+/** A DATETIME(3) literal of a time in UTC (the session's time zone). */
+function utcLiteral(time: Date): string {
+  return time.toISOString().slice(0, 23).replace('T', ' ');
 }

@@ -45,6 +45,21 @@ export interface JobSpec {
   readonly parents?: readonly ParentRef[];
   /** Run even when a parent dies or is cancelled (for every parent; a parent's own setting wins). @defaultValue false */
   readonly continueOnFailure?: boolean;
+  /** The job's group (an account, a tenant, an API): the key per-group limits count by. 1–191 characters. */
+  readonly group?: string;
+  /**
+   * Limits of the job's group, set on the group as the job is enqueued (the latest given wins).
+   * `rate`: at most `limit` of the group's jobs start per `intervalMs` (docs/flow-control.md).
+   */
+  readonly groupLimits?: { readonly rate?: { readonly limit: number; readonly intervalMs: number } };
+  /**
+   * One waiting job per (queue, key): a later job with the key replaces the waiting one's payload
+   * and name and pushes its start to NOW + delayMs, at most maxWaitMs after the first enqueue.
+   * enqueue (one job) only.
+   */
+  readonly debounce?: { readonly key: string; readonly delayMs: number; readonly maxWaitMs?: number };
+  /** At most one job per (queue, key) per windowMs: later ones are dropped and reported as throttled. */
+  readonly throttle?: { readonly key: string; readonly windowMs: number };
 }
 
 /** A parent named by a job: a batch-local `ref`, the id of a live job, or either with its own continueOnFailure. */

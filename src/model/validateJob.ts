@@ -1,5 +1,6 @@
 import { JobValidationError } from '../errors.ts';
 import { backoffProblem } from './backoff.ts';
+import { flowControlOf, type JobFlowControl } from './flowControlOf.ts';
 import type { JobSpec, ParentRef } from './job.ts';
 import { QUEUE_NAME } from './queueName.ts';
 import { RESERVED_KEY_PREFIX } from './reservedKeyPrefix.ts';
@@ -19,6 +20,10 @@ const KNOWN_FIELDS = new Set([
   'ref',
   'parents',
   'continueOnFailure',
+  'group',
+  'groupLimits',
+  'debounce',
+  'throttle',
 ]);
 /** Parents one job may name: a fan-in wider than this is built with an intermediate job. */
 export const MAX_PARENTS = 10_000;
@@ -45,6 +50,8 @@ export interface NormalizedJob {
   readonly backoff: string | null;
   /** Its place in a workflow (ref, parents), or null for a job outside any graph. */
   readonly graph: JobGraphSpec | null;
+  /** Its group, group rate, debounce and throttle (all null for a job that names none). */
+  readonly flow: JobFlowControl;
 }
 
 /** A job's ref and parents as given, each parent checked for shape (resolved by planGraph). */
@@ -78,7 +85,8 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   const idempotencyKey = idempotencyKeyOf(spec, fail);
   const backoff = backoffOf(spec, fail);
   const graph = graphOf(spec, fail);
-  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey, graph };
+  const flow = flowControlOf(spec, fail);
+  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey, graph, flow };
 }
 
 /** The job is an object of known fields only. */

@@ -82,7 +82,18 @@ CREATE TABLE `<prefix>jobs` (
   `group_key` varchar(191) DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
-  KEY `ix_batch` (`batch_id`)
+  KEY `ix_batch` (`batch_id`),
+  KEY `ix_group` (`queue`,`group_key`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>job_debounces
+CREATE TABLE `<prefix>job_debounces` (
+  `queue` varchar(64) NOT NULL,
+  `debounce_key` varchar(191) NOT NULL,
+  `job_id` bigint(20) unsigned NOT NULL DEFAULT 0,
+  `first_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  PRIMARY KEY (`queue`,`debounce_key`),
+  KEY `ix_first` (`first_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_edges
@@ -115,6 +126,11 @@ CREATE TABLE `<prefix>job_groups` (
   `concurrency_limit` int(10) unsigned DEFAULT NULL,
   `active` int(10) unsigned NOT NULL DEFAULT 0,
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
+  `rate_limit` int(10) unsigned DEFAULT NULL,
+  `rate_interval_ms` int(10) unsigned DEFAULT NULL,
+  `rate_window_ms` bigint(20) DEFAULT NULL,
+  `rate_used` int(10) unsigned NOT NULL DEFAULT 0,
+  `paused_until` datetime(3) DEFAULT NULL,
   PRIMARY KEY (`queue`,`group_key`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -228,6 +244,8 @@ CREATE TABLE `<prefix>queues` (
   `rate_used` int(10) unsigned NOT NULL DEFAULT 0,
   `limit_claims` bigint(20) unsigned NOT NULL DEFAULT 0,
   `paused_until` datetime(3) DEFAULT NULL,
+  `group_rate_limit` int(10) unsigned DEFAULT NULL,
+  `group_rate_interval_ms` int(10) unsigned DEFAULT NULL,
   PRIMARY KEY (`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
