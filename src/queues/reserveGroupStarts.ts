@@ -85,7 +85,8 @@ interface Cursor {
  * no rate (it keeps its own run_at). A group's row holds the latest window with reservations and
  * their count: each job takes the first window from its own due time (or the group's pause) with
  * room, so 1,000 jobs of a group limited to 100 a minute get 10 minutes' worth of run_at, and wait
- * as future jobs outside the claim's head range. Four statements, whatever the number of jobs and
+ * as future jobs outside the claim's head range. A group paused by a handler (pauseGroupFor) starts
+ * its new jobs after the pause, with or without a rate. Four statements, whatever the number of jobs and
  * groups (each bounded by the packet limit): the queues' defaults, lock the groups, read them,
  * store the cursors.
  */
@@ -118,25 +119,35 @@ export async function reserveGroupStarts(
   const rows = await tx.select<GroupRow>(sqlGroupRows(tables), [groups.map((g) => [g.queue, g.group])]);
   const nowMs = Number(rows[0]?.now_ms ?? Date.now());
   const cursors = new Map<string, Cursor>();
+  /** Groups without a rate that a handler paused: their jobs start after the pause, unspaced. */
+  const pauses = new Map<string, number>();
   for (const r of rows) {
     const rate =
       r.rate_limit !== null && r.rate_interval_ms !== null
         ? { limit: Number(r.rate_limit), intervalMs: Number(r.rate_interval_ms) }
         : defaults.get(r.queue);
-    if (rate === undefined) continue;
-    cursors.set(keyOf({ queue: r.queue, group: r.group_key }), {
+    const pausedUntilMs = r.paused_until_ms === null ? 0 : Number(r.paused_until_ms);
+    const key = keyOf({ queue: r.queue, group: r.group_key });
+    if (rate === undefined) {
+      if (pausedUntilMs > nowMs) pauses.set(key, pausedUntilMs);
+      continue;
+    }
+    cursors.set(key, {
       ...rate,
-      pausedUntilMs: r.paused_until_ms === null ? 0 : Number(r.paused_until_ms),
+      pausedUntilMs,
       windowMs: r.rate_window_ms === null ? null : Number(r.rate_window_ms),
       used: Number(r.rate_used),
     });
   }
-  if (cursors.size === 0) return jobs.map(() => null);
+  if (cursors.size === 0 && pauses.size === 0) return jobs.map(() => null);
   const starts = jobs.map((job) => {
+    const ownDueMs = job.runAt?.getTime() ?? nowMs + job.delayMs;
     const cursor = cursors.get(keyOf(job));
-    if (cursor === undefined) return null;
-    const dueMs = Math.max(job.runAt?.getTime() ?? nowMs + job.delayMs, cursor.pausedUntilMs);
-    return reserve(cursor, dueMs);
+    if (cursor === undefined) {
+      const pausedUntilMs = pauses.get(keyOf(job));
+      return pausedUntilMs !== undefined && pausedUntilMs > ownDueMs ? pausedUntilMs : null;
+    }
+    return reserve(cursor, Math.max(ownDueMs, cursor.pausedUntilMs));
   });
   const stored = [...cursors].map(([key, c]) => {
     const [queue, group] = key.split('\u0000') as [string, string];
