@@ -78,6 +78,7 @@ describe('pausing a group', () => {
         queue: 'api2',
         group: 'acme',
         groupLimits: { rate },
+        delayMs: 20_000, // not due while the worker runs: only the job that hits the wall starts
         payload: { tag: `w${i}` },
       })),
     );
