@@ -6,7 +6,8 @@ import type { Tables } from '../src/db/tables.ts';
  * job that waits for it. A debounced enqueue locks the row (creating it), and while that job has not
  * started, replaces its payload and pushes its run_at; once it started (or finished), the next
  * enqueue writes a new job and points the row at it. first_at: when the waiting job was first
- * enqueued (its maxWaitMs counts from there). Only debounced jobs touch this table. Rows whose job
+ * enqueued (its maxWaitMs counts from there); ix_job: which key a job waits for (jobs.get, pruning).
+ * Only debounced jobs touch this table. Rows whose job
  * is gone are pruned by the maintenance task pruneDebounces.
  * Re-runnable: CREATE TABLE IF NOT EXISTS.
  */
@@ -18,7 +19,7 @@ CREATE TABLE IF NOT EXISTS ${t.jobDebounces} (
   job_id       BIGINT UNSIGNED NOT NULL DEFAULT 0,
   first_at     DATETIME(3)     NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   PRIMARY KEY (queue, debounce_key),
-  KEY ix_first (first_at)
+  KEY ix_job (job_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`);
 }
 

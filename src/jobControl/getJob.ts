@@ -4,6 +4,7 @@ import type { Tables } from '../db/tables.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
+import { type FlowHold, flowHold } from '../queues/flowHold.ts';
 import { type QueueHold, type QueueHoldColumns, queueHold, queueHoldColumns } from '../queues/queueHold.ts';
 import { type JobWorkflow, readWorkflow } from '../workflows/readWorkflow.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
@@ -32,21 +33,21 @@ FROM (
   SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,
          j.lock_id, IF(j.lock_id = '', NULL, j.locked_at) AS locked_at, j.retry_times, j.max_retries,
          j.batch_id, j.idempotency_key, j.last_error, j.created_at, j.updated_at,
-         NULL AS started_at, NULL AS finished_at, NULL AS result, NULL AS redriven_as
+         NULL AS started_at, NULL AS finished_at, NULL AS result, NULL AS redriven_as, j.group_key
   FROM ${t.jobs} j
   WHERE j.id = ?
   UNION ALL
   SELECT h.outcome, h.job_id, h.queue, h.name, h.payload, h.priority, NULL,
          NULL, NULL, h.retry_times, h.max_retries,
          h.batch_id, h.idempotency_key, h.last_error, h.created_at, h.finished_at,
-         h.started_at, h.finished_at, h.result, NULL
+         h.started_at, h.finished_at, h.result, NULL, NULL
   FROM ${t.jobHistory} h
   WHERE h.job_id = ?
   UNION ALL
   SELECT 'dead', d.id, d.queue, d.name, d.payload, d.priority, NULL,
          NULL, NULL, d.retry_times, d.max_retries,
          d.batch_id, d.idempotency_key, d.last_error, d.created_at, COALESCE(d.redriven_at, d.failed_at),
-         NULL, d.failed_at, NULL, d.redriven_as
+         NULL, d.failed_at, NULL, d.redriven_as, NULL
   FROM ${t.deadJobs} d
   WHERE d.id = ?
 ) x
@@ -131,6 +132,11 @@ export interface JobInfo {
    * rate window used up), with why and until when if known; null when nothing of its queue does.
    */
   readonly queueHold: QueueHold | null;
+  /**
+   * A job not yet due whose start flow control set: its group's rate reserved it ("rate limited:
+   * group G, reserved start T"), its group is paused, or it is debounced (key K, until T).
+   */
+  readonly flowHold: FlowHold | null;
 }
 
 interface GetRow extends QueueHoldColumns {
@@ -155,6 +161,7 @@ interface GetRow extends QueueHoldColumns {
   finished_at: Date | null;
   result: string | null;
   redriven_as: number | string | null;
+  group_key: string | null;
   progress: string | null;
   progress_at: Date | null;
   has_errors: number;
@@ -195,6 +202,10 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     redrivenAs: row.redriven_as === null ? null : Number(row.redriven_as),
     workflow: Number(row.in_workflow) ? await readWorkflow(db, tables, id) : null,
     queueHold: row.state === 'waiting' ? await queueHold(db, tables, row.queue, row) : null,
+    flowHold:
+      (row.state === 'delayed' || row.state === 'retrying') && row.run_at !== null
+        ? await flowHold(db, tables, { id, queue: row.queue, group: row.group_key, runAt: row.run_at })
+        : null,
   };
 }
 

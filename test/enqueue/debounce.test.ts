@@ -36,6 +36,8 @@ describe('debounce', () => {
     );
     expect(row).toEqual({ name: 'digest-v2', payload: '{"v":2}', priority: 3 });
     expect(await msUntil(first.id)).toBeGreaterThan(25_000);
+    const job = await db.sluice.jobs.get(first.id);
+    expect(job?.flowHold).toEqual({ reason: 'debounced', group: null, debounceKey: 'user:7', until: job?.runAt });
     // Other keys, and the same key on another queue, debounce apart.
     await db.sluice.enqueue({ name: 'digest', payload: { v: 3 }, debounce: { ...debounce, key: 'user:8' } });
     await db.sluice.enqueue({ name: 'digest', queue: 'other', payload: { v: 4 }, debounce });

@@ -52,8 +52,12 @@ describe('per-group rate limits', () => {
     expect(await due('other')).toBe(3);
     expect(await perWindow(null)).toEqual([3]);
     // The cursor carries on: one more job of the group goes to the third window's free room.
-    await db.sluice.enqueue({ name: 'n', queue: 'api', group: 'acme' });
+    const { id } = await db.sluice.enqueue({ name: 'n', queue: 'api', group: 'acme' });
     expect(await perWindow('acme')).toEqual([10, 10, 6]);
+    // jobs.get says why it waits: "rate limited: group acme, reserved start T".
+    const job = await db.sluice.jobs.get(id);
+    expect(job?.state).toBe('delayed');
+    expect(job?.flowHold).toEqual({ reason: 'group-rate', group: 'acme', debounceKey: null, until: job?.runAt });
   });
 
   it("a queue's groupRate applies to each group without a rate of its own, and setGroupLimits overrides it", async () => {

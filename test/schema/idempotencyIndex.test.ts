@@ -46,7 +46,13 @@ describe('the jobs table: no unique index but the primary key', () => {
     const { id } = await db.sluice.enqueue({ name: 'work', idempotencyKey: 'k-1' });
     await replaceIndex.up(knex, tables);
     await replaceIndex.up(knex, tables);
-    expect((await jobIndexes()).map((i) => i.name)).toEqual(['ix_batch', 'ix_group', 'ix_head', 'ix_idempotency', 'PRIMARY']);
+    expect((await jobIndexes()).map((i) => i.name)).toEqual([
+      'ix_batch',
+      'ix_group',
+      'ix_head',
+      'ix_idempotency',
+      'PRIMARY',
+    ]);
     await dropIndex.up(knex, tables);
     await dropIndex.up(knex, tables);
     expect((await jobIndexes()).map((i) => i.name)).toEqual(['ix_batch', 'ix_group', 'ix_head', 'PRIMARY']);

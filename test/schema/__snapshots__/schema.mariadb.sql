@@ -93,7 +93,7 @@ CREATE TABLE `<prefix>job_debounces` (
   `job_id` bigint(20) unsigned NOT NULL DEFAULT 0,
   `first_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
   PRIMARY KEY (`queue`,`debounce_key`),
-  KEY `ix_first` (`first_at`)
+  KEY `ix_job` (`job_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_edges
