@@ -5,6 +5,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import { finishBatches } from '../batches/finishBatches.ts';
 import { assertSchemaCurrent } from '../db/migrate.ts';
 import { pruneDeadJobs } from '../deadJobs/pruneDeadJobs.ts';
+import { pruneDebounces } from '../enqueue/pruneDebounces.ts';
 import { OptionsError } from '../errors.ts';
 import { pruneHistory } from '../history/pruneHistory.ts';
 import { pruneIdempotencyKeys } from '../idempotency/pruneIdempotencyKeys.ts';
@@ -74,6 +75,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
       maxBatches,
       budgetMs: options.pruneBudgetMs,
     }),
+    pruneDebounces(taskDb, { batchSize }),
     pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
     pruneDeadJobs(taskDb, { retentionMs: () => retention.deadRetentionMs, ...pruning }),
     pruneProgress(taskDb, { retentionMs: historyRetentionMs, ...pruning }),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PAYLOAD_INLINE_MAX_BYTES } from '../../src/enqueue/payloadApart.ts';
+import { pruneDebounces } from '../../src/enqueue/pruneDebounces.ts';
 import { JobValidationError } from '../../src/index.ts';
-import { countRows } from '../helpers/factory.ts';
+import { countRows, operationsOf } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -110,5 +111,18 @@ describe('debounce', () => {
       expect(error).toMatchObject({ index: 1, field });
     }
     expect(await countRows(db, 'sluice_jobs')).toBe(0);
+  });
+});
+
+describe('pruneDebounces', () => {
+  it('deletes the keys whose job is gone, and keeps those of live jobs', async () => {
+    const live = await db.sluice.enqueue({ name: 'n', debounce: { key: 'live', delayMs: 60_000 } });
+    const done = await db.sluice.enqueue({ name: 'n', debounce: { key: 'done', delayMs: 60_000 } });
+    await db.query('DELETE FROM sluice_jobs WHERE id = ?', [done.id]);
+    const { exec, tables } = operationsOf(db);
+    expect(await pruneDebounces({ db: exec, tables }).runOnce()).toEqual({ pruned: 1 });
+    expect(await db.query('SELECT debounce_key, job_id FROM sluice_job_debounces')).toEqual([
+      { debounce_key: 'live', job_id: live.id },
+    ]);
   });
 });
