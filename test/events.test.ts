@@ -118,6 +118,7 @@ describe('events', () => {
           finishBatches: { batches: 1 },
           pruneIdempotencyKeys: { orphansExpired: 0, pruned: 0 },
           pruneDebounces: { pruned: 0 },
+          pruneGroupMembers: { pruned: 0 },
           pruneHistory: { pruned: 0 },
           pruneDeadJobs: { pruned: 0 },
           pruneProgress: { pruned: 0 },

@@ -28,6 +28,8 @@ export interface Tables {
   readonly jobGroups: string;
   /** Each (queue, debounce key) and the job that waits for it (src/enqueue/debounceJob.ts). */
   readonly jobDebounces: string;
+  /** The live jobs of each (queue, group), for pausing a group (src/queues/pauseGroupFor.ts). */
+  readonly jobGroupMembers: string;
   /** The install's settings every process reads (src/settings/). */
   readonly settings: string;
   readonly migrations: string;
@@ -69,6 +71,7 @@ export function tablesFor(prefix: string): Tables {
     jobHolds: `\`${prefix}job_holds\``,
     jobGroups: `\`${prefix}job_groups\``,
     jobDebounces: `\`${prefix}job_debounces\``,
+    jobGroupMembers: `\`${prefix}job_group_members\``,
     settings: `\`${prefix}settings\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,

@@ -18,6 +18,7 @@ import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { type GraphPlan, graphRowsOf } from './planGraph.ts';
 import { type ApartPayload, apartIdsOf, apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
+import { writeBatchMembers } from './writeGroupMembers.ts';
 
 /** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
 const sqlOpenBatch = (t: Tables) => `
@@ -100,6 +101,7 @@ export class BatchWriter {
     expected: number;
     indexes: number[] | null;
     payloads: readonly ApartPayload[];
+    grouped: boolean;
   } | null = null;
   /** In a graph: the id of every job with parents or dependents, by index in the batch. */
   readonly #ids = new Map<number, number>();
@@ -237,7 +239,8 @@ export class BatchWriter {
         const rows = wanted.slice(offset, offset + chunk.rows);
         const payloads = apart.slice(offset, offset + chunk.rows).filter((p): p is ApartPayload => p !== null);
         offset += chunk.rows;
-        await this.#send(chunk.sql, chunk.rows, this.graph === null ? null : this.#graphIndexes(rows), payloads);
+        const indexes = this.graph === null ? null : this.#graphIndexes(rows);
+        await this.#send(chunk.sql, chunk.rows, indexes, payloads, flow.startAtMs !== null || rows.some(isGrouped));
       }
     }
     if (reservation) {
@@ -260,11 +263,12 @@ export class BatchWriter {
     expected: number,
     indexes: number[] | null,
     payloads: readonly ApartPayload[],
+    grouped: boolean,
   ): Promise<void> {
     await this.#settle();
     const result = this.tx.write(statement);
     result.catch(() => undefined); // observed in #settle; never an unhandled rejection meanwhile
-    this.#inFlight = { result, expected, indexes, payloads };
+    this.#inFlight = { result, expected, indexes, payloads, grouped };
     this.#chunks++;
   }
 
@@ -292,6 +296,7 @@ export class BatchWriter {
         if (this.graph?.flags.has(index)) this.#ids.set(index, Number(rows[i]?.id));
       });
     }
+    if (inFlight.grouped) await writeBatchMembers(this.tx, this.tables, insertId, this.batchId, inserted);
     if (inFlight.payloads.length === 0) return;
     const ids = await apartIdsOf(this.tx, this.tables, this.batchId, insertId, inFlight.payloads.length);
     await writeApartPayloads(this.tx, this.tables, ids, inFlight.payloads, this.limits);
@@ -324,6 +329,8 @@ export class BatchWriter {
     };
   }
 }
+
+const isGrouped = (p: Pending): boolean => p.job.flow.group !== null;
 
 /** Binary order, as utf8mb4_bin sorts the primary key. */
 function compare(a: string, b: string): number {

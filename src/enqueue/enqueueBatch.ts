@@ -37,8 +37,11 @@ export interface EnqueueBatchResult {
   readonly count: number;
   /** Jobs left out because their idempotency key is held by another job (live or recently finished). */
   readonly skipped: number;
-  /** Jobs dropped because another job of their throttle key took the window (JobSpec.throttle). */
-  readonly throttled: number;
+  /**
+   * Jobs dropped because another job of their throttle key took the window (JobSpec.throttle);
+   * present only when some were.
+   */
+  readonly throttled?: number;
 }
 
 /**
@@ -64,7 +67,7 @@ export async function enqueueBatch(
   }
   const onComplete =
     options.onComplete === undefined ? null : storedCompletionJob(options.onComplete, runtime.options.maxPayloadBytes);
-  if (jobs.length === 0) return { batchId: null, count: 0, skipped: 0, throttled: 0 };
+  if (jobs.length === 0) return { batchId: null, count: 0, skipped: 0 };
   const tracer = activeTracer();
   if (tracer === undefined) return writeBatch(runtime, jobs, options, onComplete, null, started);
   return inSendSpan(tracer, sharedQueue(jobs), {}, async (span) => {
@@ -107,8 +110,10 @@ async function writeBatch(
     chunks: result.chunks,
     durationMs: Math.round(performance.now() - started),
   });
-  if (result.throttled > 0) runtime.events.emit('enqueue:throttled', { count: result.throttled });
-  return { batchId: result.batchId, count: result.count, skipped: result.skipped, throttled: result.throttled };
+  const written = { batchId: result.batchId, count: result.count, skipped: result.skipped };
+  if (result.throttled === 0) return written;
+  runtime.events.emit('enqueue:throttled', { count: result.throttled });
+  return { ...written, throttled: result.throttled };
 }
 
 /**

@@ -19,6 +19,7 @@ import type { EnqueueOptions } from './enqueueBatch.ts';
 import { columnsFor, insertJobsPrefix, type JobColumns, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
+import { writeMember } from './writeGroupMembers.ts';
 
 export interface EnqueueResult {
   /**
@@ -171,4 +172,5 @@ async function afterInsert(
   if (throttle !== null && flowed.throttleOwner !== undefined)
     await linkThrottleKey(tx, runtime.tables, { queue: job.queue, ...throttle }, flowed.throttleOwner, id);
   await pointDebounce(tx, runtime.tables, job, id);
+  if (job.flow.group !== null) await writeMember(tx, runtime.tables, job.queue, job.flow.group, id);
 }

@@ -49,17 +49,16 @@ WHERE queue = ?
 
 /**
  * Params: ?1 queue, ?2 group, ?3 after id, ?4 up to id, ?5 limit. A bounded batch of the group's
- * waiting jobs, in id order, through ix_group (queue, group_key, id). A plain read.
+ * jobs, in id order, through job_group_members' primary key (queue, group_key, job_id). A plain read.
  */
 const sqlWaiting = (t: Tables) => `
-SELECT id
-FROM ${t.jobs}
+SELECT job_id AS id
+FROM ${t.jobGroupMembers}
 WHERE queue = ?
   AND group_key = ?
-  AND id > ?
-  AND id <= ?
-  AND lock_id = ''
-ORDER BY id
+  AND job_id > ?
+  AND job_id <= ?
+ORDER BY job_id
 LIMIT ?`;
 
 /**
@@ -123,8 +122,8 @@ export async function pauseGroupFor(
 
 /**
  * Step 2, after the snooze committed: moves the group's waiting jobs (ids up to the newest at the
- * pause) in bounded autocommit batches through ix_group. Jobs enqueued since reserve past the pause
- * by themselves. Returns the jobs moved.
+ * pause) in bounded autocommit batches found through job_group_members. Jobs enqueued since reserve
+ * past the pause by themselves. Returns the jobs moved.
  */
 export async function moveGroupJobs(
   db: Executor,

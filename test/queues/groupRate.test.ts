@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobValidationError, OptionsError } from '../../src/index.ts';
-import { countRows } from '../helpers/factory.ts';
+import { pruneGroupMembers } from '../../src/queues/pruneGroupMembers.ts';
+import { countRows, operationsOf } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -45,7 +46,7 @@ describe('per-group rate limits', () => {
       ...Array.from({ length: 3 }, () => ({ name: 'n', queue: 'api', group: 'other' })),
       ...Array.from({ length: 3 }, () => ({ name: 'n', queue: 'api' })),
     ];
-    expect(await db.sluice.enqueueBatch(jobs)).toMatchObject({ count: 31, throttled: 0 });
+    expect(await db.sluice.enqueueBatch(jobs)).toEqual({ batchId: expect.any(Number), count: 31, skipped: 0 });
     expect(await perWindow('acme')).toEqual([10, 10, 5]);
     expect(await due('acme')).toBeLessThanOrEqual(10);
     // No rate for 'other': due now. Ungrouped jobs: due now, no group_key.
@@ -97,6 +98,25 @@ describe('per-group rate limits', () => {
     await db.sluice.enqueue({ name: 'n', queue: 'plain' });
     await db.sluice.enqueueBatch([{ name: 'n', queue: 'plain' }]);
     expect(await countRows(db, 'sluice_job_groups')).toBe(0);
+    expect(await countRows(db, 'sluice_job_group_members')).toBe(0);
+  });
+
+  it('records each grouped job as a member of its group until pruneGroupMembers sees it gone', async () => {
+    const { id } = await db.sluice.enqueue({ name: 'n', queue: 'm', group: 'g' });
+    const batch = await db.sluice.enqueueBatch([
+      { name: 'n', queue: 'm', group: 'g' },
+      { name: 'n', queue: 'm' },
+      { name: 'n', queue: 'm', group: 'h' },
+    ]);
+    expect(batch.count).toBe(3);
+    const members = await db.query<{ group_key: string }>(
+      'SELECT group_key FROM sluice_job_group_members ORDER BY job_id',
+    );
+    expect(members.map((m) => m.group_key)).toEqual(['g', 'g', 'h']);
+    await db.query('DELETE FROM sluice_jobs WHERE id = ?', [id]);
+    const { exec, tables } = operationsOf(db);
+    expect(await pruneGroupMembers({ db: exec, tables }).runOnce()).toEqual({ pruned: 1 });
+    expect(await countRows(db, 'sluice_job_group_members')).toBe(2);
   });
 
   it('refuses bad groups and rates with a typed error naming the job and field, writing nothing', async () => {

@@ -27,7 +27,6 @@ describe('the jobs table: no unique index but the primary key', () => {
   it('has only the primary key unique, and no index on the key (the link reads by primary key)', async () => {
     expect(await jobIndexes()).toEqual([
       { name: 'ix_batch', unique: false, columns: 'batch_id' },
-      { name: 'ix_group', unique: false, columns: 'queue,group_key' },
       { name: 'ix_head', unique: false, columns: 'queue,lock_id,priority,run_at' },
       { name: 'PRIMARY', unique: true, columns: 'id' },
     ]);
@@ -46,16 +45,10 @@ describe('the jobs table: no unique index but the primary key', () => {
     const { id } = await db.sluice.enqueue({ name: 'work', idempotencyKey: 'k-1' });
     await replaceIndex.up(knex, tables);
     await replaceIndex.up(knex, tables);
-    expect((await jobIndexes()).map((i) => i.name)).toEqual([
-      'ix_batch',
-      'ix_group',
-      'ix_head',
-      'ix_idempotency',
-      'PRIMARY',
-    ]);
+    expect((await jobIndexes()).map((i) => i.name)).toEqual(['ix_batch', 'ix_head', 'ix_idempotency', 'PRIMARY']);
     await dropIndex.up(knex, tables);
     await dropIndex.up(knex, tables);
-    expect((await jobIndexes()).map((i) => i.name)).toEqual(['ix_batch', 'ix_group', 'ix_head', 'PRIMARY']);
+    expect((await jobIndexes()).map((i) => i.name)).toEqual(['ix_batch', 'ix_head', 'PRIMARY']);
     expect(await db.query('SELECT id, idempotency_key FROM sluice_jobs')).toEqual([{ id, idempotency_key: 'k-1' }]);
     // The key still refuses a duplicate, now through the keys table alone.
     expect(await db.sluice.enqueue({ name: 'work', idempotencyKey: 'k-1' })).toEqual({ id, duplicate: true });

@@ -82,8 +82,7 @@ CREATE TABLE `<prefix>jobs` (
   `group_key` varchar(191) DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
-  KEY `ix_batch` (`batch_id`),
-  KEY `ix_group` (`queue`,`group_key`)
+  KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_debounces
@@ -132,6 +131,15 @@ CREATE TABLE `<prefix>job_groups` (
   `rate_used` int(10) unsigned NOT NULL DEFAULT 0,
   `paused_until` datetime(3) DEFAULT NULL,
   PRIMARY KEY (`queue`,`group_key`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>job_group_members
+CREATE TABLE `<prefix>job_group_members` (
+  `queue` varchar(64) NOT NULL,
+  `group_key` varchar(191) NOT NULL,
+  `job_id` bigint(20) unsigned NOT NULL,
+  PRIMARY KEY (`queue`,`group_key`,`job_id`),
+  KEY `ix_job` (`job_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_history
