@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { limitFlags } from '../../src/cli/limitFlags.ts';
 import { JobValidationError, OptionsError } from '../../src/index.ts';
 import { pruneGroupMembers } from '../../src/queues/pruneGroupMembers.ts';
 import { countRows, operationsOf } from '../helpers/factory.ts';
@@ -84,6 +85,12 @@ describe('per-group rate limits', () => {
         )[0]?.n,
       ),
     ).toBe(3);
+  });
+
+  it('the CLI takes --group-rate N/DURATION, and none removes it', () => {
+    expect(limitFlags({ 'group-rate': '20/2s' })).toEqual({ groupRate: { limit: 20, intervalMs: 2_000 } });
+    expect(limitFlags({ 'group-rate': 'none' })).toEqual({ groupRate: null });
+    expect(() => limitFlags({ 'group-rate': 'fast' })).toThrow(/--group-rate/);
   });
 
   it('a job due later reserves from its own due time', async () => {
