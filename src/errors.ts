@@ -131,8 +131,13 @@ export const MAX_SNOOZE_MS = 86_400_000;
 export class JobSnoozedError extends SluiceError {
   readonly delayMs: number;
   readonly pauseQueue: boolean;
+  /** The job's group is paused as long, and its waiting jobs moved past the pause. */
+  readonly pauseGroup: boolean;
 
-  constructor(delayMs: number, options: { pauseQueue?: boolean; code?: string; message?: string } = {}) {
+  constructor(
+    delayMs: number,
+    options: { pauseQueue?: boolean; pauseGroup?: boolean; code?: string; message?: string } = {},
+  ) {
     if (!(typeof delayMs === 'number' && delayMs >= 0 && delayMs <= MAX_SNOOZE_MS)) {
       throw new OptionsError(
         'delayMs',
@@ -142,23 +147,26 @@ export class JobSnoozedError extends SluiceError {
     super(options.code ?? 'SLUICE_SNOOZED', options.message ?? `snoozed for ${Math.ceil(delayMs)} ms`);
     this.delayMs = Math.ceil(delayMs);
     this.pauseQueue = options.pauseQueue ?? false;
+    this.pauseGroup = options.pauseGroup ?? false;
   }
 }
 
 /**
  * Thrown by a handler whose downstream said "too many requests, retry after X" (an HTTP 429): the
  * job snoozes for `retryAfterMs` without counting a failed attempt, and with `{ pause: 'queue' }`
- * its whole queue pauses for as long, so that the jobs behind it do not each hit the wall.
+ * its whole queue pauses for as long, so that the jobs behind it do not each hit the wall; with
+ * `{ pause: 'group' }` only its group does (its waiting jobs move past the pause).
  */
 export class RateLimitedError extends JobSnoozedError {
   constructor(
     readonly retryAfterMs: number,
-    options: { pause?: 'queue' } = {},
+    options: { pause?: 'queue' | 'group' } = {},
   ) {
     super(retryAfterMs, {
       pauseQueue: options.pause === 'queue',
+      pauseGroup: options.pause === 'group',
       code: 'SLUICE_RATE_LIMITED',
-      message: `rate limited: retry after ${retryAfterMs} ms${options.pause === 'queue' ? ' (queue paused as long)' : ''}`,
+      message: `rate limited: retry after ${retryAfterMs} ms${options.pause ? ` (${options.pause} paused as long)` : ''}`,
     });
   }
 }

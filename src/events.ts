@@ -32,6 +32,8 @@ export interface PromiseKept extends PromiseReading {
  */
 export interface SluiceEventMap {
   'batch:enqueued': { batchId: number | null; count: number; chunks: number; durationMs: number };
+  /** Jobs dropped at enqueue because another job of their throttle key took the window (JobSpec.throttle). */
+  'enqueue:throttled': { count: number };
   'job:claimed': { workerId: string; lockId: string; queue: string; count: number; strategy: string };
   'job:completed': { workerId: string; jobId: number; name: string; queue: string; durationMs: number };
   'job:failed': { workerId: string; jobId: number; name: string; queue: string; error: Error; attempt: number };

@@ -76,6 +76,7 @@ export type {
 } from './model/job.ts';
 export type { JobLogLine } from './model/jobLogLine.ts';
 export type { SluiceOptions } from './options.ts';
+export type { FlowHold } from './queues/flowHold.ts';
 export type { QueueHold } from './queues/queueHold.ts';
 export { createSluice, Sluice } from './Sluice.ts';
 export type { ScheduleInfo } from './scheduler/listSchedules.ts';

@@ -164,6 +164,7 @@ function logWorkers(events: SluiceEvents, logger: Logger): void {
 /** Batches enqueued and finished, and the scheduler's enqueues. */
 function logBatches(events: SluiceEvents, logger: Logger): void {
   events.on('batch:enqueued', (e) => logger.info(fields('batch:enqueued', e), 'batch enqueued'));
+  events.on('enqueue:throttled', (e) => logger.info(fields('enqueue:throttled', e), 'jobs throttled'));
   events.on('batch:finished', (e) => logger.info(fields('batch:finished', e), `batch ${e.batchId} finished`));
   events.on('schedule:enqueued', (e) =>
     (e.duplicate ? logger.debug : logger.info).call(

@@ -117,6 +117,8 @@ describe('events', () => {
           reconcileHolds: { settled: 0, released: 0, cancelled: 0 },
           finishBatches: { batches: 1 },
           pruneIdempotencyKeys: { orphansExpired: 0, pruned: 0 },
+          pruneDebounces: { pruned: 0 },
+          pruneGroupMembers: { pruned: 0 },
           pruneHistory: { pruned: 0 },
           pruneDeadJobs: { pruned: 0 },
           pruneProgress: { pruned: 0 },

@@ -105,9 +105,11 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
     setLimits: (queue: string, limits: QueueLimits): Promise<void> =>
       guard(() => setQueueLimits(db, tables, queue, limits)),
     /**
-     * Sets one group's own concurrency limit (`{ concurrency: 1 }`: one of its jobs at a time, fleet-wide;
-     * null: the queue's default applies again), and releases at once the held jobs the new limit has
-     * room for. Resolves to how many it released.
+     * Sets one group's own limits: `concurrency` (`1`: one of its jobs at a time, fleet-wide), and
+     * `rate` (`{ limit: 10, intervalMs: 1_000 }`: at most 10 of its jobs start a second, reserved as
+     * they are enqueued; jobs already enqueued keep their starts). null: the queue's default applies
+     * again. Releases at once the held jobs a new concurrency limit has room for, and resolves to how
+     * many it released.
      */
     setGroupLimits: (queue: string, group: string, limits: GroupLimits): Promise<number> =>
       guard(async () => {

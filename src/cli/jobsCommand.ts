@@ -204,6 +204,16 @@ export function describeJob(job: JobInfo): string {
           ] as [string, string],
         ]
       : []),
+    ...(job.flowHold
+      ? [
+          [
+            'start set by',
+            job.flowHold.reason === 'debounced'
+              ? `debounce: key ${job.flowHold.debounceKey}, until ${time(job.flowHold.until)}`
+              : `${job.flowHold.reason === 'group-rate' ? 'rate limited' : 'paused'}: group ${job.flowHold.group}, reserved start ${time(job.flowHold.until)}`,
+          ] as [string, string],
+        ]
+      : []),
     ['payload', json(job.payload)],
   ];
   const width = Math.max(...fields.map(([name]) => name.length));

@@ -17,10 +17,12 @@ export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; 
   sluice queue promise NAME --none
                               withdraw NAME's promise
   sluice queue promises       list promises, each with since when it is broken (null: kept)
-  sluice queue limit NAME [--concurrency N] [--rate N/DURATION]
+  sluice queue limit NAME [--concurrency N] [--rate N/DURATION] [--group-rate N/DURATION]
                               at most N jobs of NAME running at once across the fleet; at most N
-                              starts per DURATION (100/1m, 5/500ms, 20/s). Workers pick it up
-                              without a restart. A flag left out stays as it is; none removes it
+                              starts per DURATION (100/1m, 5/500ms, 20/s); at most N starts per
+                              DURATION for each group of NAME (reserved as jobs are enqueued).
+                              Workers pick it up without a restart. A flag left out stays as
+                              it is; none removes it
   sluice queue limit NAME [--group-concurrency N] [--fair [--fair-window N] | --no-fair]
                               at most N jobs of each group of NAME (JobSpec.group) at once,
                               unless the group has a limit of its own; --fair: groups take turns
@@ -58,6 +60,7 @@ export async function queueCommand(argv: string[]): Promise<number> {
       concurrency: { type: 'string' },
       rate: { type: 'string' },
       'group-concurrency': { type: 'string' },
+      'group-rate': { type: 'string' },
       fair: { type: 'boolean' },
       'no-fair': { type: 'boolean' },
       'fair-window': { type: 'string' },
@@ -75,9 +78,19 @@ export async function queueCommand(argv: string[]): Promise<number> {
   const group = positionals[2];
   if ((action === 'group-limit') !== (group !== undefined))
     throw new UsageError(action === 'group-limit' ? 'group-limit needs a group' : `${action} takes no group`);
-  const limitFlagsGiven = [v.concurrency, v.rate, v['group-concurrency'], v.fair, v['no-fair'], v['fair-window']];
+  const limitFlagsGiven = [
+    v.concurrency,
+    v.rate,
+    v['group-concurrency'],
+    v['group-rate'],
+    v.fair,
+    v['no-fair'],
+    v['fair-window'],
+  ];
   if (action !== 'limit' && action !== 'group-limit' && limitFlagsGiven.some((f) => f !== undefined))
-    throw new UsageError(`--concurrency, --rate, --group-concurrency and --fair go with limit, not ${action}`);
+    throw new UsageError(
+      `--concurrency, --rate, --group-concurrency, --group-rate and --fair go with limit, not ${action}`,
+    );
   const limits = action === 'limit' ? limitFlags(v) : null;
   const groupConcurrency = action === 'group-limit' ? groupLimitFlag(v) : undefined;
   const sluice = await openSluice(v, { poolMax: 2 });

@@ -26,6 +26,10 @@ export interface Tables {
   readonly jobHolds: string;
   /** Each (queue, group) with a limit or jobs to count: the flow control of a group. */
   readonly jobGroups: string;
+  /** Each (queue, debounce key) and the job that waits for it (src/enqueue/debounceJob.ts). */
+  readonly jobDebounces: string;
+  /** The live jobs of each (queue, group), for pausing a group (src/queues/pauseGroupFor.ts). */
+  readonly jobGroupMembers: string;
   /** The install's settings every process reads (src/settings/). */
   readonly settings: string;
   readonly migrations: string;
@@ -66,6 +70,8 @@ export function tablesFor(prefix: string): Tables {
     jobEdges: `\`${prefix}job_edges\``,
     jobHolds: `\`${prefix}job_holds\``,
     jobGroups: `\`${prefix}job_groups\``,
+    jobDebounces: `\`${prefix}job_debounces\``,
+    jobGroupMembers: `\`${prefix}job_group_members\``,
     settings: `\`${prefix}settings\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,

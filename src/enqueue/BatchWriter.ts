@@ -13,11 +13,13 @@ import { JOB_FLAGS } from '../model/jobFlags.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
+import { flowAtEnqueue } from './flowAtEnqueue.ts';
 import { GroupEntry, type Placement } from './GroupEntry.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { type GraphPlan, graphRowsOf } from './planGraph.ts';
 import { type ApartPayload, apartIdsOf, apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
+import { writeBatchMembers } from './writeGroupMembers.ts';
 
 /** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
 const sqlOpenBatch = (t: Tables) => `
@@ -53,6 +55,8 @@ export interface BatchWriteResult {
   readonly batchId: number | null;
   readonly count: number;
   readonly skipped: number;
+  /** Jobs dropped because their throttle window was taken. */
+  readonly throttled: number;
   readonly chunks: number;
   /** Jobs written per queue: whom to wake once the batch commits. */
   readonly queues: ReadonlyMap<string, number>;
@@ -81,6 +85,7 @@ export class BatchWriter {
   #next = 0;
   #count = 0;
   #skipped = 0;
+  #throttled = 0;
   #chunks = 0;
   #pending: Pending[] = [];
   #pendingBytes = 0;
@@ -97,6 +102,7 @@ export class BatchWriter {
     expected: number;
     indexes: number[] | null;
     payloads: readonly ApartPayload[];
+    grouped: boolean;
   } | null = null;
   /** In a graph: the id of every job with parents or dependents, by index in the batch. */
   readonly #ids = new Map<number, number>();
@@ -158,6 +164,12 @@ export class BatchWriter {
   }
 
   async #add(job: NormalizedJob, index: number): Promise<void> {
+    if (job.flow.debounce !== null)
+      throw new JobValidationError(
+        index,
+        'debounce',
+        'needs sluice.enqueue (one job): a batch cannot replace a waiting job',
+      );
     if (job.idempotencyKey !== null) {
       const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
       if (this.#keys.has(key)) {
@@ -204,10 +216,13 @@ export class BatchWriter {
       .sort((a, b) => (a.queue === b.queue ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.queue, b.queue)));
     const reservation =
       keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
-    const wanted = reservation
+    const unique = reservation
       ? pending.filter(({ job }) => job.idempotencyKey === null || reservation.won.has(keyOf(job as KeyedJob)))
       : pending;
-    this.#skipped += pending.length - wanted.length;
+    this.#skipped += pending.length - unique.length;
+    const flow = await flowAtEnqueue(this.tx, this.tables, unique, this.limits);
+    const wanted = flow.kept;
+    this.#throttled += flow.throttled;
     this.#firstId = Number.POSITIVE_INFINITY;
     if (wanted.length > 0) {
       await this.#groups.resolve(wanted.map((p) => p.job));
@@ -222,7 +237,11 @@ export class BatchWriter {
       const columns = { ...plain, flags: this.graph !== null || plain.flags === true };
       const prefix = insertJobsPrefix(this.tables, columns);
       const tuples = wanted.map(({ job, index }, i) => {
-        const tuple = renderJobTuple(job, this.batchId, columns, places[i]);
+        const startAtMs = flow.startAtMs?.[i] ?? null;
+        // A held job of a rate-limited group keeps its reserved start as the run_at it is released to.
+        if (startAtMs !== null && this.#groupHeld.has(index))
+          this.#groupHeld.set(index, { ...job, runAt: new Date(startAtMs), delayMs: 0 });
+        const tuple = renderJobTuple(job, this.batchId, columns, places[i], startAtMs);
         const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(tuple);
         if (bytes > this.limits.maxStatementBytes) {
           throw new JobValidationError(
@@ -241,7 +260,8 @@ export class BatchWriter {
         const rows = wanted.slice(offset, offset + chunk.rows);
         const payloads = apart.slice(offset, offset + chunk.rows).filter((p): p is ApartPayload => p !== null);
         offset += chunk.rows;
-        await this.#send(chunk.sql, chunk.rows, this.#indexesToRead(rows), payloads);
+        const grouped = flow.startAtMs !== null || rows.some(isGrouped);
+        await this.#send(chunk.sql, chunk.rows, this.#indexesToRead(rows), payloads, grouped);
       }
     }
     if (reservation) {
@@ -265,11 +285,12 @@ export class BatchWriter {
     expected: number,
     indexes: number[] | null,
     payloads: readonly ApartPayload[],
+    grouped: boolean,
   ): Promise<void> {
     await this.#settle();
     const result = this.tx.write(statement);
     result.catch(() => undefined); // observed in #settle; never an unhandled rejection meanwhile
-    this.#inFlight = { result, expected, indexes, payloads };
+    this.#inFlight = { result, expected, indexes, payloads, grouped };
     this.#chunks++;
   }
 
@@ -301,6 +322,7 @@ export class BatchWriter {
         await this.#groups.hold(Number(rows[i]?.id), held);
       }
     }
+    if (inFlight.grouped) await writeBatchMembers(this.tx, this.tables, insertId, this.batchId, inserted);
     if (inFlight.payloads.length === 0) return;
     const ids = await apartIdsOf(this.tx, this.tables, this.batchId, insertId, inFlight.payloads.length);
     await writeApartPayloads(this.tx, this.tables, ids, inFlight.payloads, this.limits);
@@ -312,7 +334,14 @@ export class BatchWriter {
     for (const [queue, n] of await this.#groups.close()) this.#queues.set(queue, (this.#queues.get(queue) ?? 0) + n);
     if (this.#count === 0) {
       await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
-      return { batchId: null, count: 0, skipped: this.#skipped, chunks: this.#chunks, queues: new Map() };
+      return {
+        batchId: null,
+        count: 0,
+        skipped: this.#skipped,
+        throttled: this.#throttled,
+        chunks: this.#chunks,
+        queues: new Map(),
+      };
     }
     if (this.graph !== null)
       await writeGraphRows(this.tx, this.tables, graphRowsOf(this.graph, this.#ids, this.#graphJobs), this.limits);
@@ -321,11 +350,14 @@ export class BatchWriter {
       batchId: this.batchId,
       count: this.#count,
       skipped: this.#skipped,
+      throttled: this.#throttled,
       chunks: this.#chunks,
       queues: this.#queues,
     };
   }
 }
+
+const isGrouped = (p: Pending): boolean => p.job.flow.group !== null;
 
 /** Binary order, as utf8mb4_bin sorts the primary key. */
 function compare(a: string, b: string): number {

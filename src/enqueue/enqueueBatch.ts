@@ -37,6 +37,11 @@ export interface EnqueueBatchResult {
   readonly count: number;
   /** Jobs left out because their idempotency key is held by another job (live or recently finished). */
   readonly skipped: number;
+  /**
+   * Jobs dropped because another job of their throttle key took the window (JobSpec.throttle);
+   * present only when some were.
+   */
+  readonly throttled?: number;
 }
 
 /**
@@ -105,7 +110,10 @@ async function writeBatch(
     chunks: result.chunks,
     durationMs: Math.round(performance.now() - started),
   });
-  return { batchId: result.batchId, count: result.count, skipped: result.skipped };
+  const written = { batchId: result.batchId, count: result.count, skipped: result.skipped };
+  if (result.throttled === 0) return written;
+  runtime.events.emit('enqueue:throttled', { count: result.throttled });
+  return { ...written, throttled: result.throttled };
 }
 
 /**

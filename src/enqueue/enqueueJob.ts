@@ -1,28 +1,39 @@
-import { fromKnex } from '../db/executor.ts';
-import { chunkLimitsFor, MIN_STATEMENT_BYTES } from '../db/planChunks.ts';
+import { type Executor, fromKnex } from '../db/executor.ts';
+import { type ChunkLimits, chunkLimitsFor, MIN_STATEMENT_BYTES } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { writeOnPool } from '../db/writeOnPool.ts';
 import { JobValidationError } from '../errors.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
+import { linkThrottleKey, reserveThrottleKeys, throttleHolder } from '../idempotency/reserveThrottleKeys.ts';
 import type { JobSpec } from '../model/job.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
+import { reserveGroupStarts } from '../queues/reserveGroupStarts.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { activeTracer } from '../tracing/activeTracer.ts';
 import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
 import { type StoredTraceContext, storedContextOf } from '../tracing/traceContext.ts';
 import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
+import { debounceJob, pointDebounce } from './debounceJob.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
-import { GroupEntry, type Placement } from './GroupEntry.ts';
+import { GroupEntry } from './GroupEntry.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
+import { writeMember } from './writeGroupMembers.ts';
 
 export interface EnqueueResult {
-  /** The job's id — for a duplicate, the id of the job that holds the key. */
+  /**
+   * The job's id — for a duplicate, the id of the job that holds the key; for a debounced job, the
+   * waiting job it replaced; for a throttled one, the job that took the window (0 if a batch took it).
+   */
   readonly id: number;
   /** True when the idempotency key was taken: nothing was written. */
   readonly duplicate: boolean;
+  /** True when the throttle window of the job's key was taken: nothing was written. */
+  readonly throttled?: boolean;
+  /** True when a waiting job of the debounce key took this one's payload: no new job was written. */
+  readonly debounced?: boolean;
 }
 
 /**
@@ -63,7 +74,12 @@ export async function enqueueJob(
 
 /** Pure: whether writing `job` takes more than its own row (and so a transaction of sluice's). */
 function needsTransaction(job: NormalizedJob, traceContext: StoredTraceContext | null): boolean {
-  return job.idempotencyKey !== null || traceContext !== null || job.group !== null || storedApart(job.payload);
+  return job.idempotencyKey !== null || traceContext !== null || hasFlowControl(job) || storedApart(job.payload);
+}
+
+/** Pure: the job names a group, a debounce or a throttle: rows besides its own are read or written. */
+function hasFlowControl(job: NormalizedJob): boolean {
+  return job.flow.group !== null || job.flow.throttle !== null || job.flow.debounce !== null;
 }
 
 async function writeJob(
@@ -102,9 +118,7 @@ async function writeInTransaction(
 ): Promise<EnqueueResult> {
   const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
   const columns = columnsFor([job], null);
-  const render = (place?: Placement) =>
-    insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns, place);
-  const sql = render();
+  const sql = insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns);
   const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, 1);
   const bytes = Buffer.byteLength(sql);
   if (bytes > limits.maxStatementBytes) {
@@ -116,26 +130,100 @@ async function writeInTransaction(
   }
   const apart = storedApart(job.payload) ? apartPayload(job.payload, 0, limits) : null;
   const wrote = new Map([[job.queue, 1]]);
+  const flow = hasFlowControl(job);
   const keyed = job.idempotencyKey === null ? null : { queue: job.queue, idempotencyKey: job.idempotencyKey };
   const result = await withTransaction(db, async (tx) => {
     wrote.set(job.queue, 1);
     const reservation = keyed ? await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits) : null;
     if (keyed && reservation?.won.size === 0)
       return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
+    const flowed = flow ? await flowOf(tx, runtime, job, limits) : { due: job, startAtMs: null };
+    if ('result' in flowed) return flowed.result;
     const groups = job.group === null ? null : new GroupEntry(tx, runtime.tables);
     await groups?.resolve([job]);
     const place = groups?.placement(job, 0, false);
-    const { insertId } = await tx.write(place?.held ? render(place) : sql);
+    const { insertId } = await tx.write(
+      flow
+        ? insertJobsPrefix(runtime.tables, columns) + renderJobTuple(flowed.due, null, columns, place, flowed.startAtMs)
+        : sql,
+    );
+    if (flow) await afterInsert(tx, runtime, job, flowed, insertId);
     if (apart) await writeApartPayloads(tx, runtime.tables, [insertId], [apart], limits);
     if (reservation) await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
     if (traceContext) await writeTraceContext(tx, runtime.tables, { jobId: insertId }, traceContext);
     if (groups !== null && place?.held) {
-      await groups.hold(insertId, job);
+      // Released to its reserved start, if its group's rate reserved one.
+      const startAtMs = flowed.startAtMs;
+      await groups.hold(
+        insertId,
+        startAtMs === null ? flowed.due : { ...flowed.due, runAt: new Date(startAtMs), delayMs: 0 },
+      );
       // Rung only when its group had room for it.
       wrote.set(job.queue, (await groups.close()).get(job.queue) ?? 0);
     }
     return { id: insertId, duplicate: false };
   });
-  if (!result.duplicate && (wrote.get(job.queue) ?? 0) > 0) ringAfterCommit(runtime, options.trx, wrote);
+  if (result.throttled) runtime.events.emit('enqueue:throttled', { count: 1 });
+  if (!result.duplicate && !result.throttled && (wrote.get(job.queue) ?? 0) > 0)
+    ringAfterCommit(runtime, options.trx, wrote);
   return result;
+}
+
+/** A job with flow control as it is to be written, or the result when none is written (throttled, debounced). */
+type Flowed = { due: NormalizedJob; startAtMs: number | null; throttleOwner?: string } | { result: EnqueueResult };
+
+/**
+ * Inside the transaction, before the INSERT: a throttle window taken drops the job; a debounce key
+ * whose job still waits takes this one's payload; a rate-limited group reserves the job's start.
+ */
+async function flowOf(tx: Executor, runtime: SluiceRuntime, job: NormalizedJob, limits: ChunkLimits): Promise<Flowed> {
+  const { tables } = runtime;
+  const { throttle, debounce } = job.flow;
+  let throttleOwner: string | undefined;
+  if (throttle !== null) {
+    const window = { queue: job.queue, ...throttle };
+    const { owner, took } = await reserveThrottleKeys(tx, tables, [window], limits);
+    if (took.size === 0)
+      return { result: { id: await throttleHolder(tx, tables, window), duplicate: false, throttled: true } };
+    throttleOwner = owner;
+  }
+  let due = job;
+  if (debounce !== null) {
+    const outcome = await debounceJob(tx, tables, job as Parameters<typeof debounceJob>[2]);
+    if (outcome.replaced) return { result: { id: outcome.id, duplicate: false, debounced: true } };
+    due = { ...job, delayMs: debounce.delayMs };
+  }
+  const [startAtMs = null] =
+    job.flow.group === null
+      ? []
+      : await reserveGroupStarts(
+          tx,
+          tables,
+          [
+            {
+              queue: job.queue,
+              group: job.flow.group,
+              rate: job.flow.groupRate,
+              runAt: due.runAt,
+              delayMs: due.delayMs,
+            },
+          ],
+          limits,
+        );
+  return throttleOwner === undefined ? { due, startAtMs } : { due, startAtMs, throttleOwner };
+}
+
+/** After the INSERT: the throttle window and the debounce key name the new job. */
+async function afterInsert(
+  tx: Executor,
+  runtime: SluiceRuntime,
+  job: NormalizedJob,
+  flowed: { throttleOwner?: string },
+  id: number,
+): Promise<void> {
+  const { throttle } = job.flow;
+  if (throttle !== null && flowed.throttleOwner !== undefined)
+    await linkThrottleKey(tx, runtime.tables, { queue: job.queue, ...throttle }, flowed.throttleOwner, id);
+  await pointDebounce(tx, runtime.tables, job, id);
+  if (job.flow.group !== null) await writeMember(tx, runtime.tables, job.queue, job.flow.group, id);
 }

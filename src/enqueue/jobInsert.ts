@@ -53,7 +53,8 @@ const NO_GRAPH = { flags: 0, held: false };
 /**
  * Pure: one job as a VALUES tuple (mysql2's escaping: text protocol, so no placeholder limit).
  * run_at comes from the DB clock unless an absolute time was given; a held job (in a workflow, with
- * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds. A payload stored apart
+ * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds; a job of a rate-limited group
+ * starts at the time its group reserved for it (`startAtMs`, reserveGroupStarts). A payload stored apart
  * (storedApart) is written as '' here and by writeApartPayloads in the same transaction.
  */
 export function renderJobTuple(
@@ -61,8 +62,13 @@ export function renderJobTuple(
   batchId: number | null,
   columns: JobColumns,
   graph: { readonly flags: number; readonly held: boolean } = NO_GRAPH,
+  startAtMs: number | null = null,
 ): string {
-  const runAt = graph.held ? `'${HELD_RUN_AT}'` : runAtSql(job);
+  const runAt = graph.held
+    ? `'${HELD_RUN_AT}'`
+    : startAtMs !== null
+      ? `'${new Date(startAtMs).toISOString().slice(0, 23).replace('T', ' ')}'`
+      : runAtSql(job);
   const payload = sqlLiteral(storedApart(job.payload) ? PAYLOAD_APART : job.payload);
   let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${payload},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;

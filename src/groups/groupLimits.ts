@@ -5,6 +5,8 @@ import { OptionsError } from '../errors.ts';
 import { MAX_GROUP_LIMIT } from '../model/groupOf.ts';
 import { assertQueueName } from '../model/queueName.ts';
 import { integerIn, rejectUnknownKeys } from '../options.ts';
+import { validateRate } from '../queues/queueLimits.ts';
+import { setGroupRate } from '../queues/setGroupRate.ts';
 import { settleGroup } from './settleGroup.ts';
 
 /**
@@ -36,6 +38,8 @@ LIMIT ?`;
 export interface GroupLimits {
   /** At most this many of the group's jobs live and unheld (waiting, running, awaiting a retry) at once, fleet-wide. */
   readonly concurrency?: number | null;
+  /** At most `limit` of the group's jobs start per `intervalMs`, reserved at enqueue (setGroupRate). */
+  readonly rate?: { readonly limit: number; readonly intervalMs: number } | null;
 }
 
 /** A group of a queue, with its limit and its use. */
@@ -70,11 +74,15 @@ export async function setGroupLimits(
       `must be a string of 1–191 characters not ending with a space (got ${String(group)})`,
     );
   if (typeof limits !== 'object' || limits === null) throw new OptionsError('limits', 'must be an object');
-  rejectUnknownKeys('a group limit', limits, ['concurrency']);
-  if (limits.concurrency === undefined)
-    throw new OptionsError('limits', 'sets nothing: give concurrency (null removes it)');
-  if (limits.concurrency !== null) integerIn('concurrency', limits.concurrency, 1, MAX_GROUP_LIMIT);
+  rejectUnknownKeys('a group limit', limits, ['concurrency', 'rate']);
+  if (limits.concurrency === undefined && limits.rate === undefined)
+    throw new OptionsError('limits', 'sets nothing: give concurrency or rate (null removes one)');
+  if (limits.concurrency !== undefined && limits.concurrency !== null)
+    integerIn('concurrency', limits.concurrency, 1, MAX_GROUP_LIMIT);
+  validateRate('rate', limits.rate);
+  if (limits.rate !== undefined) await setGroupRate(db, tables, queue, group, limits.rate);
   const limit = limits.concurrency;
+  if (limit === undefined) return 0;
   return withTransaction(db, async (tx) => {
     await tx.write(sqlSetLimit(tables), [queue, group, limit, limit]);
     return settleGroup(tx, tables, { queue, group, freed: 0, limit: null });

@@ -5,6 +5,7 @@ import { type GroupHold, readGroupHold } from '../groups/readGroupHold.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
+import { type FlowHold, flowHold } from '../queues/flowHold.ts';
 import { type QueueHold, type QueueHoldColumns, queueHold, queueHoldColumns } from '../queues/queueHold.ts';
 import { type JobWorkflow, readWorkflow } from '../workflows/readWorkflow.ts';
 import { type JobState, liveStateSql } from './jobState.ts';
@@ -136,6 +137,11 @@ export interface JobInfo {
   readonly group: string | null;
   /** A job held back by its group's limit (state 'held'): the group, its limit in force, its slots taken; else null. */
   readonly groupHold: GroupHold | null;
+  /**
+   * A job not yet due whose start flow control set: its group's rate reserved it ("rate limited:
+   * group G, reserved start T"), its group is paused, or it is debounced (key K, until T).
+   */
+  readonly flowHold: FlowHold | null;
 }
 
 interface GetRow extends QueueHoldColumns {
@@ -203,6 +209,10 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     queueHold: row.state === 'waiting' ? await queueHold(db, tables, row.queue, row) : null,
     group: row.group_key,
     groupHold: row.state === 'held' && row.group_key !== null ? await readGroupHold(db, tables, id) : null,
+    flowHold:
+      (row.state === 'delayed' || row.state === 'retrying') && row.run_at !== null
+        ? await flowHold(db, tables, { id, queue: row.queue, group: row.group_key, runAt: row.run_at })
+        : null,
   };
 }
 

@@ -5,6 +5,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import { finishBatches } from '../batches/finishBatches.ts';
 import { assertSchemaCurrent } from '../db/migrate.ts';
 import { pruneDeadJobs } from '../deadJobs/pruneDeadJobs.ts';
+import { pruneDebounces } from '../enqueue/pruneDebounces.ts';
 import { OptionsError } from '../errors.ts';
 import { pruneHistory } from '../history/pruneHistory.ts';
 import { pruneIdempotencyKeys } from '../idempotency/pruneIdempotencyKeys.ts';
@@ -12,6 +13,7 @@ import { attemptRetentionMs } from '../jobControl/pruneAttemptRows.ts';
 import { pruneJobErrors } from '../jobControl/pruneJobErrors.ts';
 import { pruneJobLogs } from '../jobControl/pruneJobLogs.ts';
 import { pruneProgress } from '../jobControl/pruneProgress.ts';
+import { pruneGroupMembers } from '../queues/pruneGroupMembers.ts';
 import { Scheduler } from '../scheduler/Scheduler.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT } from '../stats/queueDepth.ts';
@@ -76,6 +78,8 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
       maxBatches,
       budgetMs: options.pruneBudgetMs,
     }),
+    pruneDebounces(taskDb, { batchSize }),
+    pruneGroupMembers(taskDb, { batchSize }),
     pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
     pruneDeadJobs(taskDb, { retentionMs: () => retention.deadRetentionMs, ...pruning }),
     pruneProgress(taskDb, { retentionMs: historyRetentionMs, ...pruning }),

@@ -32,7 +32,8 @@ export function groupOf(spec: JobSpec, fail: Fail): GroupOf | null {
   if (typeof limits !== 'object' || limits === null || Array.isArray(limits))
     fail('groupLimits', `must be an object such as { concurrency: 1 } (got ${describe(limits)})`);
   for (const key of Object.keys(limits))
-    if (key !== 'concurrency') fail(`groupLimits.${key}`, 'is not a group limit (known: concurrency)');
+    if (key !== 'concurrency' && key !== 'rate')
+      fail(`groupLimits.${key}`, 'is not a group limit (known: concurrency, rate)');
   const concurrency = limits.concurrency ?? null;
   if (concurrency !== null && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_GROUP_LIMIT))
     fail('groupLimits.concurrency', `must be an integer in [1, ${MAX_GROUP_LIMIT}] (got ${describe(concurrency)})`);

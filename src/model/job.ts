@@ -53,12 +53,22 @@ export interface JobSpec {
   readonly group?: string;
   /** Limits for the job's group, written onto the group (last write wins). Needs `group`. */
   readonly groupLimits?: GroupLimitsSpec;
+  /**
+   * One waiting job per (queue, key): a later job with the key replaces the waiting one's payload
+   * and name and pushes its start to NOW + delayMs, at most maxWaitMs after the first enqueue.
+   * enqueue (one job) only.
+   */
+  readonly debounce?: { readonly key: string; readonly delayMs: number; readonly maxWaitMs?: number };
+  /** At most one job per (queue, key) per windowMs: later ones are dropped and reported as throttled. */
+  readonly throttle?: { readonly key: string; readonly windowMs: number };
 }
 
 /** Limits of one group of a queue, given with a job or a definition. */
 export interface GroupLimitsSpec {
   /** At most this many jobs of the group live and unheld (waiting, running, awaiting a retry) across the fleet. */
   readonly concurrency?: number;
+  /** At most `limit` of the group's jobs start per `intervalMs` (docs/flow-control.md). */
+  readonly rate?: { readonly limit: number; readonly intervalMs: number };
 }
 
 /** A parent named by a job: a batch-local `ref`, the id of a live job, or either with its own continueOnFailure. */

@@ -1,6 +1,7 @@
 import { JobValidationError } from '../errors.ts';
 import { backoffProblem } from './backoff.ts';
 import { describe, type Fail } from './describeValue.ts';
+import { flowControlOf, type JobFlowControl } from './flowControlOf.ts';
 import { type GroupOf, groupOf } from './groupOf.ts';
 import type { JobSpec, ParentRef } from './job.ts';
 import { QUEUE_NAME } from './queueName.ts';
@@ -23,6 +24,8 @@ const KNOWN_FIELDS = new Set([
   'continueOnFailure',
   'group',
   'groupLimits',
+  'debounce',
+  'throttle',
 ]);
 /** Parents one job may name: a fan-in wider than this is built with an intermediate job. */
 export const MAX_PARENTS = 10_000;
@@ -51,6 +54,8 @@ export interface NormalizedJob {
   readonly graph: JobGraphSpec | null;
   /** Its group and the group limit it gives, or null without a group. */
   readonly group: GroupOf | null;
+  /** Its group, group rate, debounce and throttle (all null for a job that names none). */
+  readonly flow: JobFlowControl;
 }
 
 /** A job's ref and parents as given, each parent checked for shape (resolved by planGraph). */
@@ -82,7 +87,8 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   const backoff = backoffOf(spec, fail);
   const graph = graphOf(spec, fail);
   const group = groupOf(spec, fail);
-  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey, graph, group };
+  const flow = flowControlOf(spec, fail);
+  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey, graph, group, flow };
 }
 
 /** The job is an object of known fields only. */

@@ -5,19 +5,23 @@ import { assertQueueName } from '../model/queueName.ts';
 import { integerIn, rejectUnknownKeys } from '../options.ts';
 
 /**
- * Params: ?1 queue, ?2 cap, ?3 rate limit, ?4 rate interval, ?5 group concurrency, ?6 fair window
- * (the new row), then per column a flag (1: set it) and its value: ?7 ?8 cap, ?9 ?10 limit, ?11 ?12
- * interval, ?13 ?14 group concurrency, ?15 ?16 fair window. Sets the given limits of a queue,
+ * Params: ?1 queue, ?2 cap, ?3 rate limit, ?4 rate interval, ?5 group concurrency, ?6 fair window,
+ * ?7 group rate limit, ?8 group rate interval (the new row), then per column a flag (1: set it) and
+ * its value: ?9 ?10 cap, ?11 ?12 limit, ?13 ?14 interval, ?15 ?16 group concurrency, ?17 ?18 fair
+ * window, ?19 ?20 group rate limit, ?21 ?22 group rate interval. Sets the given limits of a queue,
  * leaving the others as they are, creating its row if it has none. Idempotent.
  */
 const sqlSetLimits = (t: Tables) => `
-INSERT INTO ${t.queues} (queue, concurrency_cap, rate_limit, rate_interval_ms, group_concurrency, fair_window, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, NOW(3))
+INSERT INTO ${t.queues} (queue, concurrency_cap, rate_limit, rate_interval_ms, group_concurrency, fair_window,
+                         group_rate_limit, group_rate_interval_ms, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, NOW(3))
 ON DUPLICATE KEY UPDATE concurrency_cap = IF(?, ?, concurrency_cap),
                         rate_limit = IF(?, ?, rate_limit),
                         rate_interval_ms = IF(?, ?, rate_interval_ms),
                         group_concurrency = IF(?, ?, group_concurrency),
                         fair_window = IF(?, ?, fair_window),
+                        group_rate_limit = IF(?, ?, group_rate_limit),
+                        group_rate_interval_ms = IF(?, ?, group_rate_interval_ms),
                         updated_at = NOW(3)`;
 
 /**
@@ -29,6 +33,7 @@ ON DUPLICATE KEY UPDATE concurrency_cap = IF(?, ?, concurrency_cap),
  */
 const sqlLimits = (t: Tables) => `
 SELECT q.queue, q.concurrency_cap, q.rate_limit, q.rate_interval_ms, q.group_concurrency, q.fair_window,
+       q.group_rate_limit, q.group_rate_interval_ms,
        (SELECT COUNT(*) FROM ${t.jobs} j WHERE j.queue = q.queue AND j.lock_id > '') AS running,
        IF(q.rate_window_ms + q.rate_interval_ms > FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000), q.rate_used, 0) AS rate_used,
        IF(q.rate_interval_ms IS NULL, NULL,
@@ -40,6 +45,7 @@ WHERE q.concurrency_cap IS NOT NULL
    OR q.rate_limit IS NOT NULL
    OR q.group_concurrency IS NOT NULL
    OR q.fair_window IS NOT NULL
+   OR q.group_rate_limit IS NOT NULL
    OR q.paused_until > NOW(3)
 ORDER BY q.queue
 LIMIT ?`;
@@ -78,6 +84,11 @@ export interface QueueLimits {
   readonly fair?: boolean;
   /** A fair queue's window per group: more than the jobs the fleet runs at once of one group. @defaultValue 500 */
   readonly fairWindow?: number;
+  /**
+   * At most `limit` jobs of each group of the queue start per `intervalMs`, for a group with no rate
+   * of its own: reserved at enqueue (docs/flow-control.md, "Per-group rate limits").
+   */
+  readonly groupRate?: { readonly limit: number; readonly intervalMs: number } | null;
 }
 
 /** A limited (or paused-until) queue's limits and their current use. */
@@ -85,6 +96,8 @@ export interface QueueLimitsState {
   readonly queue: string;
   readonly concurrency: number | null;
   readonly rate: { readonly limit: number; readonly intervalMs: number } | null;
+  /** The default rate of each of the queue's groups, or null. */
+  readonly groupRate: { readonly limit: number; readonly intervalMs: number } | null;
   /** The queue's jobs claimed now (running), across the fleet. */
   readonly running: number;
   /** Starts counted in the current rate window (0 without a rate). */
@@ -110,16 +123,19 @@ export interface QueueLimitsState {
 /** Sets `queue`'s limits: the keys given (a number sets, null removes), the others unchanged. */
 export async function setQueueLimits(db: Executor, tables: Tables, queue: string, limits: QueueLimits): Promise<void> {
   assertQueueName('queue', queue);
-  const { concurrency, rate, groupConcurrency, fair, fairWindow } = validateLimits(limits);
+  const { concurrency, rate, groupConcurrency, fair, fairWindow, groupRate } = validateLimits(limits);
   const cap = concurrency ?? null;
   const limit = rate?.limit ?? null;
   const intervalMs = rate?.intervalMs ?? null;
   const groups = groupConcurrency ?? null;
   const window = fair === true ? (fairWindow ?? FAIR_WINDOW_DEFAULT) : null;
+  const groupLimit = groupRate?.limit ?? null;
+  const groupIntervalMs = groupRate?.intervalMs ?? null;
   const setCap = concurrency !== undefined ? 1 : 0;
   const setRate = rate !== undefined ? 1 : 0;
   const setGroups = groupConcurrency !== undefined ? 1 : 0;
   const setFair = fair !== undefined ? 1 : 0;
+  const setGroupRate = groupRate !== undefined ? 1 : 0;
   await db.write(sqlSetLimits(tables), [
     queue,
     cap,
@@ -127,6 +143,8 @@ export async function setQueueLimits(db: Executor, tables: Tables, queue: string
     intervalMs,
     groups,
     window,
+    groupLimit,
+    groupIntervalMs,
     setCap,
     cap,
     setRate,
@@ -137,6 +155,10 @@ export async function setQueueLimits(db: Executor, tables: Tables, queue: string
     groups,
     setFair,
     window,
+    setGroupRate,
+    groupLimit,
+    setGroupRate,
+    groupIntervalMs,
   ]);
 }
 
@@ -150,6 +172,8 @@ export async function queueLimits(db: Executor, tables: Tables): Promise<QueueLi
     concurrency_cap: number | null;
     rate_limit: number | null;
     rate_interval_ms: number | null;
+    group_rate_limit: number | null;
+    group_rate_interval_ms: number | null;
     running: number | string;
     rate_used: number | string;
     window_left_ms: number | string | null;
@@ -182,10 +206,15 @@ export async function queueLimits(db: Executor, tables: Tables): Promise<QueueLi
           : rate !== null && rateUsed >= rate.limit
             ? 'rate'
             : null;
+    const groupRate =
+      r.group_rate_limit === null || r.group_rate_interval_ms === null
+        ? null
+        : { limit: Number(r.group_rate_limit), intervalMs: Number(r.group_rate_interval_ms) };
     return {
       queue: r.queue,
       concurrency,
       rate,
+      groupRate,
       running,
       rateUsed,
       windowLeftMs: r.window_left_ms === null ? null : Number(r.window_left_ms),
@@ -202,8 +231,15 @@ export async function queueLimits(db: Executor, tables: Tables): Promise<QueueLi
 /** Pure: the limits checked — whole numbers of at least 1, or null — and unknown keys refused. */
 export function validateLimits(limits: QueueLimits): QueueLimits {
   if (typeof limits !== 'object' || limits === null) throw new OptionsError('limits', 'must be an object');
-  rejectUnknownKeys('a queue limit', limits, ['concurrency', 'rate', 'groupConcurrency', 'fair', 'fairWindow']);
-  const { concurrency, rate, groupConcurrency, fair, fairWindow } = limits;
+  rejectUnknownKeys('a queue limit', limits, [
+    'concurrency',
+    'rate',
+    'groupConcurrency',
+    'fair',
+    'fairWindow',
+    'groupRate',
+  ]);
+  const { concurrency, rate, groupConcurrency, fair, fairWindow, groupRate } = limits;
   if (groupConcurrency !== undefined && groupConcurrency !== null)
     integerIn('groupConcurrency', groupConcurrency, 1, MAX_LIMIT);
   if (fair !== undefined && typeof fair !== 'boolean') throw new OptionsError('fair', 'must be true or false');
@@ -212,16 +248,27 @@ export function validateLimits(limits: QueueLimits): QueueLimits {
     integerIn('fairWindow', fairWindow, 1, MAX_LIMIT);
   }
   if (concurrency !== undefined && concurrency !== null) integerIn('concurrency', concurrency, 1, MAX_LIMIT);
-  if (rate !== undefined && rate !== null) {
-    if (typeof rate !== 'object') throw new OptionsError('rate', 'must be { limit, intervalMs } or null');
-    rejectUnknownKeys('a rate limit', rate, ['limit', 'intervalMs']);
-    integerIn('rate.limit', rate.limit, 1, MAX_LIMIT);
-    integerIn('rate.intervalMs', rate.intervalMs, 1, MAX_LIMIT);
-  }
-  if (concurrency === undefined && rate === undefined && groupConcurrency === undefined && fair === undefined)
+  validateRate('rate', rate);
+  validateRate('groupRate', groupRate);
+  if (
+    concurrency === undefined &&
+    rate === undefined &&
+    groupConcurrency === undefined &&
+    fair === undefined &&
+    groupRate === undefined
+  )
     throw new OptionsError(
       'limits',
-      'sets nothing: give concurrency, rate, groupConcurrency (null removes one) or fair',
+      'sets nothing: give concurrency, rate, groupConcurrency, groupRate (null removes one) or fair',
     );
-  return { concurrency, rate, groupConcurrency, fair, fairWindow };
+  return { concurrency, rate, groupConcurrency, fair, fairWindow, groupRate };
+}
+
+/** Pure: a rate is `{ limit, intervalMs }` of whole numbers of at least 1, or null (removes it). */
+export function validateRate(option: string, rate: QueueLimits['rate'] | undefined): void {
+  if (rate === undefined || rate === null) return;
+  if (typeof rate !== 'object') throw new OptionsError(option, 'must be { limit, intervalMs } or null');
+  rejectUnknownKeys(`a rate limit (${option})`, rate, ['limit', 'intervalMs']);
+  integerIn(`${option}.limit`, rate.limit, 1, MAX_LIMIT);
+  integerIn(`${option}.intervalMs`, rate.intervalMs, 1, MAX_LIMIT);
 }

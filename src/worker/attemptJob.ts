@@ -50,7 +50,13 @@ export type Outcome =
   | { readonly kind: 'lost'; readonly error: ClaimLostError }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'conflicted'; readonly error: Error; readonly runs: number }
-  | { readonly kind: 'snoozed'; readonly delayMs: number; readonly pauseQueue: boolean; readonly error: Error };
+  | {
+      readonly kind: 'snoozed';
+      readonly delayMs: number;
+      readonly pauseQueue: boolean;
+      readonly pauseGroup: boolean;
+      readonly error: Error;
+    };
 
 export interface AttemptDeps {
   readonly runtime: SluiceRuntime;
@@ -199,11 +205,21 @@ function failedOf(outcome: Extract<HandlerOutcome, { ok: false }>): Outcome {
  * A snooze the handler asked for: a JobSnoozedError (or RateLimitedError), also one from another
  * copy of sluice, known by its code. Null for any other error.
  */
-function snoozeOf(error: Error): { delayMs: number; pauseQueue: boolean } | null {
-  if (error instanceof JobSnoozedError) return { delayMs: error.delayMs, pauseQueue: error.pauseQueue };
-  const { code, delayMs, pauseQueue } = error as { code?: unknown; delayMs?: unknown; pauseQueue?: unknown };
+function snoozeOf(error: Error): { delayMs: number; pauseQueue: boolean; pauseGroup: boolean } | null {
+  if (error instanceof JobSnoozedError)
+    return { delayMs: error.delayMs, pauseQueue: error.pauseQueue, pauseGroup: error.pauseGroup };
+  const { code, delayMs, pauseQueue, pauseGroup } = error as {
+    code?: unknown;
+    delayMs?: unknown;
+    pauseQueue?: unknown;
+    pauseGroup?: unknown;
+  };
   if ((code === 'SLUICE_SNOOZED' || code === 'SLUICE_RATE_LIMITED') && typeof delayMs === 'number' && delayMs >= 0)
-    return { delayMs: Math.min(Math.ceil(delayMs), MAX_SNOOZE_MS), pauseQueue: pauseQueue === true };
+    return {
+      delayMs: Math.min(Math.ceil(delayMs), MAX_SNOOZE_MS),
+      pauseQueue: pauseQueue === true,
+      pauseGroup: pauseGroup === true,
+    };
   return null;
 }
 

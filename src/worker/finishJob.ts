@@ -75,7 +75,10 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
         await afterRow(deps, running, null);
         break;
       case 'snoozed':
-        await snoozeJob(runtime.workerDb, runtime.tables, job, outcome.delayMs, outcome.pauseQueue);
+        await snoozeJob(runtime.workerDb, runtime.tables, job, outcome.delayMs, {
+          queue: outcome.pauseQueue,
+          group: outcome.pauseGroup,
+        });
         running.traceOutcome('released', outcome.error);
         report.snoozed(job, outcome.delayMs, outcome.pauseQueue, running.elapsedMs);
         break;

@@ -8,6 +8,7 @@ import type { TestDatabase } from './testDatabase.ts';
 
 export const ALL_EVENTS: readonly SluiceEventName[] = [
   'batch:enqueued',
+  'enqueue:throttled',
   'batch:finished',
   'job:claimed',
   'job:completed',

@@ -92,13 +92,14 @@ describe('snooze', () => {
   it('is fenced: a snooze by a claim that was lost writes nothing, and pauses nothing', async () => {
     const { exec, tables } = operationsOf(db);
     const id = await insertJob(db, { queue: 'fenced', lockId: 'host-1~new' });
-    const error = await snoozeJob(exec, tables, { id, queue: 'fenced', lockId: 'host-1~old' }, 60_000, true).catch(
-      (e: unknown) => e,
-    );
+    const error = await snoozeJob(exec, tables, { id, queue: 'fenced', lockId: 'host-1~old' }, 60_000, {
+      queue: true,
+      group: false,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ClaimLostError);
     expect(await jobRow(db, id, 'lock_id, retry_times')).toEqual({ lock_id: 'host-1~new', retry_times: 0 });
     expect(await countRows(db, 'sluice_queues')).toBe(0);
-    await snoozeJob(exec, tables, { id, queue: 'fenced', lockId: 'host-1~new' }, 60_000, true);
+    await snoozeJob(exec, tables, { id, queue: 'fenced', lockId: 'host-1~new' }, 60_000, { queue: true, group: false });
     expect(await jobRow(db, id, 'lock_id, retry_times')).toEqual({ lock_id: '', retry_times: 0 });
     expect((await db.sluice.queues.limits())[0]).toMatchObject({ queue: 'fenced', blocked: 'paused' });
   });

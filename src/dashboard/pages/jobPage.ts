@@ -50,6 +50,7 @@ ${jobWorkflow(ctx, job)}
   }</dd>
 <dt>progress</dt><dd data-field="progress-summary">${job.progress ? html`${progressOf(values.progress)} at ${time(job.progress.at)}` : '—'}</dd>
 ${job.queueHold === null ? '' : html`<dt>held back</dt><dd data-field="queue-hold">by its queue: ${job.queueHold.reason}${job.queueHold.until ? html` until ${time(job.queueHold.until)}` : ''}</dd>`}
+${job.flowHold === null ? '' : html`<dt>start set by</dt><dd data-field="flow-hold">${job.flowHold.reason === 'debounced' ? html`debounce: key ${job.flowHold.debounceKey}, until ${time(job.flowHold.until)}` : html`${job.flowHold.reason === 'group-rate' ? 'rate limited' : 'paused'}: group ${job.flowHold.group}, reserved start ${time(job.flowHold.until)}`}</dd>`}
 ${job.redrivenAs === null ? '' : html`<dt>re-driven as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
 </dl>
 ${jobGraph(ctx, job)}

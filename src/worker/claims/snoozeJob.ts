@@ -2,6 +2,7 @@ import type { Executor } from '../../db/executor.ts';
 import type { Tables } from '../../db/tables.ts';
 import { withTransaction } from '../../db/transaction.ts';
 import { ClaimLostError } from '../../errors.ts';
+import { moveGroupJobs, pauseGroupFor } from '../../queues/pauseGroupFor.ts';
 import { pauseQueueFor } from '../../queues/pauseQueueFor.ts';
 
 /**
@@ -19,22 +20,27 @@ WHERE id = ?
   AND lock_id = ?`;
 
 /**
- * Fenced release of a snoozed job; throws ClaimLostError if the claim was lost. With `pauseQueue`,
+ * Fenced release of a snoozed job; throws ClaimLostError if the claim was lost. With `pause.queue`,
  * the job's queue is paused for as long in the same short transaction (re-run whole after a
- * transient conflict): a lost claim pauses nothing.
+ * transient conflict): a lost claim pauses nothing. With `pause.group`, its group is paused in that
+ * transaction (its group read under the fence first), then the group's waiting jobs are moved past
+ * the pause in bounded batches after the commit (pauseGroupFor.ts).
  */
 export async function snoozeJob(
   db: Executor,
   tables: Tables,
   job: { id: number; queue: string; lockId: string },
   delayMs: number,
-  pauseQueue: boolean,
+  pause: { readonly queue: boolean; readonly group: boolean },
 ): Promise<void> {
-  if (!pauseQueue) return release(db, tables, job, delayMs);
-  await withTransaction(db, async (tx) => {
+  if (!pause.queue && !pause.group) return release(db, tables, job, delayMs);
+  const walk = await withTransaction(db, async (tx) => {
+    const paused = pause.group ? await pauseGroupFor(tx, tables, job, delayMs) : null;
     await release(tx, tables, job, delayMs);
-    await pauseQueueFor(tx, tables, job.queue, delayMs);
+    if (pause.queue) await pauseQueueFor(tx, tables, job.queue, delayMs);
+    return paused;
   });
+  if (walk !== null) await moveGroupJobs(db, tables, job.queue, walk, job.id);
 }
 
 async function release(

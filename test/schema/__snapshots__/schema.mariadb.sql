@@ -85,6 +85,16 @@ CREATE TABLE `<prefix>jobs` (
   KEY `ix_batch` (`batch_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>job_debounces
+CREATE TABLE `<prefix>job_debounces` (
+  `queue` varchar(64) NOT NULL,
+  `debounce_key` varchar(191) NOT NULL,
+  `job_id` bigint(20) unsigned NOT NULL DEFAULT 0,
+  `first_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  PRIMARY KEY (`queue`,`debounce_key`),
+  KEY `ix_job` (`job_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>job_edges
 CREATE TABLE `<prefix>job_edges` (
   `parent_id` bigint(20) unsigned NOT NULL,
@@ -115,7 +125,21 @@ CREATE TABLE `<prefix>job_groups` (
   `concurrency_limit` int(10) unsigned DEFAULT NULL,
   `active` int(10) unsigned NOT NULL DEFAULT 0,
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
+  `rate_limit` int(10) unsigned DEFAULT NULL,
+  `rate_interval_ms` int(10) unsigned DEFAULT NULL,
+  `rate_window_ms` bigint(20) DEFAULT NULL,
+  `rate_used` int(10) unsigned NOT NULL DEFAULT 0,
+  `paused_until` datetime(3) DEFAULT NULL,
   PRIMARY KEY (`queue`,`group_key`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>job_group_members
+CREATE TABLE `<prefix>job_group_members` (
+  `queue` varchar(64) NOT NULL,
+  `group_key` varchar(191) NOT NULL,
+  `job_id` bigint(20) unsigned NOT NULL,
+  PRIMARY KEY (`queue`,`group_key`,`job_id`),
+  KEY `ix_job` (`job_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- <prefix>job_history
@@ -234,6 +258,8 @@ CREATE TABLE `<prefix>queues` (
   `paused_until` datetime(3) DEFAULT NULL,
   `group_concurrency` int(10) unsigned DEFAULT NULL,
   `fair_window` int(10) unsigned DEFAULT NULL,
+  `group_rate_limit` int(10) unsigned DEFAULT NULL,
+  `group_rate_interval_ms` int(10) unsigned DEFAULT NULL,
   PRIMARY KEY (`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
