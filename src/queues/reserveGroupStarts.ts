@@ -14,6 +14,17 @@ WHERE queue IN (?)
   AND group_rate_limit IS NOT NULL`;
 
 /**
+ * Params: ?1 (queue, group) pairs (list). The groups among them with a rate or a pause of their own:
+ * a plain read by primary key, so that a group with neither is never locked nor written here (its
+ * jobs keep their run_at). A rate or pause set while an enqueue runs applies from the next enqueue.
+ */
+const sqlRatedGroups = (t: Tables) => `
+SELECT queue, group_key
+FROM ${t.jobGroups}
+WHERE (queue, group_key) IN (?)
+  AND (rate_limit IS NOT NULL OR paused_until > NOW(3))`;
+
+/**
  * Multi-row prefix; tuples are (queue, group, rate limit or NULL, interval or NULL, NOW(3)). Creates
  * each group's row, or sets the rate a job gave, and in both cases locks the row until the enqueue
  * commits: concurrent enqueues of one group take turns here (the lock wait is bounded at 2 s), and
@@ -86,9 +97,10 @@ interface Cursor {
  * their count: each job takes the first window from its own due time (or the group's pause) with
  * room, so 1,000 jobs of a group limited to 100 a minute get 10 minutes' worth of run_at, and wait
  * as future jobs outside the claim's head range. A group paused by a handler (pauseGroupFor) starts
- * its new jobs after the pause, with or without a rate. Four statements, whatever the number of jobs and
- * groups (each bounded by the packet limit): the queues' defaults, lock the groups, read them,
- * store the cursors.
+ * its new jobs after the pause, with or without a rate. At most five statements, whatever the number
+ * of jobs and groups (each bounded by the packet limit): the queues' defaults, which groups have a
+ * rate or pause of their own (skipped when every group has a rate given or by default), lock those
+ * groups, read them, store the cursors; a group with no rate and no pause costs the first two only.
  */
 export async function reserveGroupStarts(
   tx: Executor,
@@ -109,7 +121,22 @@ export async function reserveGroupStarts(
   // The rate each group is given by this call: the last job's that names one.
   const given = new Map<string, GroupStartRequest>();
   for (const job of jobs) if (!given.has(keyOf(job)) || job.rate !== null) given.set(keyOf(job), job);
-  const groups = [...given.values()].sort((a, b) => compare(keyOf(a), keyOf(b)));
+  // Only groups with a rate (given now, the queue's default, or their own) or a pause are locked.
+  const unrated = [...given.values()].filter((g) => g.rate === null && !defaults.has(g.queue));
+  const rated =
+    unrated.length === 0
+      ? new Set<string>()
+      : new Set(
+          (
+            await tx.select<{ queue: string; group_key: string }>(sqlRatedGroups(tables), [
+              unrated.map((g) => [g.queue, g.group]),
+            ])
+          ).map((r) => keyOf({ queue: r.queue, group: r.group_key })),
+        );
+  const groups = [...given.values()]
+    .filter((g) => g.rate !== null || defaults.has(g.queue) || rated.has(keyOf(g)))
+    .sort((a, b) => compare(keyOf(a), keyOf(b)));
+  if (groups.length === 0) return jobs.map(() => null);
   const tuples = groups.map(
     (g) =>
       `(${sqlLiteral(g.queue)},${sqlLiteral(g.group)},${g.rate?.limit ?? 'NULL'},${g.rate?.intervalMs ?? 'NULL'},NOW(3))`,

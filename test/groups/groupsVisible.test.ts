@@ -59,8 +59,9 @@ describe('groups, seen from outside', () => {
     await sluice.enqueueBatch(
       Array.from({ length: 20 }, (_, i) => ({ name: 'plain', payload: { i }, group: `g${i % 2}` })),
     );
-    // One policy read per group, nothing written to job_groups or job_holds.
-    expect(statements.filter((s) => /job_groups|job_holds/.test(s))).toHaveLength(2);
+    // The limits' policy read and the rates' read of which groups have a rate or a pause of their
+    // own: reads only, nothing written to job_groups or job_holds.
+    expect(statements.filter((s) => /job_groups|job_holds/.test(s))).toHaveLength(3);
     expect(statements.filter((s) => /^\s*(INSERT|UPDATE|DELETE)[\s\S]*job_(groups|holds)/.test(s))).toEqual([]);
     statements.length = 0;
     await sluice.enqueueBatch([{ name: 'plain' }]);
@@ -83,7 +84,9 @@ describe('groups, seen from outside', () => {
       rows.map((r) => Number(r.id)),
       { history: false, wholeClaimOf: 'default' },
     );
-    expect(statements).toHaveLength(4); // head, claim, load, delete
+    // The enqueue's ring may still be on its way (the Ringer gathers rings): its doorbell read is not the claim's.
+    const ours = statements.filter((s) => !/doorbells/.test(s));
+    expect(ours).toHaveLength(4); // head, claim, load, delete
     expect(statements.join('\n')).not.toMatch(/job_groups|job_holds|flags <> 0/);
   });
 });

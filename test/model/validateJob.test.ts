@@ -29,6 +29,7 @@ describe('validateJob', () => {
       backoff: null,
       graph: null,
       group: null,
+      flow: { group: null, groupRate: null, debounce: null, throttle: null },
     });
   });
 
@@ -61,6 +62,7 @@ describe('validateJob', () => {
       backoff: '{"type":"exponential","delayMs":500,"maxDelayMs":60000,"jitter":0}',
       graph: null,
       group: null,
+      flow: { group: null, groupRate: null, debounce: null, throttle: null },
     });
   });
 
