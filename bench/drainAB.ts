@@ -4,8 +4,8 @@
  * against another checkout of sluice (A, e.g. `git archive <commit> | tar -x -C DIR` with a
  * node_modules link), alternating A and B for each round on the same server, each side with its
  * own install (prefix `a_` / `b_`, migrated by its own code) in a throwaway database. Each drain is
- * bench/drain.ts's: `sluice work` processes at --concurrency with claims of as many, the clock from
- * the last 'ready' to an empty queue. `--payload kb`: payloads of 0–16 KiB (makeKilobyteJobs); a
+ * bench/drain.ts's: `sluice work` processes at --concurrency, other options at their defaults (as
+ * the grid runs sluice), the clock from the last 'ready' to an empty queue. `--payload kb`: payloads of 0–16 KiB (makeKilobyteJobs); a
  * number: each payload that many bytes; by default ~100 bytes. Prints each round and the medians,
  * then one JSON line, with the statements each drain's workers sent, by first keyword (a count
  * that the machine's load does not blur), and the redo bytes per job of each side's enqueue and
@@ -91,7 +91,7 @@ async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): 
   // From the side's sources, as abSide.ts runs them: a checkout has no dist/ until it is built.
   const args = ['--import', 'tsx', '--conditions=sluice-source', join(side.root, 'src/cli/sluice.ts'), 'work'];
   args.push('--queues', BENCH_QUEUE);
-  args.push('--concurrency', String(concurrency), '--claim-batch-size', String(concurrency));
+  args.push('--concurrency', String(concurrency));
   args.push('--jobs', side.jobsDir, '--prefix', side.prefix);
   const target = {
     label: `${side.label} ×${workers} c${concurrency}`,
