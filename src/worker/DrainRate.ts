@@ -9,11 +9,13 @@
  */
 const LOOKAHEAD_ROUND_TRIPS = 2;
 /**
- * The cap, in slots: jobs held beyond the slots at most (claims of up to 5× the slots). Measured at
- * 1 and 4 processes × 10 slots: the drain rate grew up to about this and no more, while each
- * process's share of a queue stays within a claim of its fair share.
+ * The cap, in slots: jobs held beyond the slots at most. Measured with no-op jobs at 1 process ×
+ * 10 slots (bench/drainAB.ts, A/B in one run): a cap of 4 drained 1.0×, 16 about 1.75× and 64
+ * about 2× the rate of 4 — little more for four times the jobs held. The drain rate, not the cap,
+ * is what keeps a slow job type from holding work: the cap bounds what one process can take
+ * from a short queue that others could share.
  */
-const LOOKAHEAD_FACTOR = 4;
+const LOOKAHEAD_FACTOR = 16;
 /** Weight of the latest reading in the rate's moving average. */
 const WEIGHT = 0.3;
 
