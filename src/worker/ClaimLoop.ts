@@ -26,6 +26,8 @@ export interface ClaimLoopHost {
   inFlight(): number;
   /** Jobs the worker has finished in all (the slots' drain rate: DrainRate). */
   processed(): number;
+  /** Jobs claimed ahead beyond `keep` may be given back (when they have waited long: the slots slowed). */
+  shed(keep: number): void;
   /**
    * Runs one claimed row in a slot; `claimSize`: the rows its claim took in all; `traced`: the
    * claim's tracing, when a tracer is registered.
@@ -100,7 +102,9 @@ export class ClaimLoop {
     let dueRecheck = false;
     while (this.host.claiming()) {
       const limit = this.limit.current;
-      const room = limit + this.#rate.lookahead(limit, this.#claimLatencyMs, this.host.processed());
+      const ahead = this.#rate.lookahead(limit, this.#claimLatencyMs, this.host.processed());
+      this.host.shed(ahead);
+      const room = limit + ahead;
       const free = room - this.host.inFlight();
       const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, room) / 2)) : 1;
       if (free < threshold || this.completions.backlog > 2 * room) {

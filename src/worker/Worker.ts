@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
 import type { Span } from '@opentelemetry/api';
 import { assertSchemaCurrent } from '../db/migrate.ts';
-import { OptionsError } from '../errors.ts';
-import type { JobDefinition } from '../model/defineJob.ts';
 import type { JobRow } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { startAttemptSpan } from '../tracing/jobSpans.ts';
@@ -18,10 +16,13 @@ import { type FinishDeps, finishJob } from './finishJob.ts';
 import { Heartbeat } from './Heartbeat.ts';
 import { loadHandlers } from './loadHandlers.ts';
 import { type RunningJob, runningJobOf } from './RunningJob.ts';
-import { releaseAtStop } from './releaseAtStop.ts';
+import { releaseJobs } from './releaseJobs.ts';
 import { WorkerCounters } from './WorkerCounters.ts';
 import { WorkerEvents } from './WorkerEvents.ts';
-import type { ResolvedWorkerOptions } from './workerOptions.ts';
+import { assertPoolFits, type ResolvedWorkerOptions } from './workerOptions.ts';
+
+/** How long a job claimed ahead may wait for a slot before the slots' drain rate decides whether to keep it. */
+const SHED_AFTER_MS = 2_000;
 
 /**
  * A worker process's claimer and slots.
@@ -73,6 +74,7 @@ export class Worker {
       claiming: () => this.#state === 'running',
       inFlight: () => this.#running.size,
       processed: () => this.#processed,
+      shed: (keep) => this.#shed(keep),
       run: (row, claimSize, traced) => this.#run(row, claimSize, traced),
     });
     this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
@@ -244,7 +246,8 @@ export class Worker {
     this.#report.stopping(this.#running.size);
     this.#wake();
     await this.#loop;
-    let released = await this.#releaseWaiting();
+    // Jobs claimed ahead never started: given back at once, without waiting for the running ones.
+    let released = await this.#giveBack(this.#waiting.splice(0), 'at stop');
     this.#unsubscribe();
     const doorbell = this.#doorbell?.stop();
     const deadline = Date.now() + this.options.shutdownTimeoutMs;
@@ -268,17 +271,26 @@ export class Worker {
     const stillRunning = [...this.#running];
     const toRelease = stillRunning.filter((r) => r.release());
     for (const r of stillRunning) r.cancellation.abort(new Error('worker stopped before the job finished'));
-    return releaseAtStop(this.runtime, this.#report, toRelease);
+    return releaseJobs(this.runtime, this.#report, toRelease, 'at stop');
   }
 
-  /** Gives back, at once, the jobs claimed ahead that never started: the stop need not wait for them. */
-  #releaseWaiting(): Promise<number> {
-    const waiting = this.#waiting.splice(0);
+  /**
+   * Jobs claimed ahead beyond `keep` once the oldest waited SHED_AFTER_MS (the slots slowed down:
+   * a slow job type came): the newest go back for other processes to run.
+   */
+  #shed(keep: number): void {
+    const oldest = this.#waiting[0];
+    if (this.#waiting.length <= keep || !oldest || oldest.elapsedMs < SHED_AFTER_MS) return;
+    void this.#giveBack(this.#waiting.splice(keep), 'claimed ahead');
+  }
+
+  async #giveBack(waiting: RunningJob[], when: string): Promise<number> {
     for (const r of waiting) this.#running.delete(r);
-    return releaseAtStop(
+    return releaseJobs(
       this.runtime,
       this.#report,
       waiting.filter((r) => r.release()),
+      when,
     );
   }
 
@@ -286,19 +298,4 @@ export class Worker {
     this.#startWaiting();
     this.#claims.wake();
   }
-}
-
-/**
- * An exactly-once job holds a connection of the install's pool for its whole run (its handler
- * runs inside the transaction that removes it): with fewer connections than jobs at once, the
- * rest wait for one, past their timeouts. Refused at start, with the fix.
- */
-function assertPoolFits(definitions: readonly JobDefinition<any>[], concurrency: number, poolMax: number): void {
-  const exactlyOnce = definitions.filter((d) => d.delivery === 'exactly-once').map((d) => d.name);
-  if (exactlyOnce.length === 0 || poolMax >= concurrency) return;
-  throw new OptionsError(
-    'concurrency',
-    `${concurrency} jobs at once, and exactly-once jobs (${exactlyOnce.slice(0, 3).join(', ')}) each hold a connection ` +
-      `for their whole run, but the pool has ${poolMax}: raise poolMax (createSluice) to at least ${concurrency}, or lower concurrency`,
-  );
 }

@@ -67,6 +67,7 @@ describe('ClaimLoop', () => {
       claiming: () => running,
       inFlight: () => 0,
       processed: () => 0,
+      shed: () => undefined,
       run: (row) => claimed.push(row),
     });
     const done = loop.run();
@@ -98,6 +99,7 @@ describe('ClaimLoop', () => {
       claiming: () => running,
       inFlight: () => 0,
       processed: () => 0,
+      shed: () => undefined,
       run: (row) => claimed.push(row),
     });
     const done = loop.run();
@@ -123,6 +125,7 @@ describe('ClaimLoop', () => {
       claiming: () => running,
       inFlight: () => 0,
       processed: () => 0,
+      shed: () => undefined,
       run: () => undefined,
     });
     const done = loop.run();
@@ -152,7 +155,13 @@ describe('ClaimLoop', () => {
       running = false;
       loop?.wake();
     });
-    loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, processed: () => 0, run: () => undefined });
+    loop = loopOver(exec, {
+      claiming: () => running,
+      inFlight: () => 0,
+      processed: () => 0,
+      shed: () => undefined,
+      run: () => undefined,
+    });
     let ended = false;
     const done = loop.run().then(() => {
       ended = true;

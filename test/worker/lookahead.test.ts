@@ -71,7 +71,8 @@ describe('claiming ahead of the slots', () => {
     const { events, gate, started, worker } = await setup();
     await worker.start();
     await waitFor(() => started.length === SLOTS, { what: 'every slot blocked by a gated job', timeoutMs: 120_000 });
-    expect(await claimed()).toBeGreaterThan(SLOTS);
+    const ahead = (await claimed()) - SLOTS;
+    expect(ahead).toBeGreaterThan(0);
     const stopped = worker.stop();
     // Long before the shutdown deadline, with the running handlers still blocked.
     await waitFor(async () => (await claimed()) === SLOTS, { what: 'only the running jobs still claimed' });
@@ -86,7 +87,32 @@ describe('claiming ahead of the slots', () => {
     await stopped;
     expect(await countRows(db, 'sluice_jobs')).toBe(GATED - SLOTS);
     expect(events['job:completed'].length).toBe(FAST + SLOTS);
-    expect(events['worker:stopped'][0]).toMatchObject({ released: expect.any(Number) });
+    // Released by the stop itself, not given back earlier for waiting too long.
+    expect(events['worker:stopped'][0]?.released).toBe(ahead);
+    expect(events['worker:error']).toEqual([]);
+  });
+
+  it('jobs claimed ahead go back to the queue when the slots stall on slow jobs', async () => {
+    const { events, gate, started, worker } = await setup();
+    await worker.start();
+    try {
+      await waitFor(() => started.length === SLOTS, { what: 'every slot blocked by a gated job', timeoutMs: 120_000 });
+      expect(await claimed()).toBeGreaterThan(SLOTS);
+      // The slots finish nothing now: the drain rate falls, and what waited too long is given back.
+      await waitFor(async () => (await claimed()) === SLOTS, { what: 'the jobs claimed ahead given back' });
+      expect(started.length).toBe(SLOTS);
+      const [counted] = await db.query<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM sluice_jobs WHERE lock_id = '' AND retry_times > 0",
+      );
+      expect(Number(counted?.n)).toBe(0);
+      gate.resolve();
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the queue to drain' });
+    } finally {
+      gate.resolve();
+      await worker.stop();
+    }
+    expect(new Set(events['job:completed'].map((e) => e.jobId)).size).toBe(FAST + GATED);
+    expect(events['job:completed'].length).toBe(FAST + GATED);
     expect(events['worker:error']).toEqual([]);
   });
 });

@@ -4,14 +4,16 @@ import { groupByClaim, type RunningJob } from './RunningJob.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
 
 /**
- * Gives back the claims of jobs a stopping worker will not finish (each already moved to
- * `released`): fenced, one statement per claim, free and due at once. Returns how many were still
- * held; the others are reported as lost. A failure leaves those claims to expire, and is reported.
+ * Gives back the claims of jobs the worker will not run (each already moved to `released`): at a
+ * stop, or jobs claimed ahead that waited too long. Fenced, one statement per claim, free and due
+ * at once, retry_times unchanged. Returns how many were still held; the others are reported as
+ * lost. A failure leaves those claims to expire, and is reported (`when`: at what).
  */
-export async function releaseAtStop(
+export async function releaseJobs(
   runtime: SluiceRuntime,
   report: WorkerEvents,
   jobs: readonly RunningJob[],
+  when: string,
 ): Promise<number> {
   let released = 0;
   for (const [lockId, group] of groupByClaim(jobs)) {
@@ -21,7 +23,7 @@ export async function releaseAtStop(
       released += count;
       if (count < ids.length) report.claimLost('release', lockId, ids, ids.length - count);
     } catch (error) {
-      report.error(error, 'releasing claims at stop');
+      report.error(error, `releasing claims ${when}`);
     }
   }
   return released;
