@@ -102,7 +102,9 @@ export class ClaimLoop {
     let dueRecheck = false;
     while (this.host.claiming()) {
       const limit = this.limit.current;
-      const ahead = this.#rate.lookahead(limit, this.#claimLatencyMs, this.host.processed());
+      const rated = this.#rate.lookahead(limit, this.#claimLatencyMs, this.host.processed());
+      // Only limited queues (claimed for the free slots only): no room beyond the slots to fill.
+      const ahead = queues.some((q) => !this.#gates.limited(q)) ? rated : 0;
       this.host.shed(ahead);
       const room = limit + ahead;
       const free = room - this.host.inFlight();
