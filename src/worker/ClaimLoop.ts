@@ -104,7 +104,8 @@ export class ClaimLoop {
       const limit = this.limit.current;
       const rated = this.#rate.lookahead(limit, this.#claimLatencyMs, this.host.processed());
       // Only limited queues (claimed for the free slots only): no room beyond the slots to fill.
-      const ahead = queues.some((q) => !this.#gates.limited(q)) ? rated : 0;
+      // At most one claim's worth (claimBatchSize): at high concurrency claims are wide already.
+      const ahead = queues.some((q) => !this.#gates.limited(q)) ? Math.min(rated, claimBatchSize) : 0;
       this.host.shed(ahead);
       const room = limit + ahead;
       const free = room - this.host.inFlight();
