@@ -4,12 +4,13 @@
  * against another checkout of sluice (A, e.g. `git archive <commit> | tar -x -C DIR` with a
  * node_modules link), alternating A and B for each round on the same server, each side with its
  * own install (prefix `a_` / `b_`, migrated by its own code) in a throwaway database. Each drain is
- * bench/drain.ts's: `sluice work` processes at --concurrency with claims of as many, the clock from
- * the last 'ready' to an empty queue. `--payload kb`: payloads of 0–16 KiB (makeKilobyteJobs); a
+ * bench/drain.ts's: `sluice work` processes at --concurrency, other options at their defaults (as
+ * the grid runs sluice), the clock from the last 'ready' to an empty queue. `--payload kb`: payloads of 0–16 KiB (makeKilobyteJobs); a
  * number: each payload that many bytes; by default ~100 bytes. Prints each round and the medians,
  * then one JSON line, with the statements each drain's workers sent, by first keyword (a count
  * that the machine's load does not blur), and the redo bytes per job of each side's enqueue and
- * drain (whole-server counters: they mean something on a server the bench has alone). `npm run
+ * drain, and the drain's redo flushes and fsyncs per job (whole-server counters: they mean something
+ * on a server the bench has alone). `npm run
  * bench` measures far more (and takes ~10 minutes); this is the focused A/B of one drain setting.
  */
 import { randomBytes } from 'node:crypto';
@@ -78,8 +79,28 @@ async function redoBytes(conn: Awaited<ReturnType<typeof connectRaw>>): Promise<
   return Number((rows as { Value: string }[])[0]?.Value ?? 0);
 }
 
+/**
+ * Params: none. The server's redo log writes and fsyncs so far: Innodb_log_writes (on MariaDB
+ * 10.8+ each one a write that a commit fsyncs at innodb_flush_log_at_trx_commit=1; MySQL counts
+ * Innodb_os_log_fsyncs) and Innodb_data_fsyncs (every fsync, the log's included on MariaDB).
+ * Whole-server, as the redo bytes.
+ */
+const SQL_FSYNCS =
+  "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_log_writes', 'Innodb_os_log_fsyncs', 'Innodb_data_fsyncs')";
+
+async function fsyncs(conn: Awaited<ReturnType<typeof connectRaw>>): Promise<{ log: number; all: number }> {
+  const [rows] = await conn.query(SQL_FSYNCS);
+  const of = (name: string) =>
+    Number((rows as { Variable_name: string; Value: string }[]).find((r) => r.Variable_name === name)?.Value ?? 0);
+  return { log: of('Innodb_os_log_fsyncs') || of('Innodb_log_writes'), all: of('Innodb_data_fsyncs') };
+}
+
 /** A drain, with the redo bytes per job its enqueue and its drain wrote (on a server the bench has alone). */
-type SideDrain = DrainMeasurement & { readonly redoPerJob: { readonly enqueue: number; readonly drain: number } };
+type SideDrain = DrainMeasurement & {
+  readonly redoPerJob: { readonly enqueue: number; readonly drain: number };
+  /** The drain's redo flushes and all fsyncs per job (whole-server: see SQL_FSYNCS). */
+  readonly fsyncsPerJob: { readonly log: number; readonly all: number };
+};
 
 async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): Promise<SideDrain> {
   await truncate(conn, [`${side.prefix}jobs`, `${side.prefix}batches`, `${side.prefix}job_history`]);
@@ -88,10 +109,11 @@ async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): 
   const beforeEnqueue = await redoBytes(conn);
   await side.sluice.enqueueBatch(workload(jobCount));
   const beforeDrain = await redoBytes(conn);
+  const fsyncsBefore = await fsyncs(conn);
   // From the side's sources, as abSide.ts runs them: a checkout has no dist/ until it is built.
   const args = ['--import', 'tsx', '--conditions=sluice-source', join(side.root, 'src/cli/sluice.ts'), 'work'];
   args.push('--queues', BENCH_QUEUE);
-  args.push('--concurrency', String(concurrency), '--claim-batch-size', String(concurrency));
+  args.push('--concurrency', String(concurrency));
   args.push('--jobs', side.jobsDir, '--prefix', side.prefix);
   const target = {
     label: `${side.label} ×${workers} c${concurrency}`,
@@ -103,10 +125,17 @@ async function drain(side: Side, conn: Awaited<ReturnType<typeof connectRaw>>): 
   };
   const measured = await measureDrain(conn, target, jobCount);
   const afterDrain = await redoBytes(conn);
+  const fsyncsAfter = await fsyncs(conn);
+  // Per job drained: a drain cut off at its time limit drained fewer than it enqueued.
+  const perJob3 = (count: number) => Number((count / measured.jobs).toFixed(3));
   const perJob = (bytes: number) => Math.round(bytes / jobCount);
   return {
     ...measured,
     redoPerJob: { enqueue: perJob(beforeDrain - beforeEnqueue), drain: perJob(afterDrain - beforeDrain) },
+    fsyncsPerJob: {
+      log: perJob3(fsyncsAfter.log - fsyncsBefore.log),
+      all: perJob3(fsyncsAfter.all - fsyncsBefore.all),
+    },
   };
 }
 
@@ -119,6 +148,7 @@ try {
   const rates: Record<'A' | 'B', number[]> = { A: [], B: [] };
   const statements: Record<'A' | 'B', Record<string, number>[]> = { A: [], B: [] };
   const redo: Record<'A' | 'B', SideDrain['redoPerJob'][]> = { A: [], B: [] };
+  const synced: Record<'A' | 'B', SideDrain['fsyncsPerJob'][]> = { A: [], B: [] };
   try {
     for (let round = 1; round <= Number(v.rounds); round++) {
       for (const side of round % 2 === 1 ? [a, b] : [b, a]) {
@@ -126,9 +156,11 @@ try {
         rates[side.label as 'A' | 'B'].push(m.jobsPerSec);
         statements[side.label as 'A' | 'B'].push(m.statements);
         redo[side.label as 'A' | 'B'].push(m.redoPerJob);
+        synced[side.label as 'A' | 'B'].push(m.fsyncsPerJob);
         progress(
           `round ${round} ${side.label}: ${Math.round(m.jobsPerSec)} jobs/s (${m.jobs} jobs in ${m.seconds.toFixed(2)} s; ` +
-            `redo bytes per job: enqueue ${m.redoPerJob.enqueue}, drain ${m.redoPerJob.drain})`,
+            `redo bytes per job: enqueue ${m.redoPerJob.enqueue}, drain ${m.redoPerJob.drain}; ` +
+            `drain fsyncs per job: log ${m.fsyncsPerJob.log}, all ${m.fsyncsPerJob.all})`,
         );
       }
     }
@@ -148,6 +180,7 @@ try {
       median: Math.round(median(rates.A)),
       statements: statements.A,
       redoBytesPerJob: redo.A,
+      fsyncsPerJob: synced.A,
     },
     B: {
       root: here,
@@ -155,6 +188,7 @@ try {
       median: Math.round(median(rates.B)),
       statements: statements.B,
       redoBytesPerJob: redo.B,
+      fsyncsPerJob: synced.B,
     },
     ratio: Number((median(rates.B) / median(rates.A)).toFixed(3)),
   };

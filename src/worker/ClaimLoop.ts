@@ -12,6 +12,7 @@ import { type ClaimedRow, claimedJob } from './claims/claimedRow.ts';
 import { claimRandomHead } from './claims/claimRandomHead.ts';
 import { claimSkipLocked } from './claims/claimSkipLocked.ts';
 import { claimWithinLimits } from './claims/claimWithinLimits.ts';
+import { DrainRate } from './DrainRate.ts';
 import { QueueGates } from './QueueGates.ts';
 import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
@@ -21,8 +22,12 @@ import type { ResolvedWorkerOptions } from './workerOptions.ts';
 export interface ClaimLoopHost {
   /** True while the worker may claim. */
   claiming(): boolean;
-  /** Jobs in the worker's slots. */
+  /** Jobs the worker holds: in its slots, and claimed ahead waiting for one. */
   inFlight(): number;
+  /** Jobs the worker has finished in all (the slots' drain rate: DrainRate). */
+  processed(): number;
+  /** Jobs claimed ahead beyond `keep` may be given back (when they have waited long: the slots slowed). */
+  shed(keep: number): void;
   /**
    * Runs one claimed row in a slot; `claimSize`: the rows its claim took in all; `traced`: the
    * claim's tracing, when a tracer is registered.
@@ -41,8 +46,11 @@ export interface TracedClaim {
 
 /**
  * The worker's one claimer: fills the free slots across the queues (in turn), a claim asking for
- * as many jobs as there are free slots (up to claimBatchSize). Between claims it waits:
- *   - after a full claim, for half a claim of free slots;
+ * as many jobs as there are free slots (up to claimBatchSize), plus the lookahead (DrainRate):
+ * jobs claimed ahead that wait in the worker for a slot. A limited queue (a cap or a rate) is
+ * claimed for the free slots only, so that a cap counts no job that is not about to start. Between
+ * claims it waits:
+ *   - after a full claim, for half a claim of room;
  *   - after an empty round, until the earliest known run_at of a delayed job, the next poll
  *     (pollIntervalMs, doubled after each empty poll up to maxPollIntervalMs, jittered), or a
  *     ring, whichever comes first. A ring (an enqueue in this process, or this worker's doorbell)
@@ -52,6 +60,7 @@ export class ClaimLoop {
   readonly #waiters = new Set<() => void>();
   readonly #priorities: QueuePriorities;
   readonly #gates: QueueGates;
+  readonly #rate = new DrainRate();
   #rung = false;
   #claimLatencyMs: number | null = null;
 
@@ -93,9 +102,15 @@ export class ClaimLoop {
     let dueRecheck = false;
     while (this.host.claiming()) {
       const limit = this.limit.current;
-      const free = limit - this.host.inFlight();
-      const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, limit) / 2)) : 1;
-      if (free < threshold || this.completions.backlog > 2 * limit) {
+      const rated = this.#rate.lookahead(limit, this.#claimLatencyMs, this.host.processed());
+      // Only limited queues (claimed for the free slots only): no room beyond the slots to fill.
+      // At most one claim's worth (claimBatchSize): at high concurrency claims are wide already.
+      const ahead = queues.some((q) => !this.#gates.limited(q)) ? Math.min(rated, claimBatchSize) : 0;
+      this.host.shed(ahead);
+      const room = limit + ahead;
+      const free = room - this.host.inFlight();
+      const threshold = lastWasFull ? Math.max(1, Math.floor(Math.min(claimBatchSize, room) / 2)) : 1;
+      if (free < threshold || this.completions.backlog > 2 * room) {
         await this.idle(pollIntervalMs);
         continue;
       }
@@ -193,7 +208,10 @@ export class ClaimLoop {
     const refused = { value: false };
     let rows: ClaimedRow[];
     if (this.#gates.limited(queue)) {
-      const claim = await claimWithinLimits(db, tables, { queue, priorities, want, lockId });
+      // No lookahead: the cap counts claimed rows, and a job claimed ahead would hold a place of it idle.
+      const slots = Math.min(want, this.limit.current - this.host.inFlight());
+      if (slots <= 0) return [];
+      const claim = await claimWithinLimits(db, tables, { queue, priorities, want: slots, lockId });
       this.#gates.limitedClaim(queue, claim);
       rows = claim.rows;
     } else {

@@ -1,9 +1,10 @@
 import type { Span } from '@opentelemetry/api';
-import { JobCancelledError } from '../errors.ts';
-import type { Job } from '../model/job.ts';
+import { JobCancelledError, PermanentJobError } from '../errors.ts';
+import { type Job, jobFromRow } from '../model/job.ts';
 import { type AttemptOutcome, recordOutcome } from '../tracing/jobSpans.ts';
 import { AttemptLog, type LogBatch } from './AttemptLog.ts';
 import { Cancellation } from './Cancellation.ts';
+import { type ClaimedRow, payloadApartOf } from './claims/claimedRow.ts';
 
 /**
  * One claimed job while this worker holds it, and the one place that knows what state it is in.
@@ -201,4 +202,17 @@ export function groupByClaim<T extends { readonly job: { readonly lockId: string
     else groups.set(item.job.lockId, [item]);
   }
   return groups;
+}
+
+/** A claimed row as a RunningJob; a payload that is not JSON (written around sluice) fails the job permanently. */
+export function runningJobOf(row: ClaimedRow, claimSize: number, span: Span | undefined): RunningJob {
+  const apart = payloadApartOf(row);
+  try {
+    return new RunningJob(jobFromRow(row), claimSize, undefined, span, apart);
+  } catch (error) {
+    const payloadError = new PermanentJobError(
+      `payload of job ${row.id} is not valid JSON: ${(error as Error).message}`,
+    );
+    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError, span, apart);
+  }
 }

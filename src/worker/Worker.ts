@@ -1,9 +1,7 @@
 import { resolve } from 'node:path';
 import type { Span } from '@opentelemetry/api';
 import { assertSchemaCurrent } from '../db/migrate.ts';
-import { OptionsError, PermanentJobError } from '../errors.ts';
-import type { JobDefinition } from '../model/defineJob.ts';
-import { type JobRow, jobFromRow } from '../model/job.ts';
+import type { JobRow } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { startAttemptSpan } from '../tracing/jobSpans.ts';
 import { Doorbell } from '../wakeups/Doorbell.ts';
@@ -13,15 +11,18 @@ import { ClaimLoop, type TracedClaim } from './ClaimLoop.ts';
 import { ClaimTokens } from './ClaimTokens.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
 import { ConcurrencyLimit } from './ConcurrencyLimit.ts';
-import { type ClaimedRow, payloadApartOf } from './claims/claimedRow.ts';
-import { releaseClaims } from './claims/releaseClaims.ts';
+import type { ClaimedRow } from './claims/claimedRow.ts';
 import { type FinishDeps, finishJob } from './finishJob.ts';
 import { Heartbeat } from './Heartbeat.ts';
 import { loadHandlers } from './loadHandlers.ts';
-import { groupByClaim, RunningJob } from './RunningJob.ts';
+import { type RunningJob, runningJobOf } from './RunningJob.ts';
+import { releaseJobs } from './releaseJobs.ts';
 import { WorkerCounters } from './WorkerCounters.ts';
 import { WorkerEvents } from './WorkerEvents.ts';
-import type { ResolvedWorkerOptions } from './workerOptions.ts';
+import { assertPoolFits, type ResolvedWorkerOptions } from './workerOptions.ts';
+
+/** How long a job claimed ahead may wait for a slot before the slots' drain rate decides whether to keep it. */
+const SHED_AFTER_MS = 2_000;
 
 /**
  * A worker process's claimer and slots.
@@ -30,16 +31,21 @@ import type { ResolvedWorkerOptions } from './workerOptions.ts';
  *
  * running:  one claim loop fills all free slots at once (one claimer per worker, never one per
  *           slot); each claimed job is a RunningJob (its own state machine) that runs
- *           attemptJob → finishJob; a Heartbeat extends the claims of running jobs, adapts the
+ *           attemptJob → finishJob, at once or, claimed ahead (ClaimLoop), when a slot frees; a
+ *           Heartbeat extends the claims of every job held (waiting ones too), adapts the
  *           concurrency limit to the host's load, and keeps the worker's registry row fresh.
- * stopping: no more claims; running jobs get shutdownTimeoutMs to finish; what still holds its
- *           claim is released (fenced), completions are flushed, then stopped. stop() is
- *           idempotent; forceStop() skips the wait and aborts handlers' signals.
+ * stopping: no more claims; jobs claimed ahead are released (fenced) at once; running jobs get
+ *           shutdownTimeoutMs to finish; what still holds its claim is released, completions are
+ *           flushed, then stopped. stop() is idempotent; forceStop() skips the wait and aborts
+ *           handlers' signals.
  */
 export class Worker {
   readonly id: string;
   readonly #tokens = new ClaimTokens();
+  /** Every job held: started, and claimed ahead (#waiting). */
   readonly #running = new Set<RunningJob>();
+  /** Jobs claimed ahead of the slots, in claim order: started as slots free, released at a stop. */
+  readonly #waiting: RunningJob[] = [];
   /** How many of #running carry each job id (more than one only after a claim taken back during a stall). */
   readonly #runningIds = new Map<number, number>();
   readonly #report: WorkerEvents;
@@ -67,6 +73,8 @@ export class Worker {
     this.#claims = new ClaimLoop(runtime, options, this.#tokens, this.#limit, this.#completions, this.#report, {
       claiming: () => this.#state === 'running',
       inFlight: () => this.#running.size,
+      processed: () => this.#processed,
+      shed: (keep) => this.#shed(keep),
       run: (row, claimSize, traced) => this.#run(row, claimSize, traced),
     });
     this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
@@ -90,8 +98,9 @@ export class Worker {
     return this.#state;
   }
 
+  /** Jobs started and not yet done (jobs claimed ahead and waiting for a slot are not counted). */
   get inFlight(): number {
-    return this.#running.size;
+    return this.#running.size - this.#waiting.length;
   }
 
   get processed(): number {
@@ -159,24 +168,44 @@ export class Worker {
     return this.stop();
   }
 
-  /**
-   * Runs one claimed job in its slot: attempt, then record the outcome. The slot frees when that
-   * is done and the handler itself settled (a timed-out handler that ignores its signal keeps it).
-   */
+  /** Holds one claimed row: started in a free slot, else waiting for one (claimed ahead). */
   #run(row: ClaimedRow, claimSize: number, traced: TracedClaim | undefined): void {
-    const deps = this.#deps as AttemptDeps & FinishDeps;
-    const span = traced ? this.#attemptSpan(traced, row, deps) : undefined;
+    const span = traced ? this.#attemptSpan(traced, row, this.#deps as AttemptDeps) : undefined;
     const running = runningJobOf(row, claimSize, span);
+    this.#running.add(running);
+    this.#waiting.push(running);
+    this.#startWaiting();
+  }
+
+  /** Starts waiting jobs in the free slots, in claim order (none once stopping: a stop releases them). */
+  #startWaiting(): void {
+    while (this.#state === 'running' && this.#waiting.length > 0 && this.inFlight < this.#limit.current) {
+      const running = this.#waiting.shift() as RunningJob;
+      // Its claim was found gone while it waited (the heartbeat reported it): nothing to run.
+      if (running.state === 'lost') {
+        running.finish();
+        running.end();
+        this.#running.delete(running);
+      } else this.#start(running);
+    }
+  }
+
+  /**
+   * Runs one held job in a slot: attempt, then record the outcome. The slot frees when that is
+   * done and the handler itself settled (a timed-out handler that ignores its signal keeps it).
+   * A job cancelled while it waited ends as cancelled without running (finishJob).
+   */
+  #start(running: RunningJob): void {
+    const deps = this.#deps as AttemptDeps & FinishDeps;
     // This process may claim a job again while an earlier attempt of it still runs here (its claim
     // was taken back during a stall, and the handler ignores its aborted signal): the new attempt
     // waits for that one to settle, so one process never runs a job twice at once.
     const earlier = this.#runningIds.has(running.job.id)
-      ? [...this.#running].filter((r) => r.job.id === running.job.id)
+      ? [...this.#running].filter((r) => r !== running && r.job.id === running.job.id)
       : [];
-    this.#running.add(running);
     this.#runningIds.set(running.job.id, (this.#runningIds.get(running.job.id) ?? 0) + 1);
     void Promise.all(earlier.map((r) => r.settled()))
-      .then(() => attemptJob(deps, running))
+      .then(() => (running.cancelled ? ({ kind: 'cancelled' } as const) : attemptJob(deps, running)))
       .then((outcome) => finishJob(deps, running, outcome))
       .catch((error: unknown) => {
         running.traceOutcome('unrecorded', error);
@@ -217,13 +246,15 @@ export class Worker {
     this.#report.stopping(this.#running.size);
     this.#wake();
     await this.#loop;
+    // Jobs claimed ahead never started: given back at once, without waiting for the running ones.
+    let released = await this.#giveBack(this.#waiting.splice(0), 'at stop');
     this.#unsubscribe();
     const doorbell = this.#doorbell?.stop();
     const deadline = Date.now() + this.options.shutdownTimeoutMs;
     while (this.#running.size > 0 && !this.#forced && Date.now() < deadline) {
       await this.#claims.idle(Math.min(250, deadline - Date.now()));
     }
-    const released = await this.#releaseHeld();
+    released += await this.#releaseHeld();
     await this.#completions.drain();
     await doorbell;
     await this.#heartbeat.stop();
@@ -240,49 +271,31 @@ export class Worker {
     const stillRunning = [...this.#running];
     const toRelease = stillRunning.filter((r) => r.release());
     for (const r of stillRunning) r.cancellation.abort(new Error('worker stopped before the job finished'));
-    let released = 0;
-    for (const [lockId, group] of groupByClaim(toRelease)) {
-      const ids = group.map((r) => r.job.id);
-      try {
-        const count = await releaseClaims(this.runtime.workerDb, this.runtime.tables, lockId, ids);
-        released += count;
-        if (count < ids.length) this.#report.claimLost('release', lockId, ids, ids.length - count);
-      } catch (error) {
-        this.#report.error(error, 'releasing claims at stop');
-      }
-    }
-    return released;
+    return releaseJobs(this.runtime, this.#report, toRelease, 'at stop');
+  }
+
+  /**
+   * Jobs claimed ahead beyond `keep` once the oldest waited SHED_AFTER_MS (the slots slowed down:
+   * a slow job type came): the newest go back for other processes to run.
+   */
+  #shed(keep: number): void {
+    const oldest = this.#waiting[0];
+    if (this.#waiting.length <= keep || !oldest || oldest.elapsedMs < SHED_AFTER_MS) return;
+    void this.#giveBack(this.#waiting.splice(keep), 'claimed ahead');
+  }
+
+  async #giveBack(waiting: RunningJob[], when: string): Promise<number> {
+    for (const r of waiting) this.#running.delete(r);
+    return releaseJobs(
+      this.runtime,
+      this.#report,
+      waiting.filter((r) => r.release()),
+      when,
+    );
   }
 
   #wake(): void {
+    this.#startWaiting();
     this.#claims.wake();
   }
-}
-
-/** A claimed row as a RunningJob; a payload that is not JSON (written around sluice) fails the job permanently. */
-function runningJobOf(row: ClaimedRow, claimSize: number, span: Span | undefined): RunningJob {
-  const apart = payloadApartOf(row);
-  try {
-    return new RunningJob(jobFromRow(row), claimSize, undefined, span, apart);
-  } catch (error) {
-    const payloadError = new PermanentJobError(
-      `payload of job ${row.id} is not valid JSON: ${(error as Error).message}`,
-    );
-    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError, span, apart);
-  }
-}
-
-/**
- * An exactly-once job holds a connection of the install's pool for its whole run (its handler
- * runs inside the transaction that removes it): with fewer connections than jobs at once, the
- * rest wait for one, past their timeouts. Refused at start, with the fix.
- */
-function assertPoolFits(definitions: readonly JobDefinition<any>[], concurrency: number, poolMax: number): void {
-  const exactlyOnce = definitions.filter((d) => d.delivery === 'exactly-once').map((d) => d.name);
-  if (exactlyOnce.length === 0 || poolMax >= concurrency) return;
-  throw new OptionsError(
-    'concurrency',
-    `${concurrency} jobs at once, and exactly-once jobs (${exactlyOnce.slice(0, 3).join(', ')}) each hold a connection ` +
-      `for their whole run, but the pool has ${poolMax}: raise poolMax (createSluice) to at least ${concurrency}, or lower concurrency`,
-  );
 }

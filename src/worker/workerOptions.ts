@@ -191,3 +191,18 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   }
   return { ...r, lockTimeoutMs, queues: [...new Set(r.queues)] };
 }
+
+/**
+ * An exactly-once job holds a connection of the install's pool for its whole run (its handler
+ * runs inside the transaction that removes it): with fewer connections than jobs at once, the
+ * rest wait for one, past their timeouts. Refused at start, with the fix.
+ */
+export function assertPoolFits(definitions: readonly JobDefinition<any>[], concurrency: number, poolMax: number): void {
+  const exactlyOnce = definitions.filter((d) => d.delivery === 'exactly-once').map((d) => d.name);
+  if (exactlyOnce.length === 0 || poolMax >= concurrency) return;
+  throw new OptionsError(
+    'concurrency',
+    `${concurrency} jobs at once, and exactly-once jobs (${exactlyOnce.slice(0, 3).join(', ')}) each hold a connection ` +
+      `for their whole run, but the pool has ${poolMax}: raise poolMax (createSluice) to at least ${concurrency}, or lower concurrency`,
+  );
+}

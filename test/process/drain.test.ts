@@ -65,6 +65,9 @@ describe('drain with worker processes', () => {
       expect(stopped.map((s) => s.length)).toEqual(workers.map(() => 1));
       expect(stopped.reduce((sum, [s]) => sum + (s?.processed as number), 0)).toBe(JOBS);
       expect(stopped.every(([s]) => s?.released === 0)).toBe(true);
+      // Claiming ahead of the slots must not let one process hoard the queue: each does a fair part.
+      const shares = stopped.map(([s]) => s?.processed as number);
+      expect(Math.min(...shares), `jobs per process: ${shares.join(', ')}`).toBeGreaterThan(JOBS / WORKERS / 4);
       for (const w of workers) {
         expect(
           w.lines.filter((l) => l.level >= 40),

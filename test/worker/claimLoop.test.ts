@@ -63,7 +63,13 @@ describe('ClaimLoop', () => {
       loop?.ring();
     });
     let running = true;
-    loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, run: (row) => claimed.push(row) });
+    loop = loopOver(exec, {
+      claiming: () => running,
+      inFlight: () => 0,
+      processed: () => 0,
+      shed: () => undefined,
+      run: (row) => claimed.push(row),
+    });
     const done = loop.run();
     try {
       await waitFor(() => claimed.length === 1, { timeoutMs: 10_000, what: 'the rung job claimed' });
@@ -89,7 +95,13 @@ describe('ClaimLoop', () => {
       await db.query('UPDATE sluice_jobs SET run_at = NOW(3) WHERE id = ?', [id]);
     });
     let running = true;
-    const loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, run: (row) => claimed.push(row) });
+    const loop = loopOver(exec, {
+      claiming: () => running,
+      inFlight: () => 0,
+      processed: () => 0,
+      shed: () => undefined,
+      run: (row) => claimed.push(row),
+    });
     const done = loop.run();
     try {
       await waitFor(() => claimed.length === 1, { timeoutMs: 10_000, what: 'the job that fell due claimed' });
@@ -109,7 +121,13 @@ describe('ClaimLoop', () => {
       if (sql.includes('ORDER BY priority, run_at, id')) heads++;
     });
     let running = true;
-    const loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, run: () => undefined });
+    const loop = loopOver(exec, {
+      claiming: () => running,
+      inFlight: () => 0,
+      processed: () => 0,
+      shed: () => undefined,
+      run: () => undefined,
+    });
     const done = loop.run();
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -137,7 +155,13 @@ describe('ClaimLoop', () => {
       running = false;
       loop?.wake();
     });
-    loop = loopOver(exec, { claiming: () => running, inFlight: () => 0, run: () => undefined });
+    loop = loopOver(exec, {
+      claiming: () => running,
+      inFlight: () => 0,
+      processed: () => 0,
+      shed: () => undefined,
+      run: () => undefined,
+    });
     let ended = false;
     const done = loop.run().then(() => {
       ended = true;
