@@ -1,21 +1,25 @@
 /**
- * Peer: pg-boss on PostgreSQL (PG_URL, default postgres://postgres@127.0.0.1:5432/test), in its
- * own schema `sluice_bench_pgboss`, queue `bench` (standard policy). pg-boss 10 is the newest
- * release that supports Node 20 (11 and later need Node 22). Since 10, pg-boss has no concurrency
- * option: each work() call adds one polling worker (fetch up to batchSize jobs, run the handler on
- * the batch, then wait out pollingIntervalSeconds, default 2 s, less the time the batch took).
- * Run as a script, this file is the consumer child: pg-boss started, its work() calls made on 'go'.
+ * Peer: pg-boss 12 on PostgreSQL (PG_URL, default postgres://postgres@127.0.0.1:5432/test), in its
+ * own schema `sluice_bench_pgboss_v<major>` (a schema per major: pg-boss migrates a schema forward
+ * on start, and a checkout still on an older major must keep its own), queue `bench` (standard
+ * policy). pg-boss 12 declares Node 22 (`engines: >=22.12.0`); npm installs it on Node 20 with an
+ * EBADENGINE warning only, and the bench runs it there. A work() call starts `localConcurrency`
+ * polling workers (default 1); each fetches up to batchSize jobs, runs the handler on the batch,
+ * then waits out pollingIntervalSeconds (default 2 s, at least 0.5) less the time the batch took,
+ * or fetches again at once with burstWhenBatchFull while its fetches come back full.
+ * Run as a script, this file is the consumer child: pg-boss started, its work() call made on 'go'.
  */
 import { createRequire } from 'node:module';
-import PgBoss from 'pg-boss';
+import { type ConstructorOptions, PgBoss, type WorkOptions } from 'pg-boss';
 import type { BenchJob } from '../workload.ts';
 import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers } from './consumerChild.ts';
 import { answers, measurePickup, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
 
 const QUEUE = 'bench';
-const SCHEMA = 'sluice_bench_pgboss';
 const SCRIPT = new URL(import.meta.url).pathname;
+/** The installed pg-boss's version, read at run time from its package.json. */
 const VERSION = (createRequire(import.meta.url)('pg-boss/package.json') as { version: string }).version;
+const SCHEMA = `sluice_bench_pgboss_v${VERSION.split('.')[0]}`;
 /** Payload bytes one insert() call may carry (all 100,000 small jobs fit in one). */
 const INSERT_BYTES = 32 * 1024 * 1024;
 /** An SSLRequest packet: any PostgreSQL server answers it with one byte, 'S' or 'N'. */
@@ -23,13 +27,10 @@ const SSL_REQUEST = Uint8Array.from([0, 0, 0, 8, 4, 210, 22, 47]);
 
 const connectionString = () => process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** The consumer child's options: `workers` work() calls, each with `work` options; `boss` for the constructor. */
+/** The consumer child's options: one work() call with `work` options; `boss` for the constructor. */
 interface ChildOptions {
-  readonly workers: number;
-  readonly work?: PgBoss.WorkOptions;
-  readonly boss?: Partial<PgBoss.ConstructorOptions>;
-  /** After a full batch, the handler calls notifyWorker(own id) so the worker fetches again at once. */
-  readonly notifyWhenFull?: boolean;
+  readonly work?: WorkOptions;
+  readonly boss?: Partial<ConstructorOptions>;
 }
 
 const setting = (
@@ -47,46 +48,55 @@ const setting = (
 });
 
 /**
- * Defaults: concurrency N = N work() calls (the maintainer's advice since 10 removed teamSize),
- * each at batchSize 1, pollingIntervalSeconds 2: a worker takes one job per 2 s at best, and each
- * fetch sorts every waiting job (ORDER BY priority, created_on under FOR UPDATE SKIP LOCKED:
- * ~140 ms with 100,000 waiting), so these rows are timed over a 10 s window. At 500 the pool
- * (max 10 connections) always holds ~490 queued fetches, and each job's complete() queues behind
- * them: jobs go active at ~12/s but none completes within 30 s, so that row drains 0 jobs/s.
- * Best at concurrency ≤ 500 (sluice's largest), from exploratory runs: fewer, larger fetches win,
- * as each costs a sort of the whole backlog. One work() with batchSize 500 beat 2 × 250, 4 × 500
- * and 50 × 1; pollingIntervalSeconds 0.5 is the minimum; priority: false (fetch by created_on
- * only) gained ~40%; the handler calling notifyWorker(its id) after a full batch skips the poll
- * wait, ~3× the rate without it. (Past 500, batchSize 5,000 drained at ~30,000 jobs/s: 20 fetches
- * for 100,000 jobs.)
+ * Defaults: concurrency N = one work() call with localConcurrency N (12's option for N polling
+ * workers; 10 had none, and the rows were N work() calls), each at batchSize 1,
+ * pollingIntervalSeconds 2: a worker takes one job per 2 s at best, so these rows are timed over a
+ * 10 s window. On 10 the 500 row drained nothing within 30 s (~490 fetches queued on the pool of
+ * 10 connections, each completion behind them); on 12, in one small try (3,000 jobs, a loaded
+ * host), the 50 row drained 25 jobs/s and the 500 row 250 jobs/s, the best row ~9,800 jobs/s.
+ * Best at concurrency ≤ 500 (sluice's largest): one work() call (localConcurrency 1) whose batch is
+ * the concurrency, pollingIntervalSeconds 0.5 (the minimum) and burstWhenBatchFull, which fetches
+ * again at once while fetches come back full (12's own option for what the 10 peer did by calling
+ * notifyWorker(id) after a full batch, ~3× the rate without it on 10). On 10 one work() with
+ * batchSize 500 beat 2 × 250, 4 × 500 and 50 × 1, as each fetch orders the backlog; the
+ * `priority: false` of the 10 peer (~40 % on 10) is gone: 12 ignores it since 12.30.0 and always
+ * fetches by priority, then creation order, on an index in that order.
  */
 export const PG_BOSS_SETTINGS: readonly PeerSetting[] = [
-  setting('defaults', 50, '50 work() calls, each batchSize 1, pollingIntervalSeconds 2', { workers: 50 }, 10),
-  setting('defaults', 500, '500 work() calls, each batchSize 1, pollingIntervalSeconds 2', { workers: 500 }, 10),
+  setting(
+    'defaults',
+    50,
+    '1 work() call, localConcurrency 50, batchSize 1, pollingIntervalSeconds 2',
+    { work: { localConcurrency: 50 } },
+    10,
+  ),
+  setting(
+    'defaults',
+    500,
+    '1 work() call, localConcurrency 500, batchSize 1, pollingIntervalSeconds 2',
+    { work: { localConcurrency: 500 } },
+    10,
+  ),
   setting(
     'best',
     500,
-    '1 work() call, batchSize 500, pollingIntervalSeconds 0.5, priority false, handler calls notifyWorker(id) after a full batch',
-    { workers: 1, work: { batchSize: 500, pollingIntervalSeconds: 0.5, priority: false }, notifyWhenFull: true },
+    '1 work() call, localConcurrency 1, batchSize 500, pollingIntervalSeconds 0.5, burstWhenBatchFull',
+    { work: { batchSize: 500, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true } },
   ),
 ];
 
 /**
  * One row per cell of the grid, at pg-boss's best for that concurrency (the 'best' row above, sized
- * to the cell): per process one work() call whose batch is the cell's concurrency (a batch handler
- * holds that many jobs in flight), pollingIntervalSeconds 0.5 (the minimum), priority false, and
- * notifyWorker after a full batch.
+ * to the cell): per process one work() call, one worker, whose batch is the cell's concurrency (a
+ * batch handler holds that many jobs in flight), pollingIntervalSeconds 0.5 (the minimum), and
+ * burstWhenBatchFull.
  */
 export function pgBossGridSetting(processes: number, concurrency: number): PeerSetting {
   const row = setting(
     'best',
     concurrency,
-    `${processes} process(es) × 1 work() call, batchSize ${concurrency}, pollingIntervalSeconds 0.5, priority false, notifyWorker(id) after a full batch`,
-    {
-      workers: 1,
-      work: { batchSize: concurrency, pollingIntervalSeconds: 0.5, priority: false },
-      notifyWhenFull: true,
-    },
+    `${processes} process(es) × 1 work() call, localConcurrency 1, batchSize ${concurrency}, pollingIntervalSeconds 0.5, burstWhenBatchFull`,
+    { work: { batchSize: concurrency, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true } },
   );
   return { ...row, processes };
 }
@@ -98,16 +108,19 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
     if (!boss) throw new Error('pg-boss peer: setup() first');
     return (await boss.getDb().executeSql(text, values)).rows;
   };
-  /** Index seek on job_i5 (name, start_after) WHERE state < 'active'. */
+  /** Index seeks on job_i14 (name, state, blocked, start_after) WHERE state is live. */
   const anyWaiting = async () =>
-    (await sql(`SELECT 1 FROM ${SCHEMA}.job WHERE name = $1 AND state < 'active' LIMIT 1`, [QUEUE])).length > 0;
-  /** No index has state = 'active': a scan of the queue's partition, so asked only once none waits. */
+    (await sql(`SELECT 1 FROM ${SCHEMA}.job WHERE name = $1 AND state IN ('created', 'retry') LIMIT 1`, [QUEUE]))
+      .length > 0;
   const anyActive = async () =>
     (await sql(`SELECT 1 FROM ${SCHEMA}.job WHERE name = $1 AND state = 'active' LIMIT 1`, [QUEUE])).length > 0;
-  /** One insert() call: one statement, its rows as one JSON parameter. */
+  /** One insert(name, jobs) call: one statement, its rows as one JSON parameter. */
   const insert = async (jobs: readonly BenchJob[]) => {
     if (!boss) throw new Error('pg-boss peer: setup() first');
-    await boss.insert(jobs.map((j) => ({ name: QUEUE, data: j.payload })));
+    await boss.insert(
+      QUEUE,
+      jobs.map((j) => ({ data: j.payload })),
+    );
   };
   const countLeft = async () =>
     Number(
@@ -116,7 +129,7 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
   return {
     name: `pg-boss ${VERSION}`,
     server: `PostgreSQL at ${url.hostname}:${url.port || 5432}`,
-    keeps: 'completed jobs (archived after 12 h)',
+    keeps: 'completed jobs (deleted after 7 days)',
     settings,
     available: () => answers(url.hostname, Number(url.port || 5432), SSL_REQUEST, (r) => r[0] === 83 || r[0] === 78),
     async setup() {
@@ -145,7 +158,7 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
         : `no fsync per commit (synchronous_commit ${commit}, fsync ${fsync})`;
     },
     async clear() {
-      await sql(`TRUNCATE ${SCHEMA}.job, ${SCHEMA}.archive`);
+      await sql(`TRUNCATE ${SCHEMA}.job`);
     },
     async enqueue(jobs: readonly BenchJob[]) {
       const started = performance.now();
@@ -198,26 +211,20 @@ export async function pgBossProducer(): Promise<Producer> {
   };
 }
 
-/** The child: pg-boss started with the setting's constructor options; `workers` work() calls on 'go'. */
+/** The child: pg-boss started with the setting's constructor options; one work() call on 'go'. */
 async function buildConsumers(s: PeerSetting, onProbe: OnProbe): Promise<Consumers> {
-  const { workers, work = {}, boss: bossOptions = {}, notifyWhenFull = false } = s.options as unknown as ChildOptions;
+  const { work = {}, boss: bossOptions = {} } = s.options as unknown as ChildOptions;
   const boss = new PgBoss({ ...bossOptions, connectionString: connectionString(), schema: SCHEMA });
   boss.on('error', fail);
   await boss.start();
-  const batchSize = work.batchSize ?? 1;
-  const addWorker = async () => {
-    let id: string | undefined;
-    id = await boss.work<{ probe?: number }>(QUEUE, work, async (jobs) => {
-      for (const job of jobs) if (job.data.probe !== undefined) onProbe(job.data.probe);
-      if (notifyWhenFull && id && jobs.length === batchSize) boss.notifyWorker(id);
-    });
-  };
   return {
     async start() {
-      for (let i = 0; i < workers; i++) await addWorker();
+      await boss.work<{ probe?: number }>(QUEUE, work, async (jobs) => {
+        for (const job of jobs) if (job.data.probe !== undefined) onProbe(job.data.probe);
+      });
     },
     async stop() {
-      await boss.stop({ graceful: true, wait: true });
+      await boss.stop({ graceful: true });
     },
   };
 }
