@@ -1,3 +1,4 @@
+import { binaryOrder } from '../db/binaryOrder.ts';
 import type { Executor, WriteResult } from '../db/executor.ts';
 import { planCountedChunks, type ServerChunkLimits } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
@@ -13,6 +14,7 @@ import { JOB_FLAGS } from '../model/jobFlags.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
+import { batchRow } from './batchRow.ts';
 import { flowAtEnqueue } from './flowAtEnqueue.ts';
 import { GroupEntry, type Placement } from './GroupEntry.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
@@ -20,35 +22,6 @@ import { storedApart } from './payloadApart.ts';
 import { type GraphPlan, graphRowsOf } from './planGraph.ts';
 import { type ApartPayload, apartIdsOf, apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
 import { writeBatchMembers } from './writeGroupMembers.ts';
-
-/** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
-const sqlOpenBatch = (t: Tables) => `
-INSERT INTO ${t.batches} (size, on_complete, created_at)
-VALUES (0, ?, NOW(3))`;
-
-/** Params: ?1 size, ?2 batch id. */
-const sqlCloseBatch = (t: Tables) => `
-UPDATE ${t.batches}
-SET size = ?
-WHERE id = ?`;
-
-/**
- * Params: ?1 batch id, ?2 the INSERT's insertId, ?3 its rows. Returns the ids that INSERT wrote, in
- * the order of its tuples: ids grow within a statement and across the statements of one transaction,
- * so they are the batch's ids from its first one on (ix_batch), the later chunks not written yet.
- */
-const sqlIdsWritten = (t: Tables) => `
-SELECT id
-FROM ${t.jobs}
-WHERE batch_id = ?
-  AND id >= ?
-ORDER BY id
-LIMIT ?`;
-
-/** Params: ?1 batch id. A batch that received no job (all duplicates) leaves no row. */
-const sqlDropBatch = (t: Tables) => `
-DELETE FROM ${t.batches}
-WHERE id = ?`;
 
 export interface BatchWriteResult {
   /** null when nothing was written (every job a duplicate). */
@@ -134,7 +107,7 @@ export class BatchWriter {
     onCompleteJson: string | null,
     graph: GraphPlan | null = null,
   ): Promise<BatchWriter> {
-    const { insertId } = await tx.write(sqlOpenBatch(runtime.tables), [onCompleteJson]);
+    const insertId = await batchRow.open(tx, runtime.tables, onCompleteJson);
     return new BatchWriter(tx, runtime.tables, insertId, limits, runtime.options.maxPayloadBytes, graph);
   }
 
@@ -213,7 +186,9 @@ export class BatchWriter {
       .map((p) => p.job)
       .filter((j): j is NormalizedJob & { idempotencyKey: string } => j.idempotencyKey !== null)
       // One global order: concurrent batches then lock keys in the same order and never deadlock on them.
-      .sort((a, b) => (a.queue === b.queue ? compare(a.idempotencyKey, b.idempotencyKey) : compare(a.queue, b.queue)));
+      .sort((a, b) =>
+        a.queue === b.queue ? binaryOrder(a.idempotencyKey, b.idempotencyKey) : binaryOrder(a.queue, b.queue),
+      );
     const reservation =
       keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
     const unique = reservation
@@ -309,17 +284,13 @@ export class BatchWriter {
     }
     this.#count += inserted;
     if (inFlight.indexes !== null) {
-      const rows = await this.tx.select<{ id: number | string }>(sqlIdsWritten(this.tables), [
-        this.batchId,
-        insertId,
-        inserted,
-      ]);
+      const rows = await batchRow.idsWritten(this.tx, this.tables, this.batchId, insertId, inserted);
       for (const [i, index] of inFlight.indexes.entries()) {
-        if (this.graph?.flags.has(index)) this.#ids.set(index, Number(rows[i]?.id));
+        if (this.graph?.flags.has(index)) this.#ids.set(index, Number(rows[i]));
         const held = this.#groupHeld.get(index);
         if (held === undefined) continue;
         this.#groupHeld.delete(index);
-        await this.#groups.hold(Number(rows[i]?.id), held);
+        await this.#groups.hold(Number(rows[i]), held);
       }
     }
     if (inFlight.grouped) await writeBatchMembers(this.tx, this.tables, insertId, this.batchId, inserted);
@@ -332,34 +303,16 @@ export class BatchWriter {
     await this.#flush();
     await this.#settle();
     for (const [queue, n] of await this.#groups.close()) this.#queues.set(queue, (this.#queues.get(queue) ?? 0) + n);
+    const counts = { skipped: this.#skipped, throttled: this.#throttled, chunks: this.#chunks };
     if (this.#count === 0) {
-      await this.tx.write(sqlDropBatch(this.tables), [this.batchId]);
-      return {
-        batchId: null,
-        count: 0,
-        skipped: this.#skipped,
-        throttled: this.#throttled,
-        chunks: this.#chunks,
-        queues: new Map(),
-      };
+      await batchRow.drop(this.tx, this.tables, this.batchId);
+      return { batchId: null, count: 0, ...counts, queues: new Map() };
     }
     if (this.graph !== null)
       await writeGraphRows(this.tx, this.tables, graphRowsOf(this.graph, this.#ids, this.#graphJobs), this.limits);
-    await this.tx.write(sqlCloseBatch(this.tables), [this.#count, this.batchId]);
-    return {
-      batchId: this.batchId,
-      count: this.#count,
-      skipped: this.#skipped,
-      throttled: this.#throttled,
-      chunks: this.#chunks,
-      queues: this.#queues,
-    };
+    await batchRow.close(this.tx, this.tables, this.batchId, this.#count);
+    return { batchId: this.batchId, count: this.#count, ...counts, queues: this.#queues };
   }
 }
 
 const isGrouped = (p: Pending): boolean => p.job.flow.group !== null;
-
-/** Binary order, as utf8mb4_bin sorts the primary key. */
-function compare(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}

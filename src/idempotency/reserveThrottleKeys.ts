@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { escape as sqlLiteral } from 'mysql2';
+import { binaryOrder } from '../db/binaryOrder.ts';
 import type { Executor } from '../db/executor.ts';
 import { type ChunkLimits, planChunks } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
@@ -70,7 +71,7 @@ export async function reserveThrottleKeys(
   jobs.forEach((job, i) => {
     if (!first.has(keyOf(job))) first.set(keyOf(job), i);
   });
-  const keys = [...first.keys()].sort(compare);
+  const keys = [...first.keys()].sort(binaryOrder);
   const tuples = keys.map((k) => {
     const job = jobs[first.get(k) as number] as ThrottledJob;
     const micros = job.windowMs * 1000;
@@ -109,9 +110,4 @@ export async function throttleHolder(tx: Executor, tables: Tables, job: Throttle
 
 function keyOf(job: { readonly queue: string; readonly key: string }): string {
   return `${job.queue}\u0000${job.key}`;
-}
-
-/** Binary order, as utf8mb4_bin sorts the primary key. */
-function compare(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }

@@ -1,4 +1,5 @@
 import { escape as sqlLiteral } from 'mysql2';
+import { binaryOrder } from '../db/binaryOrder.ts';
 import type { Executor } from '../db/executor.ts';
 import { type ChunkLimits, planChunks } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
@@ -135,7 +136,7 @@ export async function reserveGroupStarts(
         );
   const groups = [...given.values()]
     .filter((g) => g.rate !== null || defaults.has(g.queue) || rated.has(keyOf(g)))
-    .sort((a, b) => compare(keyOf(a), keyOf(b)));
+    .sort((a, b) => binaryOrder(keyOf(a), keyOf(b)));
   if (groups.length === 0) return jobs.map(() => null);
   const tuples = groups.map(
     (g) =>
@@ -206,9 +207,4 @@ export function reserve(cursor: Cursor, dueMs: number): number {
 
 function keyOf(job: { readonly queue: string; readonly group: string }): string {
   return `${job.queue}\u0000${job.group}`;
-}
-
-/** Binary order, as utf8mb4_bin sorts the primary key. */
-function compare(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
