@@ -32,7 +32,7 @@ try {
   const result = [];
   for (const fair of [false, true]) {
     await truncate(conn, [bench.tables.jobs, bench.tables.batches, bench.tables.jobHistory]);
-    await truncate(conn, [`${p}job_holds`, `${p}job_groups`, `${p}queues`]);
+    await truncate(conn, [`${p}job_holds`, `${p}job_groups`, `${p}job_group_members`, `${p}queues`]);
     await bench.sluice.queues.setLimits(BENCH_QUEUE, fair ? { fair: true, fairWindow: WINDOW } : { fair: false });
     const a = await bench.sluice.enqueueBatch(makeJobs(A_JOBS).map((job) => ({ ...job, group: 'A' })));
     const b = await bench.sluice.enqueueBatch(makeJobs(B_JOBS).map((job) => ({ ...job, group: 'B' })));
