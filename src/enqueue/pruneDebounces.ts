@@ -1,6 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { defined, integerIn } from '../options.ts';
+import { liveJobIds } from '../queues/liveJobIds.ts';
 import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
 
 /** Params: ?1 after job id, ?2 limit. One page of debounce keys in job id order (ix_job). */
@@ -10,12 +11,6 @@ FROM ${t.jobDebounces}
 WHERE job_id > ?
 ORDER BY job_id
 LIMIT ?`;
-
-/** Params: ?1 ids (list). Which of those jobs are still live. */
-const sqlLiveJobs = (t: Tables) => `
-SELECT id
-FROM ${t.jobs}
-WHERE id IN (?)`;
 
 /**
  * Params: ?1 (queue, key, job id) triples (list). Deletes keys whose job is gone, each only while it
@@ -68,10 +63,10 @@ async function pruneGone(
   page: readonly { queue: string; debounce_key: string; job_id: number | string }[],
 ): Promise<number> {
   if (page.length === 0) return 0;
-  const live = new Set(
-    (await db.select<{ id: number | string }>(sqlLiveJobs(tables), [page.map((r) => Number(r.job_id))])).map((r) =>
-      Number(r.id),
-    ),
+  const live = await liveJobIds(
+    db,
+    tables,
+    page.map((r) => Number(r.job_id)),
   );
   const gone = page.filter((r) => !live.has(Number(r.job_id))).map((r) => [r.queue, r.debounce_key, Number(r.job_id)]);
   if (gone.length === 0) return 0;

@@ -2,6 +2,7 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { defined, integerIn } from '../options.ts';
 import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
+import { liveJobIds } from './liveJobIds.ts';
 
 /** Params: ?1 after job id, ?2 limit. One page of group memberships in job id order (ix_job). */
 const sqlPage = (t: Tables) => `
@@ -10,12 +11,6 @@ FROM ${t.jobGroupMembers}
 WHERE job_id > ?
 ORDER BY job_id
 LIMIT ?`;
-
-/** Params: ?1 ids (list). Which of those jobs are still live. */
-const sqlLiveJobs = (t: Tables) => `
-SELECT id
-FROM ${t.jobs}
-WHERE id IN (?)`;
 
 /** Params: ?1 job ids (list, all gone). Deletes their memberships (ix_job). affectedRows = rows deleted. */
 const sqlDelete = (t: Tables) => `
@@ -57,9 +52,7 @@ export function pruneGroupMembers(
 
 async function pruneGone(db: Executor, tables: Tables, page: readonly number[]): Promise<number> {
   if (page.length === 0) return 0;
-  const live = new Set(
-    (await db.select<{ id: number | string }>(sqlLiveJobs(tables), [page])).map((r) => Number(r.id)),
-  );
+  const live = await liveJobIds(db, tables, page);
   const gone = page.filter((id) => !live.has(id));
   if (gone.length === 0) return 0;
   return (await db.write(sqlDelete(tables), [gone])).affectedRows;
