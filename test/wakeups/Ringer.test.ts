@@ -72,9 +72,16 @@ describe('Ringer', () => {
     await ring(h, 'steady', 1);
     expect(kills(h)).toHaveLength(1);
     // A producer's next enqueues, right after that round: one more round for all of them, once the gap is over.
-    for (let i = 0; i < 10; i++) h.ringer.ring('sluice_', new Map([['steady', 1]]));
-    await h.ringer.settled();
-    expect(kills(h)).toHaveLength(2);
+    // "Right after" is up to the event loop: on a loaded host the gap may already be over when they
+    // come, and the first goes alone. So up to three tries; one must gather all ten (ungathered, never).
+    let rounds = 0;
+    for (let attempt = 0; attempt < 3 && rounds !== 1; attempt++) {
+      const before = kills(h).length;
+      for (let i = 0; i < 10; i++) h.ringer.ring('sluice_', new Map([['steady', 1]]));
+      await h.ringer.settled();
+      rounds = kills(h).length - before;
+    }
+    expect(rounds).toBe(1);
     expect(h.errors).toEqual([]);
   });
 
