@@ -13,10 +13,12 @@ describe('the server unreachable while jobs finish', () => {
     const proxy = await startTcpProxy(db.url);
     const sluice = createSluice({ url: proxy.url, logger: testLogger });
     const gate = deferred();
+    const started: number[] = [];
     const finished: number[] = [];
     const work = defineJob({
       name: 'work',
       async handle(_payload, ctx) {
+        started.push(ctx.job.id);
         await gate.promise;
         finished.push(ctx.job.id);
       },
@@ -29,6 +31,9 @@ describe('the server unreachable while jobs finish', () => {
         await waitFor(async () => (await countRows(db, 'sluice_jobs', "lock_id <> ''")) === JOBS, {
           what: 'every job claimed',
         });
+        // A claim's commit can land before its rows reach the worker: cut only once every
+        // handler holds its job, or a claim lost in flight waits out the lock timeout.
+        await waitFor(() => started.length === JOBS, { what: 'every handler started' });
         // The server goes away just as the handlers finish, for two seconds.
         proxy.cut();
         gate.resolve();
