@@ -119,7 +119,9 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
       }),
     /**
      * One page of a queue's groups (in key order, after `after`; at most `limit`, default 100, up to
-     * 1,000), each with its own limit, the limit in force and its slots taken: one statement.
+     * 1,000), each with its own limit, the limit in force and its slots taken, its own rate, the
+     * rate in force and the starts reserved in its current window, the earliest start of a job of
+     * the group enqueued now, and its pause: one statement.
      */
     groups: (queue: string, options: { after?: string; limit?: number } = {}): Promise<GroupState[]> =>
       guard(() => listGroups(db, tables, queue, options)),

@@ -31,7 +31,9 @@ export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; 
                               and what holds their jobs back now (concurrency, rate, paused)
   sluice queue groups NAME [--after GROUP] [--max N]
                               NAME's groups in key order, each with its own limit, the limit in
-                              force and its slots taken (at most N, default 100, up to 1000)
+                              force and its slots taken; its own rate, the rate in force, the
+                              starts reserved in this window, the earliest start of a job
+                              enqueued now, its pause (at most N, default 100, up to 1000)
   sluice queue group-limit NAME GROUP --concurrency N|none
                               one group's own limit; its held jobs the new limit has room for
                               start at once

@@ -12,6 +12,7 @@ import type { PageContext } from './PageContext.ts';
 export function limitsForm(ctx: PageContext, queue: string, state: QueueLimitsState | null): SafeHtml {
   const cap = state?.concurrency ?? null;
   const rate = state?.rate ?? null;
+  const groupRate = state?.groupRate ?? null;
   const use = html`<p class="limits">${
     cap === null ? html`No concurrency cap.` : html`Cap <b>${cap}</b>: ${count(state?.running ?? 0, true)} running.`
   } ${
@@ -21,15 +22,20 @@ export function limitsForm(ctx: PageContext, queue: string, state: QueueLimitsSt
   } ${groupText(state)} ${blockedText(state)}</p>`;
   if (ctx.options.readOnly) return use;
   const back = ctx.href(ctx.path, Object.fromEntries([...ctx.query].filter(([key]) => !isNoticeParam(key))));
-  return html`${use}<form class="action limits-form" method="post" action="${ctx.href('/actions/set-queue-limits')}"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="return" value="${back}"><input type="hidden" name="queue" value="${queue}"><label>Cap <input name="concurrency" inputmode="numeric" size="6" value="${cap === null ? '' : String(cap)}"></label> <label>Rate <input name="rate_limit" inputmode="numeric" size="6" value="${rate === null ? '' : String(rate.limit)}"></label> <label>per ms <input name="rate_interval_ms" inputmode="numeric" size="8" value="${rate === null ? '' : String(rate.intervalMs)}"></label> <label>Per group <input name="group_concurrency" inputmode="numeric" size="6" value="${state?.groupConcurrency == null ? '' : String(state.groupConcurrency)}"></label> <label><input type="checkbox" name="fair" value="1"${state?.fairWindow == null ? '' : html` checked`}> Fair</label> <label>window <input name="fair_window" inputmode="numeric" size="6" value="${state?.fairWindow == null ? '' : String(state.fairWindow)}"></label> <button data-action="set-queue-limits">Save limits</button> <small>(empty: none)</small></form>`;
+  return html`${use}<form class="action limits-form" method="post" action="${ctx.href('/actions/set-queue-limits')}"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="return" value="${back}"><input type="hidden" name="queue" value="${queue}"><label>Cap <input name="concurrency" inputmode="numeric" size="6" value="${cap === null ? '' : String(cap)}"></label> <label>Rate <input name="rate_limit" inputmode="numeric" size="6" value="${rate === null ? '' : String(rate.limit)}"></label> <label>per ms <input name="rate_interval_ms" inputmode="numeric" size="8" value="${rate === null ? '' : String(rate.intervalMs)}"></label> <label>Per group <input name="group_concurrency" inputmode="numeric" size="6" value="${state?.groupConcurrency == null ? '' : String(state.groupConcurrency)}"></label> <label>Group rate <input name="group_rate_limit" inputmode="numeric" size="6" value="${groupRate === null ? '' : String(groupRate.limit)}"></label> <label>per ms <input name="group_rate_interval_ms" inputmode="numeric" size="8" value="${groupRate === null ? '' : String(groupRate.intervalMs)}"></label> <label><input type="checkbox" name="fair" value="1"${state?.fairWindow == null ? '' : html` checked`}> Fair</label> <label>window <input name="fair_window" inputmode="numeric" size="6" value="${state?.fairWindow == null ? '' : String(state.fairWindow)}"></label> <button data-action="set-queue-limits">Save limits</button> <small>(empty: none)</small></form>`;
 }
 
 /** The queue's defaults for its groups, and how many jobs wait for their group rather than for a worker. */
 function groupText(state: QueueLimitsState | null): SafeHtml | string {
   const perGroup = state?.groupConcurrency ?? null;
   const window = state?.fairWindow ?? null;
-  if (perGroup === null && window === null) return '';
-  return html`${perGroup === null ? '' : html`At most <b>${perGroup}</b> per group.`} ${
+  const groupRate = state?.groupRate ?? null;
+  const rateText =
+    groupRate === null
+      ? ''
+      : html`Each group starts at most <b>${groupRate.limit}</b> per ${duration(groupRate.intervalMs)}.`;
+  if (perGroup === null && window === null) return rateText;
+  return html`${perGroup === null ? '' : html`At most <b>${perGroup}</b> per group.`} ${rateText} ${
     window === null ? '' : html`Fair: each group keeps <b>${window}</b> jobs queued.`
   } ${count(state?.groupHeld ?? 0, (state?.groupHeld ?? 0) < 10_000)} held for their group.`;
 }

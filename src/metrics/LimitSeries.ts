@@ -5,8 +5,9 @@ const REASONS = ['concurrency', 'rate', 'paused'] as const;
 
 /**
  * The series of each queue with flow control (`sluice.queues.limits()`): its cap and rate, their
- * use now, and whether the queue holds its due jobs back (1 under the reason that does, 0 under the
- * others), so a dashboard can tell jobs held back by a limit from jobs waiting for a worker.
+ * use now, the defaults for its groups (concurrency, rate, fair window), and whether the queue
+ * holds its due jobs back (1 under the reason that does, 0 under the others), so a dashboard can
+ * tell jobs held back by a limit from jobs waiting for a worker.
  */
 export class LimitSeries {
   readonly #cap: Gauge<'queue'>;
@@ -18,6 +19,8 @@ export class LimitSeries {
   readonly #groupConcurrency: Gauge<'queue'>;
   readonly #fairWindow: Gauge<'queue'>;
   readonly #groupHeld: Gauge<'queue'>;
+  readonly #groupRateLimit: Gauge<'queue'>;
+  readonly #groupRateInterval: Gauge<'queue'>;
 
   constructor(registry: Registry) {
     const gauge = <L extends string>(name: string, help: string, labelNames: L[]) =>
@@ -55,12 +58,29 @@ export class LimitSeries {
       'Jobs held back by their group’s limit or the fair window (not waiting for a worker), counted up to 10,000.',
       ['queue'],
     );
+    this.#groupRateLimit = gauge(
+      'sluice_queue_group_rate_limit',
+      'The queue’s default rate for each of its groups: at most this many of a group’s starts per window.',
+      ['queue'],
+    );
+    this.#groupRateInterval = gauge(
+      'sluice_queue_group_rate_interval_seconds',
+      'The length of the window of the queue’s default group rate.',
+      ['queue'],
+    );
   }
 
   set(limits: readonly QueueLimitsState[]): void {
     for (const g of [this.#cap, this.#running, this.#rateLimit, this.#rateInterval, this.#rateUsed, this.#blocked])
       g.reset();
-    for (const g of [this.#groupConcurrency, this.#fairWindow, this.#groupHeld]) g.reset();
+    for (const g of [
+      this.#groupConcurrency,
+      this.#fairWindow,
+      this.#groupHeld,
+      this.#groupRateLimit,
+      this.#groupRateInterval,
+    ])
+      g.reset();
     for (const l of limits) {
       const queue = { queue: l.queue };
       if (l.concurrency !== null) this.#cap.set(queue, l.concurrency);
@@ -73,6 +93,10 @@ export class LimitSeries {
       if (l.groupConcurrency !== null) this.#groupConcurrency.set(queue, l.groupConcurrency);
       if (l.fairWindow !== null) this.#fairWindow.set(queue, l.fairWindow);
       if (l.groupConcurrency !== null || l.fairWindow !== null) this.#groupHeld.set(queue, l.groupHeld);
+      if (l.groupRate !== null) {
+        this.#groupRateLimit.set(queue, l.groupRate.limit);
+        this.#groupRateInterval.set(queue, l.groupRate.intervalMs / 1000);
+      }
       for (const reason of REASONS) this.#blocked.set({ queue: l.queue, reason }, l.blocked === reason ? 1 : 0);
     }
   }

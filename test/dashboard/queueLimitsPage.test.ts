@@ -81,18 +81,59 @@ describe('the queue page’s limits', () => {
     const page = await browser.page();
     await page.goto(`${dashboard.url}/queues/grouped`);
     await page.fill('.limits-form input[name="group_concurrency"]', '1');
+    await page.fill('.limits-form input[name="group_rate_limit"]', '2');
+    await page.fill('.limits-form input[name="group_rate_interval_ms"]', '86400000');
     await page.check('.limits-form input[name="fair"]');
     await page.locator('button[data-action="set-queue-limits"]').click();
     await page.waitForSelector('.notice:has-text("limits saved")');
-    expect((await db.sluice.queues.limits()).find((l) => l.queue === 'grouped')).toMatchObject({
+    const grouped = async () => (await db.sluice.queues.limits()).find((l) => l.queue === 'grouped');
+    expect(await grouped()).toMatchObject({
       groupConcurrency: 1,
       fairWindow: 500,
+      groupRate: { limit: 2, intervalMs: 86_400_000 },
     });
+    // Three jobs of g: one runs (limit 1), two wait for their group; the default rate of 2 a day
+    // gives two of them today's window and the third tomorrow's.
     await db.sluice.enqueueBatch(
       [1, 2, 3].map((n) => ({ name: 'gated', queue: 'grouped', payload: { n }, group: 'g' })),
     );
     await page.reload();
-    expect(await page.textContent('.limits')).toMatch(/At most 1 per group\.[\s\S]*Fair[\s\S]*2 held for their group/);
+    expect(await page.textContent('.limits')).toMatch(
+      /At most 1 per group\.[\s\S]*Each group starts at most 2 per 1\.0 d\.[\s\S]*Fair[\s\S]*2 held for their group/,
+    );
     expect(await page.isChecked('.limits-form input[name="fair"]')).toBe(true);
+    expect(await page.inputValue('.limits-form input[name="group_rate_limit"]')).toBe('2');
+    const row = page.locator('table.groups tr[data-group="g"]');
+    expect((await row.locator('td').allTextContents()).slice(0, 3)).toEqual([
+      'g',
+      '1 / 1 (queue default)',
+      '2 / 2 per 1.0 d (queue default)',
+    ]);
+    await screenshot(page, 'queue-groups');
+
+    // Half a rate, or a rate of 0, is a 400 naming the field, and changes nothing.
+    const statuses = await page.evaluate(async (url) => {
+      const form = document.querySelector('.limits-form') as HTMLFormElement;
+      const post = async (edit: (body: URLSearchParams) => void) => {
+        const body = new URLSearchParams(new FormData(form) as unknown as Record<string, string>);
+        edit(body);
+        const response = await fetch(url, { method: 'POST', body });
+        return [response.status, await response.text()] as const;
+      };
+      return [
+        await post((b) => {
+          b.set('group_concurrency', '7');
+          b.set('group_rate_interval_ms', '');
+        }),
+        await post((b) => {
+          b.set('group_concurrency', '7');
+          b.set('group_rate_limit', '0');
+        }),
+      ];
+    }, `${dashboard.url}/actions/set-queue-limits`);
+    expect(statuses.map(([status]) => status)).toEqual([400, 400]);
+    expect(statuses[0]?.[1]).toContain('group_rate_limit');
+    expect(statuses[1]?.[1]).toContain('groupRate.limit');
+    expect(await grouped()).toMatchObject({ groupConcurrency: 1, groupRate: { limit: 2, intervalMs: 86_400_000 } });
   });
 });

@@ -32,6 +32,12 @@ describe('groups, seen from outside', () => {
     const text = await new SluiceMetrics(db.sluice, 0).render();
     expect(text).toContain('sluice_queue_group_concurrency{queue="q"} 1');
     expect(text).toContain('sluice_queue_group_held{queue="q"} 2');
+    expect(text).not.toContain('sluice_queue_group_rate_limit{');
+    await db.sluice.queues.setLimits('q', { groupRate: { limit: 5, intervalMs: 2_000 } });
+    expect((await db.sluice.queues.limits())[0]?.groupRate).toEqual({ limit: 5, intervalMs: 2_000 });
+    const rated = await new SluiceMetrics(db.sluice, 0).render();
+    expect(rated).toContain('sluice_queue_group_rate_limit{queue="q"} 5');
+    expect(rated).toContain('sluice_queue_group_rate_interval_seconds{queue="q"} 2');
   });
 
   it('sluice queue limit / groups / group-limit', async () => {
@@ -43,10 +49,30 @@ describe('groups, seen from outside', () => {
     const one = await runCli(['queue', 'group-limit', 'q', 'g', '--concurrency', '3', '--url', url]);
     expect(jsonOutput(one)).toEqual({ queue: 'q', group: 'g', concurrency: 3, released: 1 });
     const groups = await runCli(['queue', 'groups', 'q', '--url', url]);
+    const unrated = { rate: null, effectiveRate: null, rateUsed: 0, nextStartAt: null, pausedUntil: null };
     expect(jsonOutput(groups)).toEqual({
       queue: 'q',
-      groups: [{ group: 'g', concurrency: 3, effectiveLimit: 3, active: 3 }],
+      groups: [{ group: 'g', concurrency: 3, effectiveLimit: 3, active: 3, ...unrated }],
     });
+    // A queue default rate of 2 a day: of group h's 3 jobs, 2 take today's window and 1 tomorrow's,
+    // so today's is used up and the next job would start at tomorrow's (UTC days, the DB clock).
+    const DAY_MS = 86_400_000;
+    await db.sluice.queues.setLimits('q', { groupRate: { limit: 2, intervalMs: DAY_MS } });
+    await db.sluice.enqueueBatch([1, 2, 3].map((n) => ({ name: 'x', queue: 'q', payload: { n }, group: 'h' })));
+    await db.query("UPDATE sluice_job_groups SET paused_until = NOW(3) + INTERVAL 1 HOUR WHERE group_key = 'g'");
+    const listed = jsonOutput<{ groups: Record<string, unknown>[] }>(
+      await runCli(['queue', 'groups', 'q', '--url', url]),
+    );
+    const [g, h] = listed.groups;
+    const daily = { limit: 2, intervalMs: DAY_MS };
+    expect(h).toMatchObject({ group: 'h', rate: null, effectiveRate: daily, rateUsed: 2, pausedUntil: null });
+    const next = Date.parse(h?.nextStartAt as string);
+    expect(next % DAY_MS).toBe(0);
+    expect(next).toBeGreaterThan(Date.now() - 60_000);
+    // g reserved nothing yet: its next job waits out the pause only.
+    expect(g).toMatchObject({ group: 'g', effectiveRate: daily, rateUsed: 0 });
+    expect(g?.pausedUntil).toEqual(expect.any(String));
+    expect(g?.nextStartAt).toBe(g?.pausedUntil);
     const bad = await runCli(['queue', 'limit', 'q', '--fair-window', '5', '--url', url]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/--fair-window goes with --fair/);

@@ -5,8 +5,9 @@ import { textField } from './Action.ts';
 /**
  * Sets a queue's cap and rate from the queue page's form: `concurrency`, `rate_limit` and
  * `rate_interval_ms`, each a whole number, or empty to remove that limit (a rate needs both
- * halves); `group_concurrency` (every group's default limit, empty: none), `fair` (a checkbox) and
- * `fair_window` (empty: the default). Workers pick the change up without a restart.
+ * halves); `group_concurrency` and `group_rate_limit` with `group_rate_interval_ms` (every group's
+ * default limit and rate, empty: none), `fair` (a checkbox) and `fair_window` (empty: the default).
+ * Every field is checked before anything is written. Workers pick the change up without a restart.
  */
 export const setQueueLimitsAction: Action = {
   name: 'set-queue-limits',
@@ -15,22 +16,23 @@ export const setQueueLimitsAction: Action = {
     queue: form.get('queue'),
     concurrency: form.get('concurrency'),
     rate: `${form.get('rate_limit')}/${form.get('rate_interval_ms')}`,
+    groupConcurrency: form.get('group_concurrency'),
+    groupRate: `${form.get('group_rate_limit')}/${form.get('group_rate_interval_ms')}`,
   }),
   async run(ctx, form) {
     const queue = textField(form, 'queue');
     const concurrency = wholeOrEmpty(form, 'concurrency');
-    const limit = wholeOrEmpty(form, 'rate_limit');
-    const intervalMs = wholeOrEmpty(form, 'rate_interval_ms');
+    const rate = rateOrEmpty(form, 'rate_limit', 'rate_interval_ms');
     const groupConcurrency = wholeOrEmpty(form, 'group_concurrency');
+    const groupRate = rateOrEmpty(form, 'group_rate_limit', 'group_rate_interval_ms');
     const fair = form.get('fair') === '1';
     const fairWindow = wholeOrEmpty(form, 'fair_window');
-    if ((limit === null) !== (intervalMs === null))
-      throw new DashboardRequestError(400, 'rate_limit', 'and rate_interval_ms go together: give both, or neither');
     try {
       await ctx.sluice.queues.setLimits(queue, {
         concurrency,
-        rate: limit === null || intervalMs === null ? null : { limit, intervalMs },
+        rate,
         groupConcurrency,
+        groupRate,
         fair,
         ...(fair && fairWindow !== null ? { fairWindow } : {}),
       });
@@ -41,6 +43,20 @@ export const setQueueLimitsAction: Action = {
     return { count: 1, notice: { code: 'queue-limits-set', queue } };
   },
 };
+
+/** A rate from its two fields, null when both are empty, or DashboardRequestError when one is missing. */
+function rateOrEmpty(
+  form: URLSearchParams,
+  limitField: string,
+  intervalField: string,
+): { limit: number; intervalMs: number } | null {
+  const limit = wholeOrEmpty(form, limitField);
+  const intervalMs = wholeOrEmpty(form, intervalField);
+  if (limit === null && intervalMs === null) return null;
+  if (limit === null || intervalMs === null)
+    throw new DashboardRequestError(400, limitField, `and ${intervalField} go together: give both, or neither`);
+  return { limit, intervalMs };
+}
 
 /** A whole-number field, null when empty, or DashboardRequestError naming it. */
 function wholeOrEmpty(form: URLSearchParams, field: string): number | null {

@@ -3,13 +3,14 @@ import { JOB_STATES, type JobState } from '../../jobControl/jobState.ts';
 import { QUEUE_NAME } from '../../model/queueName.ts';
 import { actionButton } from '../actionButton.ts';
 import { count, duration, time } from '../format.ts';
+import { groupsTable } from '../groupsTable.ts';
 import { html } from '../html.ts';
 import { limitsForm } from '../limitsForm.ts';
 import type { Page } from '../PageContext.ts';
 import { type QueueCounts, queueCounts } from '../queueCounts.ts';
 import { jobTable, nextLink } from './jobTable.ts';
 
-/** One queue: pause / resume, its counts, its limits (with a form to change them), the workers that listen to it, its jobs by state. */
+/** One queue: pause / resume, its counts, its limits (with a form to change them) and its groups, the workers that listen to it, its jobs by state. */
 export const queuePage: Page = async (ctx, [name]) => {
   let queue = '';
   try {
@@ -23,10 +24,11 @@ export const queuePage: Page = async (ctx, [name]) => {
   if (!(JOB_STATES as readonly string[]).includes(stateParam))
     throw new DashboardRequestError(400, 'state', `must be one of ${JOB_STATES.join(', ')}`);
   const state = stateParam as JobState;
-  const [paused, workers, limits] = await Promise.all([
+  const [paused, workers, limits, groups] = await Promise.all([
     ctx.sluice.queues.paused(),
     ctx.sluice.workers.list(),
     ctx.sluice.queues.limits(),
+    groupsTable(ctx, queue),
   ]);
   const pausedRow = paused.find((p) => p.queue === queue);
   const [counts] = (await queueCounts(ctx, [queue], {
@@ -59,6 +61,8 @@ ${
 </section>
 <h2>Flow control</h2>
 ${limitsForm(ctx, queue, limits.find((l) => l.queue === queue) ?? null)}
+<h3>Groups</h3>
+${groups}
 <h2>Workers listening (${listening.length})</h2>
 ${
   listening.length === 0
