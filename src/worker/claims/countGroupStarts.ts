@@ -108,9 +108,12 @@ export function isGroupRated(row: ClaimedRow): boolean {
  * one short transaction: lock their groups' rows, count each job against its group's current window
  * (DB clock, windows aligned to the interval, as a queue's rate), and give each job over the window
  * back, unclaimed and not retried, at the group's next reservation with room (after the jobs already
- * reserved: a job given back is given back once, not again at every window). A paused group's jobs
- * go past the pause. Returns the claimed rows that may start, in the claim's order: the unflagged
- * ones untouched (a claim with no flagged row never calls this). Four statements at most (lock,
+ * reserved, so that it is not claimed and given back again at every window with the rest of a
+ * backlog). A paused group's jobs go past the pause. It runs after the claim committed rather than
+ * inside it: the default claim is autocommit statements, and a transaction around every claim would
+ * cost jobs of no rated group; a claimed job does not start before this commits. Returns the claimed
+ * rows that may start, in the claim's order: the unflagged ones untouched (a claim with no flagged
+ * row never calls this). Four statements at most (lock,
  * read, store the counts, give back), whatever the rows and groups. If the count fails, the whole
  * claim is given back (retry_times unchanged) and the error thrown: none of its rows is left held by
  * a claim that will not run it.
