@@ -5,9 +5,11 @@
  * more jobs waiting than can start. Each handler (rateJobs/stamp.ts) writes its own start time;
  * the starts are counted per window (aligned to the clock, as the limit's windows are), the first
  * and last, partial, windows left out. With `--group` the limit is a per-group rate instead (the
- * queue's groupRate, reserved at enqueue) and every job belongs to one group: the same count shows
- * how closely a group's reserved starts hold. Progress goes to stderr; stdout gets the table and,
- * as its last line, the result as JSON.
+ * queue's groupRate) and every job belongs to one group: the same count shows how closely a group's
+ * rate holds. Group mode enqueues once the fleet is up, unless `--early`: then the backlog is written
+ * before the fleet starts, and its first windows' jobs are overdue when the workers come (a fleet
+ * that was down). Progress goes to stderr; stdout gets the table and, as its last line, the result
+ * as JSON.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +26,7 @@ const INTERVAL_MS = Number(process.env.RATE_INTERVAL_MS ?? 1_000);
 const DURATION_S = Number(process.env.RATE_DURATION_S ?? 60);
 const QUEUE = 'rated';
 const GROUP_MODE = process.argv.includes('--group');
+const EARLY = !GROUP_MODE || process.argv.includes('--early');
 const JOBS_DIR = fileURLToPath(new URL('./rateJobs/', import.meta.url));
 
 const bench = await openBench(process.env.BENCH_DATABASE ?? 'sluice_bench_rate');
@@ -49,18 +52,19 @@ try {
         ...(GROUP_MODE ? { group: 'tenant-1' } : {}),
       })),
     );
-  // A group's starts are reserved at enqueue: jobs enqueued before the fleet is up would be due
-  // before anyone claims them, and start in a burst (docs/flow-control.md). Enqueued once it is.
-  if (!GROUP_MODE) await enqueue();
+  // A group's jobs are spread over windows at enqueue: written before the fleet is up (--early),
+  // the windows that pass while it starts leave their jobs overdue together when it comes.
+  if (EARLY) await enqueue();
   const what = GROUP_MODE ? 'per group (one group)' : 'per queue';
   progress(`${backlog} jobs; ${WORKERS} workers, ${LIMIT} per ${INTERVAL_MS} ms ${what}, for ${DURATION_S} s`);
   const env = { MYSQL_URL: bench.url, LOG_LEVEL: 'warn' };
   const args = ['--import', 'tsx', ...SLUICE_CLI, 'work', '--queues', QUEUE, '--concurrency', '10'];
   const fleet = await startFleet(WORKERS, [...args, '--jobs', JOBS_DIR, '--prefix', bench.prefix], env);
-  if (GROUP_MODE) await enqueue();
+  if (!EARLY) await enqueue();
   await measureWithFleet(fleet, 'workers', () => sleep(DURATION_S * 1_000));
   const result = {
     mode: GROUP_MODE ? 'group' : 'queue',
+    early: EARLY,
     workers: WORKERS,
     limit: LIMIT,
     intervalMs: INTERVAL_MS,

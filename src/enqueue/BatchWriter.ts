@@ -212,11 +212,11 @@ export class BatchWriter {
       const columns = { ...plain, flags: this.graph !== null || plain.flags === true };
       const prefix = insertJobsPrefix(this.tables, columns);
       const tuples = wanted.map(({ job, index }, i) => {
-        const startAtMs = flow.startAtMs?.[i] ?? null;
+        const start = flow.starts?.[i] ?? null;
         // A held job of a rate-limited group keeps its reserved start as the run_at it is released to.
-        if (startAtMs !== null && this.#groupHeld.has(index))
-          this.#groupHeld.set(index, { ...job, runAt: new Date(startAtMs), delayMs: 0 });
-        const tuple = renderJobTuple(job, this.batchId, columns, places[i], startAtMs);
+        if (start !== null && this.#groupHeld.has(index))
+          this.#groupHeld.set(index, { ...job, runAt: new Date(start.atMs), delayMs: 0 });
+        const tuple = renderJobTuple(job, this.batchId, columns, places[i], start);
         const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(tuple);
         if (bytes > this.limits.maxStatementBytes) {
           throw new JobValidationError(
@@ -235,7 +235,7 @@ export class BatchWriter {
         const rows = wanted.slice(offset, offset + chunk.rows);
         const payloads = apart.slice(offset, offset + chunk.rows).filter((p): p is ApartPayload => p !== null);
         offset += chunk.rows;
-        const grouped = flow.startAtMs !== null || rows.some(isGrouped);
+        const grouped = flow.starts !== null || rows.some(isGrouped);
         await this.#send(chunk.sql, chunk.rows, this.#indexesToRead(rows), payloads, grouped);
       }
     }

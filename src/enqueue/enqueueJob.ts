@@ -7,7 +7,7 @@ import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idemp
 import { linkThrottleKey, reserveThrottleKeys, throttleHolder } from '../idempotency/reserveThrottleKeys.ts';
 import type { JobSpec } from '../model/job.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
-import { reserveGroupStarts } from '../queues/reserveGroupStarts.ts';
+import { type GroupStart, reserveGroupStarts } from '../queues/reserveGroupStarts.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { activeTracer } from '../tracing/activeTracer.ts';
 import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
@@ -137,14 +137,14 @@ async function writeInTransaction(
     const reservation = keyed ? await reserveIdempotencyKeys(tx, runtime.tables, [keyed], limits) : null;
     if (keyed && reservation?.won.size === 0)
       return { id: (await keyHolder(tx, runtime.tables, keyed)) ?? 0, duplicate: true };
-    const flowed = flow ? await flowOf(tx, runtime, job, limits) : { due: job, startAtMs: null };
+    const flowed = flow ? await flowOf(tx, runtime, job, limits) : { due: job, start: null };
     if ('result' in flowed) return flowed.result;
     const groups = job.group === null ? null : new GroupEntry(tx, runtime.tables);
     await groups?.resolve([job]);
     const place = groups?.placement(job, 0, false);
     const { insertId } = await tx.write(
       flow
-        ? insertJobsPrefix(runtime.tables, columns) + renderJobTuple(flowed.due, null, columns, place, flowed.startAtMs)
+        ? insertJobsPrefix(runtime.tables, columns) + renderJobTuple(flowed.due, null, columns, place, flowed.start)
         : sql,
     );
     if (flow) await afterInsert(tx, runtime, job, flowed, insertId);
@@ -153,10 +153,10 @@ async function writeInTransaction(
     if (traceContext) await writeTraceContext(tx, runtime.tables, { jobId: insertId }, traceContext);
     if (groups !== null && place?.held) {
       // Released to its reserved start, if its group's rate reserved one.
-      const startAtMs = flowed.startAtMs;
+      const start = flowed.start;
       await groups.hold(
         insertId,
-        startAtMs === null ? flowed.due : { ...flowed.due, runAt: new Date(startAtMs), delayMs: 0 },
+        start === null ? flowed.due : { ...flowed.due, runAt: new Date(start.atMs), delayMs: 0 },
       );
       // Rung only when its group had room for it.
       wrote.set(job.queue, (await groups.close()).get(job.queue) ?? 0);
@@ -170,7 +170,7 @@ async function writeInTransaction(
 }
 
 /** A job with flow control as it is to be written, or the result when none is written (throttled, debounced). */
-type Flowed = { due: NormalizedJob; startAtMs: number | null; throttleOwner?: string } | { result: EnqueueResult };
+type Flowed = { due: NormalizedJob; start: GroupStart | null; throttleOwner?: string } | { result: EnqueueResult };
 
 /**
  * Inside the transaction, before the INSERT: a throttle window taken drops the job; a debounce key
@@ -193,7 +193,7 @@ async function flowOf(tx: Executor, runtime: SluiceRuntime, job: NormalizedJob, 
     if (outcome.replaced) return { result: { id: outcome.id, duplicate: false, debounced: true } };
     due = { ...job, delayMs: debounce.delayMs };
   }
-  const [startAtMs = null] =
+  const [start = null] =
     job.flow.group === null
       ? []
       : await reserveGroupStarts(
@@ -210,7 +210,7 @@ async function flowOf(tx: Executor, runtime: SluiceRuntime, job: NormalizedJob, 
           ],
           limits,
         );
-  return throttleOwner === undefined ? { due, startAtMs } : { due, startAtMs, throttleOwner };
+  return throttleOwner === undefined ? { due, start } : { due, start, throttleOwner };
 }
 
 /** After the INSERT: the throttle window and the debounce key name the new job. */

@@ -3,7 +3,7 @@ import type { ChunkLimits } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
 import { reserveThrottleKeys } from '../idempotency/reserveThrottleKeys.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
-import { reserveGroupStarts } from '../queues/reserveGroupStarts.ts';
+import { type GroupStart, reserveGroupStarts } from '../queues/reserveGroupStarts.ts';
 
 /** What the flow control of some jobs decided: which are written, and when a rated group's jobs start. */
 export interface FlowAtEnqueue<T> {
@@ -11,8 +11,8 @@ export interface FlowAtEnqueue<T> {
   readonly kept: readonly T[];
   /** Jobs dropped because their throttle window was taken. */
   readonly throttled: number;
-  /** Per kept job, the start its group reserved (epoch ms), or null: its own run_at. */
-  readonly startAtMs: readonly (number | null)[] | null;
+  /** Per kept job, the start its group set and whether the group is rated, or null: its own run_at. */
+  readonly starts: readonly (GroupStart | null)[] | null;
 }
 
 /**
@@ -39,7 +39,7 @@ export async function flowAtEnqueue<T extends { readonly job: NormalizedJob }>(
     kept = pending.filter((p) => !lost.has(p));
     throttled = lost.size;
   }
-  if (!kept.some((p) => p.job.flow.group !== null)) return { kept, throttled, startAtMs: null };
+  if (!kept.some((p) => p.job.flow.group !== null)) return { kept, throttled, starts: null };
   const grouped = kept.filter((p) => p.job.flow.group !== null);
   const starts = await reserveGroupStarts(
     tx,
@@ -54,5 +54,5 @@ export async function flowAtEnqueue<T extends { readonly job: NormalizedJob }>(
     limits,
   );
   const byJob = new Map(grouped.map((p, i) => [p, starts[i] ?? null]));
-  return { kept, throttled, startAtMs: kept.map((p) => byJob.get(p) ?? null) };
+  return { kept, throttled, starts: kept.map((p) => byJob.get(p) ?? null) };
 }

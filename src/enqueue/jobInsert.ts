@@ -1,7 +1,9 @@
 import { escape as sqlLiteral } from 'mysql2';
 import type { Tables } from '../db/tables.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
+import { JOB_FLAGS } from '../model/jobFlags.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
+import type { GroupStart } from '../queues/reserveGroupStarts.ts';
 import { PAYLOAD_APART, storedApart } from './payloadApart.ts';
 
 /**
@@ -15,7 +17,7 @@ export interface JobColumns {
   readonly backoff: boolean;
   readonly idempotencyKey: boolean;
   readonly batchId: boolean;
-  /** A workflow's batch, or one with jobs of limited groups: every row names its jobs.flags. */
+  /** A workflow's batch, or one with jobs of groups (limited, rated): every row names its jobs.flags. */
   readonly flags?: boolean;
   /** Some job names a group: every row names its group_key. */
   readonly groupKey?: boolean;
@@ -54,7 +56,8 @@ const NO_GRAPH = { flags: 0, held: false };
  * Pure: one job as a VALUES tuple (mysql2's escaping: text protocol, so no placeholder limit).
  * run_at comes from the DB clock unless an absolute time was given; a held job (in a workflow, with
  * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds; a job of a rate-limited group
- * starts at the time its group reserved for it (`startAtMs`, reserveGroupStarts). A payload stored apart
+ * starts at the time its group reserved for it (`start`, reserveGroupStarts) and is flagged
+ * groupRated, so that its claim counts its start (countGroupStarts). A payload stored apart
  * (storedApart) is written as '' here and by writeApartPayloads in the same transaction.
  */
 export function renderJobTuple(
@@ -62,20 +65,21 @@ export function renderJobTuple(
   batchId: number | null,
   columns: JobColumns,
   graph: { readonly flags: number; readonly held: boolean } = NO_GRAPH,
-  startAtMs: number | null = null,
+  start: GroupStart | null = null,
 ): string {
   const runAt = graph.held
     ? `'${HELD_RUN_AT}'`
-    : startAtMs !== null
-      ? `'${new Date(startAtMs).toISOString().slice(0, 23).replace('T', ' ')}'`
+    : start !== null
+      ? `'${new Date(start.atMs).toISOString().slice(0, 23).replace('T', ' ')}'`
       : runAtSql(job);
+  const flags = start?.rated ? graph.flags | JOB_FLAGS.groupRated : graph.flags;
   const payload = sqlLiteral(storedApart(job.payload) ? PAYLOAD_APART : job.payload);
   let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${payload},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
   if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : sqlLiteral(job.backoff)}`;
   if (columns.batchId) tuple += `,${batchId ?? 'NULL'}`;
   if (columns.idempotencyKey) tuple += `,${job.idempotencyKey === null ? 'NULL' : sqlLiteral(job.idempotencyKey)}`;
-  if (columns.flags) tuple += `,${graph.flags}`;
+  if (columns.flags) tuple += `,${flags}`;
   if (columns.groupKey) tuple += `,${job.group === null ? 'NULL' : sqlLiteral(job.group.key)}`;
   return `${tuple})`;
 }

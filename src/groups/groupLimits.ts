@@ -48,7 +48,10 @@ LIMIT ?`;
 export interface GroupLimits {
   /** At most this many of the group's jobs live and unheld (waiting, running, awaiting a retry) at once, fleet-wide. */
   readonly concurrency?: number | null;
-  /** At most `limit` of the group's jobs start per `intervalMs`, reserved at enqueue (setGroupRate). */
+  /**
+   * At most `limit` of the group's jobs start per `intervalMs`: spread over windows at enqueue and
+   * counted at claim (docs/flow-control.md, "Per-group rate limits"). Applies to jobs enqueued from then on.
+   */
   readonly rate?: { readonly limit: number; readonly intervalMs: number } | null;
 }
 

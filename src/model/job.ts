@@ -91,7 +91,10 @@ export interface Job<P = unknown> {
   readonly createdAt: Date;
   /** The claim this worker holds on the job (the fence). */
   readonly lockId: string;
-  /** Bits of jobs.flags (src/model/jobFlags.ts): whether the job has parents or dependents. */
+  /**
+   * Bits of jobs.flags (src/model/jobFlags.ts): whether the job has parents or dependents, holds a
+   * group slot, or counts its start against its group's rate.
+   */
   readonly flags: number;
 }
 

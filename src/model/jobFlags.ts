@@ -1,6 +1,7 @@
 /**
- * Bits of jobs.flags, read with the claimed row so that a completion knows, with no extra read,
- * whether it must look at job_edges. A job outside every graph has flags 0 and pays nothing.
+ * Bits of jobs.flags, read with the claimed row so that a claim or a completion knows, with no extra
+ * read, whether it must look at job_edges or job_groups. A job outside every graph and limit has
+ * flags 0 and pays nothing.
  */
 export const JOB_FLAGS = {
   /** Rows of job_edges name this job as parent: its end releases, or cancels, its children. */
@@ -13,4 +14,10 @@ export const JOB_FLAGS = {
    * a slot passes to the group's next held job, or is given back; a hold is dropped.
    */
   inGroup: 4,
+  /**
+   * The job's group had a rate when it was enqueued: its claim counts its start against the group's
+   * current window, and a claim over the window gives it back for a later one
+   * (src/worker/claims/countGroupStarts.ts). Set at enqueue, kept through retries and snoozes.
+   */
+  groupRated: 8,
 } as const;

@@ -86,7 +86,8 @@ export interface QueueLimits {
   readonly fairWindow?: number;
   /**
    * At most `limit` jobs of each group of the queue start per `intervalMs`, for a group with no rate
-   * of its own: reserved at enqueue (docs/flow-control.md, "Per-group rate limits").
+   * of its own: spread over windows at enqueue and counted at claim (docs/flow-control.md,
+   * "Per-group rate limits"). Applies to jobs enqueued from then on.
    */
   readonly groupRate?: { readonly limit: number; readonly intervalMs: number } | null;
 }

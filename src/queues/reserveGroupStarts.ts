@@ -71,6 +71,15 @@ export interface GroupStartRequest {
   readonly delayMs: number;
 }
 
+/**
+ * Where a job of a group with a rate or a pause starts (epoch ms on the DB clock), and whether its
+ * group has a rate: then its claim counts the start as well (JOB_FLAGS.groupRated).
+ */
+export interface GroupStart {
+  readonly atMs: number;
+  readonly rated: boolean;
+}
+
 interface GroupRow {
   queue: string;
   group_key: string;
@@ -82,8 +91,8 @@ interface GroupRow {
   now_ms: number | string;
 }
 
-/** A group's rate and where its reservations stand. */
-interface Cursor {
+/** A group's rate and where its reservations stand (the enqueue's, and a claim's that gives a start back). */
+export interface RateCursor {
   readonly limit: number;
   readonly intervalMs: number;
   readonly pausedUntilMs: number;
@@ -93,11 +102,14 @@ interface Cursor {
 
 /**
  * Inside the enqueue's transaction: reserves a start for each job of a rate-limited group, in the
- * order given, and returns it (epoch ms on the DB clock) per job, or null for a job whose group has
- * no rate (it keeps its own run_at). A group's row holds the latest window with reservations and
+ * order given, and returns it per job (GroupStart), or null for a job whose group has no rate and
+ * no pause (it keeps its own run_at). A group's row holds the latest window with reservations and
  * their count: each job takes the first window from its own due time (or the group's pause) with
  * room, so 1,000 jobs of a group limited to 100 a minute get 10 minutes' worth of run_at, and wait
- * as future jobs outside the claim's head range. A group paused by a handler (pauseGroupFor) starts
+ * as future jobs outside the claim's head range. That bounds when they fall due, not when they
+ * start: jobs that fall due together (a fleet behind, or down) are held to the rate by their claim,
+ * which counts their starts (countGroupStarts) and gives a job over its window the next reservation
+ * from this same cursor, once. A group paused by a handler (pauseGroupFor) starts
  * its new jobs after the pause, with or without a rate. At most five statements, whatever the number
  * of jobs and groups (each bounded by the packet limit): the queues' defaults, which groups have a
  * rate or pause of their own (skipped when every group has a rate given or by default), lock those
@@ -108,7 +120,7 @@ export async function reserveGroupStarts(
   tables: Tables,
   jobs: readonly GroupStartRequest[],
   limits: ChunkLimits,
-): Promise<(number | null)[]> {
+): Promise<(GroupStart | null)[]> {
   if (jobs.length === 0) return [];
   const queues = [...new Set(jobs.map((j) => j.queue))];
   const defaults = new Map(
@@ -146,7 +158,7 @@ export async function reserveGroupStarts(
     await tx.write(statement + SQL_LOCK_GROUPS_SUFFIX);
   const rows = await tx.select<GroupRow>(sqlGroupRows(tables), [groups.map((g) => [g.queue, g.group])]);
   const nowMs = Number(rows[0]?.now_ms ?? Date.now());
-  const cursors = new Map<string, Cursor>();
+  const cursors = new Map<string, RateCursor>();
   /** Groups without a rate that a handler paused: their jobs start after the pause, unspaced. */
   const pauses = new Map<string, number>();
   for (const r of rows) {
@@ -173,9 +185,9 @@ export async function reserveGroupStarts(
     const cursor = cursors.get(keyOf(job));
     if (cursor === undefined) {
       const pausedUntilMs = pauses.get(keyOf(job));
-      return pausedUntilMs !== undefined && pausedUntilMs > ownDueMs ? pausedUntilMs : null;
+      return pausedUntilMs !== undefined && pausedUntilMs > ownDueMs ? { atMs: pausedUntilMs, rated: false } : null;
     }
-    return reserve(cursor, Math.max(ownDueMs, cursor.pausedUntilMs));
+    return { atMs: reserve(cursor, Math.max(ownDueMs, cursor.pausedUntilMs)), rated: true };
   });
   const stored = [...cursors].map(([key, c]) => {
     const [queue, group] = key.split('\u0000') as [string, string];
@@ -191,7 +203,7 @@ export async function reserveGroupStarts(
  * cursor is behind it, else the cursor's window while it has room, else the next one. Returns the
  * later of the job's due time and its window's start.
  */
-export function reserve(cursor: Cursor, dueMs: number): number {
+export function reserve(cursor: RateCursor, dueMs: number): number {
   const dueWindow = Math.floor(dueMs / cursor.intervalMs) * cursor.intervalMs;
   if (cursor.windowMs === null || cursor.windowMs < dueWindow) {
     cursor.windowMs = dueWindow;

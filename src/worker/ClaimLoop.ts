@@ -12,6 +12,7 @@ import { type ClaimedRow, claimedJob } from './claims/claimedRow.ts';
 import { claimRandomHead } from './claims/claimRandomHead.ts';
 import { claimSkipLocked } from './claims/claimSkipLocked.ts';
 import { claimWithinLimits } from './claims/claimWithinLimits.ts';
+import { countGroupStarts, isGroupRated } from './claims/countGroupStarts.ts';
 import { DrainRate } from './DrainRate.ts';
 import { QueueGates } from './QueueGates.ts';
 import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
@@ -227,6 +228,8 @@ export class ClaimLoop {
               headSize: this.options.headSize,
             });
     }
+    // Jobs of rated groups count their starts before any of them runs; others pay nothing here.
+    if (rows.some(isGroupRated)) rows = await countGroupStarts(db, tables, lockId, rows);
     const latencyMs = performance.now() - started;
     this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
     this.report.claimRound(queue, rows.map(claimedJob));

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { limitFlags } from '../../src/cli/limitFlags.ts';
 import { JobValidationError, OptionsError } from '../../src/index.ts';
 import { pruneGroupMembers } from '../../src/queues/pruneGroupMembers.ts';
-import { countRows, operationsOf } from '../helpers/factory.ts';
+import { ClaimTokens } from '../../src/worker/ClaimTokens.ts';
+import { claimRandomHead } from '../../src/worker/claims/claimRandomHead.ts';
+import { countGroupStarts } from '../../src/worker/claims/countGroupStarts.ts';
+import { retryJob } from '../../src/worker/claims/retryJob.ts';
+import { snoozeJob } from '../../src/worker/claims/snoozeJob.ts';
+import { countRows, NO_CLAIM, operationsOf } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -149,5 +154,112 @@ describe('per-group rate limits', () => {
     await expect(db.sluice.queues.setGroupLimits('q', '', { rate: null })).rejects.toThrow(OptionsError);
     expect(await countRows(db, 'sluice_jobs')).toBe(0);
     expect(await countRows(db, 'sluice_job_groups')).toBe(0);
+  });
+});
+
+/**
+ * The claim's side: a job of a rated group is flagged at enqueue, and its claim counts its start in
+ * the group's current window before it runs. Windows of a day here, so that no window ends during a
+ * test: a due backlog of several windows (jobs reserved from three days back, as when the fleet was
+ * down) starts `limit` per window, whatever was due.
+ */
+describe("a rated group's starts, counted at claim", () => {
+  const DAY = 86_400_000;
+  const tokens = new ClaimTokens();
+  const claim = async (queue: string, want = 50) => {
+    const { exec, tables } = operationsOf(db);
+    const lockId = tokens.next();
+    const rows = await claimRandomHead(exec, tables, { queue, priorities: [0], want, lockId, headSize: 100 });
+    return { lockId, rows, exec, tables };
+  };
+  const backlog = (queue: string, group: string, n: number) =>
+    db.sluice.enqueueBatch(
+      Array.from({ length: n }, (_, i) => ({
+        name: 'n',
+        queue,
+        group,
+        groupLimits: { rate: { limit: 2, intervalMs: DAY } },
+        runAt: new Date(Date.now() - 3 * DAY),
+        payload: { i },
+      })),
+    );
+
+  it('starts at most `limit` per window of a due backlog; the rest go back unclaimed, no attempt counted', async () => {
+    await backlog('api', 'acme', 6);
+    // Reserved two a day from three days back: all six are due now (the fault of an enqueue-time bound).
+    expect(await due('acme')).toBe(6);
+    const { lockId, rows, exec, tables } = await claim('api');
+    expect(rows).toHaveLength(6);
+    const starting = await countGroupStarts(exec, tables, lockId, rows);
+    expect(starting).toHaveLength(2);
+    // The four others: free, not retried, and due no sooner than the next window (after its reservations).
+    const back = await db.query<{ lock_id: string; locked_at: Date; retry_times: number; run_at: Date }>(
+      'SELECT lock_id, locked_at, retry_times, run_at FROM sluice_jobs WHERE lock_id = ?',
+      [''],
+    );
+    expect(back).toHaveLength(4);
+    const nextWindow = (Math.floor(Date.now() / DAY) + 1) * DAY;
+    for (const row of back) {
+      expect(row).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 0 });
+      expect(row.run_at.getTime()).toBeGreaterThanOrEqual(nextWindow);
+    }
+    expect(await perWindow('acme', DAY)).toEqual([2, 2, 2]);
+    // A second claim in the window finds none of them due.
+    expect((await claim('api')).rows).toEqual([]);
+  });
+
+  it('bounds a retried job as well: its retry counts against the window it starts in', async () => {
+    await backlog('api', 'retried', 2);
+    const first = await claim('api');
+    const started = await countGroupStarts(first.exec, first.tables, first.lockId, first.rows);
+    expect(started).toHaveLength(2);
+    const failed = Number(started[0]?.id);
+    await retryJob(first.exec, first.tables, { id: failed, lockId: first.lockId }, 0, 'boom');
+    const again = await claim('api');
+    expect(again.rows.map((r) => Number(r.id))).toEqual([failed]);
+    expect(await countGroupStarts(again.exec, again.tables, again.lockId, again.rows)).toEqual([]);
+    const [row] = await db.query<{ retry_times: number; run_at: Date }>(
+      'SELECT retry_times, run_at FROM sluice_jobs WHERE id = ?',
+      [failed],
+    );
+    expect(row?.retry_times).toBe(1); // its failure, not the deferral
+    expect(row?.run_at.getTime()).toBeGreaterThanOrEqual((Math.floor(Date.now() / DAY) + 1) * DAY);
+  });
+
+  it('gives back a job claimed while a handler paused its group, past the pause', async () => {
+    await backlog('api', 'paused', 2);
+    const both = await claim('api');
+    expect(both.rows).toHaveLength(2);
+    const [a, b] = both.rows.map((r) => Number(r.id)) as [number, number];
+    // a's handler hits the partner's wall and pauses the group; b, claimed beside it, has not started.
+    await snoozeJob(both.exec, both.tables, { id: a, queue: 'api', lockId: both.lockId }, 60_000, {
+      queue: false,
+      group: true,
+    });
+    const bRow = both.rows.filter((r) => Number(r.id) === b);
+    expect(await countGroupStarts(both.exec, both.tables, both.lockId, bRow)).toEqual([]);
+    const [row] = await db.query<{ lock_id: string; past_pause: number }>(
+      `SELECT j.lock_id, j.run_at >= g.paused_until AS past_pause
+       FROM sluice_jobs j JOIN sluice_job_groups g ON g.queue = j.queue AND g.group_key = j.group_key
+       WHERE j.id = ?`,
+      [b],
+    );
+    expect(row).toEqual({ lock_id: '', past_pause: 1 });
+  });
+
+  it('flags only jobs of rated groups: others are claimed as before', async () => {
+    await db.sluice.enqueueBatch([
+      { name: 'n', queue: 'mixed', group: 'free' },
+      { name: 'n', queue: 'mixed' },
+      { name: 'n', queue: 'mixed', group: 'r', groupLimits: { rate: { limit: 1, intervalMs: DAY } } },
+    ]);
+    const flags = await db.query<{ group_key: string | null; flags: number }>(
+      'SELECT group_key, flags FROM sluice_jobs ORDER BY id',
+    );
+    expect(flags).toEqual([
+      { group_key: 'free', flags: 0 },
+      { group_key: null, flags: 0 },
+      { group_key: 'r', flags: 8 },
+    ]);
   });
 });

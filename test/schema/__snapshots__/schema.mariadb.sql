@@ -130,6 +130,8 @@ CREATE TABLE `<prefix>job_groups` (
   `rate_window_ms` bigint(20) DEFAULT NULL,
   `rate_used` int(10) unsigned NOT NULL DEFAULT 0,
   `paused_until` datetime(3) DEFAULT NULL,
+  `start_window_ms` bigint(20) DEFAULT NULL,
+  `starts` int(10) unsigned NOT NULL DEFAULT 0,
   PRIMARY KEY (`queue`,`group_key`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
