@@ -20,10 +20,13 @@ ON DUPLICATE KEY UPDATE concurrency_limit = IF(? IS NULL, concurrency_limit, ?)`
 
 /**
  * Params: ?1 queue, ?2 group. The locked row's limit in force — its own, else the queue's default
- * group concurrency, else the queue's fair window (all NULL: none) — and its slots taken.
+ * group concurrency, else the queue's fair window (all NULL: none) —, whether that is the fair
+ * window (a soft bound), and its slots taken.
  */
 const sqlReadGroup = (t: Tables) => `
-SELECT COALESCE(g.concurrency_limit, q.group_concurrency, q.fair_window) AS effective_limit, g.active
+SELECT COALESCE(g.concurrency_limit, q.group_concurrency, q.fair_window) AS effective_limit,
+       g.concurrency_limit IS NULL AND q.group_concurrency IS NULL AND q.fair_window IS NOT NULL AS fair,
+       g.active
 FROM ${t.jobGroups} g
 LEFT JOIN ${t.queues} q ON q.queue = g.queue
 WHERE g.queue = ?
@@ -94,18 +97,26 @@ export interface GroupChange {
  * many jobs it released (the caller rings the queue after the commit). Statements: the lock, one
  * read, and with held jobs to release one indexed read of ix_group, one UPDATE, one DELETE; then
  * one UPDATE of the row.
+ *
+ * A fair window (no concurrency limit in force) is a soft bound that only keeps one group from
+ * flooding the claim's head range, so it is refilled with hysteresis: nothing is released while the
+ * group still has more than half its window live, and then it is refilled to the whole window in one
+ * page. A dominant group thus costs one release per half window of jobs, not one per job; its
+ * completions settle lazily, after their commit (src/worker/FairGroupSettler.ts).
  */
 export async function settleGroup(tx: Executor, tables: Tables, change: GroupChange): Promise<number> {
   const { queue, group, limit } = change;
   await tx.write(sqlLockGroup(tables), [queue, group, limit, limit, limit]);
-  const [row] = await tx.select<{ effective_limit: number | string | null; active: number | string }>(
-    sqlReadGroup(tables),
-    [queue, group],
-  );
+  const [row] = await tx.select<{
+    effective_limit: number | string | null;
+    fair: number | string | null;
+    active: number | string;
+  }>(sqlReadGroup(tables), [queue, group]);
   const was = Number(row?.active ?? 0);
   const active = change.recount ? await change.recount(tx) : Math.max(0, was - change.freed);
   const ceiling = row?.effective_limit == null ? null : Number(row.effective_limit);
-  const room = ceiling === null ? RELEASE_PAGE : Math.min(RELEASE_PAGE, ceiling - active);
+  const refill = ceiling !== null && Number(row?.fair) === 1 ? active * 2 <= ceiling : true;
+  const room = !refill ? 0 : ceiling === null ? RELEASE_PAGE : Math.min(RELEASE_PAGE, ceiling - active);
   let released = 0;
   if (room > 0) {
     const held = (await tx.select<{ job_id: number | string }>(sqlNextHeld(tables), [queue, group, room])).map((r) =>

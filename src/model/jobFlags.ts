@@ -13,4 +13,17 @@ export const JOB_FLAGS = {
    * a slot passes to the group's next held job, or is given back; a hold is dropped.
    */
   inGroup: 4,
+  /**
+   * The job belongs to a group of a fair queue with no concurrency limit: it counts in the group's
+   * fair window (a soft bound), or waits for room in job_holds. Its completion does not touch the
+   * group's row: the worker settles its group's freed count after the commit, a page at a time
+   * (src/worker/FairGroupSettler.ts); its other ends (dead-letter, cancel) settle at once as inGroup does.
+   */
+  fairShare: 8,
 } as const;
+
+/** The flags a completion's plain statements take: none, or only a fair share (settled after the commit). */
+export const PLAIN_COMPLETION_FLAGS = `(0, ${JOB_FLAGS.fairShare})`;
+
+/** Either flag that puts a job in its group's count (job_groups.active) or in its holds. */
+export const GROUP_FLAGS = JOB_FLAGS.inGroup | JOB_FLAGS.fairShare;
