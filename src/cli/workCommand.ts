@@ -33,7 +33,7 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
                            \`sluice metrics\`; 0: every beat (default: ${D.metricsIntervalMs})
   --metrics-max-names N    job names counted apart in the metrics; the rest as "(other)" (default: ${D.metricsMaxNames})
   --fair-settle-interval-ms N  how often finished jobs of fair groups are counted off their groups'
-                           windows, each refilled below half (default: ${D.fairSettleIntervalMs})
+                           windows, each refilled from 3/4 (default: ${D.fairSettleIntervalMs})
 ${COMMON_HELP}`;
 
 export async function workCommand(argv: string[]): Promise<number> {

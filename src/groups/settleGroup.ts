@@ -6,6 +6,15 @@ import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 export const RELEASE_PAGE = 1_000;
 
 /**
+ * A fair window is refilled once its group's live jobs are at most this share of it. Lower: fewer,
+ * bigger releases; higher: more slack for the settle's own latency (a worker settles after its
+ * interval, and a loaded host stretches each settle to tens or hundreds of ms), during which the
+ * group's workers drain what is left of the window. Three quarters: a dominant group costs one
+ * release per quarter window (125 jobs by default) and keeps a quarter window in hand meanwhile.
+ */
+const REFILL_BELOW = 3 / 4;
+
+/**
  * Params: ?1 queue, ?2 group, ?3 limit given (or NULL), ?4 the same, ?5 the same. Creates the
  * group's row if it has none, writes the limit a job or an operator gave (NULL: the row's stays),
  * and locks the row for the rest of the transaction: every change of the group's slots takes it in
@@ -100,8 +109,8 @@ export interface GroupChange {
  *
  * A fair window (no concurrency limit in force) is a soft bound that only keeps one group from
  * flooding the claim's head range, so it is refilled with hysteresis: nothing is released while the
- * group still has more than half its window live, and then it is refilled to the whole window in one
- * page. A dominant group thus costs one release per half window of jobs, not one per job; its
+ * group still has more than REFILL_BELOW of its window live, and then it is refilled to the whole
+ * window in one page. A dominant group thus costs one release per quarter window, not one per job; its
  * completions settle lazily, after their commit (src/worker/FairGroupSettler.ts).
  */
 export async function settleGroup(tx: Executor, tables: Tables, change: GroupChange): Promise<number> {
@@ -115,7 +124,7 @@ export async function settleGroup(tx: Executor, tables: Tables, change: GroupCha
   const was = Number(row?.active ?? 0);
   const active = change.recount ? await change.recount(tx) : Math.max(0, was - change.freed);
   const ceiling = row?.effective_limit == null ? null : Number(row.effective_limit);
-  const refill = ceiling !== null && Number(row?.fair) === 1 ? active * 2 <= ceiling : true;
+  const refill = ceiling === null || Number(row?.fair) !== 1 || active <= ceiling * REFILL_BELOW;
   const room = !refill ? 0 : ceiling === null ? RELEASE_PAGE : Math.min(RELEASE_PAGE, ceiling - active);
   let released = 0;
   if (room > 0) {

@@ -30,8 +30,9 @@ interface Freed {
  * fair share's completion is the plain fenced delete (src/worker/claims/completeJobs.ts) and this
  * buffer counts it, per (queue, group); every `intervalMs` (jittered ±50 %) it settles each group
  * with counts in one short transaction of its own (settleGroup: lock the row, count the jobs off,
- * and — once fewer than half the window are live — refill the window in one page). A dominant group
- * thus costs a worker one small transaction per interval, and a release per half window of jobs.
+ * and — once at most three quarters of the window are live — refill the window in one page). A
+ * dominant group thus costs a worker one small transaction per interval, and a release per quarter
+ * window of jobs.
  *
  * A worker that dies with counts unsettled leaves its groups' rows too high: the window shrinks for
  * a while, at worst to nothing with jobs still held; reconcileGroups recounts such a group once its

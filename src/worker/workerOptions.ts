@@ -88,8 +88,8 @@ export interface WorkerOptions {
   /**
    * How often this worker settles the fair groups of the jobs it completed (jittered ±50 %): a fair
    * share's completion does not touch its group's row; the worker counts it and, once per interval
-   * and group, counts the jobs off in one short transaction, refilling the group's window once fewer
-   * than half of it are live. Longer: fewer transactions, and a window that refills later (a group
+   * and group, counts the jobs off in one short transaction, refilling the group's window once at
+   * most three quarters of it are live. Longer: fewer transactions, and a window that refills later (a group
    * may run short of live jobs meanwhile); counts of a worker that dies unsettled are recounted by
    * the maintenance process (reconcileGroups). @defaultValue 25
    */
