@@ -12,6 +12,14 @@ import type { WorkerEvents } from './WorkerEvents.ts';
  */
 const MAX_UNSETTLED_MS = 10_000;
 
+/**
+ * How long after its last completed fair share a worker counts as draining a fair group. Meanwhile a
+ * claim round that found nothing waits at most two settle intervals: the window refills in pages,
+ * released by whichever worker's settle gets there, and a ring from another process can come late
+ * (its ringer may not yet have seen this worker asleep), while the worker's poll delay grows to seconds.
+ */
+const DRAINING_MS = 1_000;
+
 interface Freed {
   readonly queue: string;
   readonly group: string;
@@ -42,6 +50,8 @@ export class FairGroupSettler {
   #pending = new Map<string, Freed>();
   #timer: NodeJS.Timeout | undefined;
   #settling: Promise<void> | undefined;
+  /** When this worker last completed a fair share (performance.now()). */
+  #lastCompletedAt = Number.NEGATIVE_INFINITY;
   /** Stopping: no timer is set again; drain() settles what is left. */
   #draining = false;
 
@@ -60,7 +70,14 @@ export class FairGroupSettler {
       this.#count(r.job.queue, r.fairGroup, 1, Date.now());
       counted = true;
     }
-    if (counted) this.#schedule();
+    if (!counted) return;
+    this.#lastCompletedAt = performance.now();
+    this.#schedule();
+  }
+
+  /** While this worker drains a fair group (DRAINING_MS), the longest wait after an empty claim round; else null. */
+  idleCapMs(): number | null {
+    return performance.now() - this.#lastCompletedAt < DRAINING_MS ? 2 * this.intervalMs : null;
   }
 
   /** Settles what is pending now and stops the timer (a worker's stop). Counts that fail are left to reconcileGroups. */

@@ -81,6 +81,7 @@ export class Worker {
       processed: () => this.#processed,
       shed: (keep) => this.#shed(keep),
       run: (row, claimSize, traced) => this.#run(row, claimSize, traced),
+      fairIdleCapMs: () => this.#fairGroups.idleCapMs(),
     });
     this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
       running: () => this.#running,
