@@ -32,6 +32,8 @@ export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a seco
   --metrics-interval-ms N  how often the heartbeat carries this worker's counters and histograms to
                            \`sluice metrics\`; 0: every beat (default: ${D.metricsIntervalMs})
   --metrics-max-names N    job names counted apart in the metrics; the rest as "(other)" (default: ${D.metricsMaxNames})
+  --fair-settle-interval-ms N  how often finished jobs of fair groups are counted off their groups'
+                           windows, each refilled from 3/4 (default: ${D.fairSettleIntervalMs})
 ${COMMON_HELP}`;
 
 export async function workCommand(argv: string[]): Promise<number> {
@@ -54,6 +56,7 @@ export async function workCommand(argv: string[]): Promise<number> {
     'no-doorbell': { type: 'boolean' },
     'metrics-interval-ms': { type: 'string' },
     'metrics-max-names': { type: 'string' },
+    'fair-settle-interval-ms': { type: 'string' },
   });
   if (v.help) return help(WORK_HELP);
   const concurrency = intFlag('concurrency', v.concurrency, 1) ?? D.concurrency;
@@ -72,6 +75,7 @@ export async function workCommand(argv: string[]): Promise<number> {
     maxPollIntervalMs: intFlag('max-poll-interval-ms', v['max-poll-interval-ms']),
     metricsIntervalMs: intFlag('metrics-interval-ms', v['metrics-interval-ms']),
     metricsMaxNames: intFlag('metrics-max-names', v['metrics-max-names'], 1),
+    fairSettleIntervalMs: intFlag('fair-settle-interval-ms', v['fair-settle-interval-ms'], 1),
     ...(v['no-doorbell'] ? { doorbell: false } : {}),
     loadPolicy: {
       maxCpu: fractionFlag('max-cpu', v['max-cpu']),

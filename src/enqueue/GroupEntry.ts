@@ -2,7 +2,7 @@ import { escape as sqlLiteral } from 'mysql2';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
-import { groupIsLimited } from '../groups/groupIsLimited.ts';
+import { type GroupPolicy, readGroupPolicy } from '../groups/readGroupPolicy.ts';
 import { settleGroup } from '../groups/settleGroup.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
@@ -27,19 +27,21 @@ export interface Placement {
 
 const FREE: Placement = { flags: 0, held: false };
 const GROUP_HELD: Placement = { flags: JOB_FLAGS.inGroup, held: true };
+const FAIR_HELD: Placement = { flags: JOB_FLAGS.fairShare, held: true };
 
 /**
  * The enqueue side of group limits, for one transaction (a batch, or one job). A job of a limited
  * group — a limit given with it, its group's row, or its queue's default — is written held (at
- * HELD_RUN_AT, flags inGroup) with a job_holds row; once every job is written, close() settles
+ * HELD_RUN_AT, flags inGroup, or fairShare when only a fair window counts it) with a job_holds
+ * row; once every job is written, close() settles
  * each group touched (settleGroup), which releases as many held jobs as the group has room for, in
  * priority / run_at / id order: a job written held may start at once. A job with no group, or of a
  * group with no limit on a queue that is not fair, is written as before (one policy read per
  * group per transaction, none without a group).
  */
 export class GroupEntry {
-  /** Whether a group is limited, by `queue \0 group`. */
-  readonly #limited = new Map<string, boolean>();
+  /** How a group's jobs are counted (readGroupPolicy), by `queue \0 group`. */
+  readonly #policy = new Map<string, GroupPolicy>();
   /** The limited groups touched, with the last limit a job gave (null: none). */
   readonly #touched = new Map<string, { queue: string; group: string; limit: number | null }>();
   #holds: string[] = [];
@@ -54,9 +56,9 @@ export class GroupEntry {
     for (const job of jobs) {
       if (job.group === null) continue;
       const key = `${job.queue}\u0000${job.group.key}`;
-      if (job.group.concurrency !== null) this.#limited.set(key, true);
-      else if (!this.#limited.has(key))
-        this.#limited.set(key, await groupIsLimited(this.tx, this.tables, job.queue, job.group.key));
+      if (job.group.concurrency !== null) this.#policy.set(key, 'limit');
+      else if (!this.#policy.has(key))
+        this.#policy.set(key, await readGroupPolicy(this.tx, this.tables, job.queue, job.group.key));
     }
   }
 
@@ -64,7 +66,8 @@ export class GroupEntry {
   placement(job: NormalizedJob, index: number, hasParents: boolean): Placement {
     if (job.group === null) return FREE;
     const key = `${job.queue}\u0000${job.group.key}`;
-    if (this.#limited.get(key) !== true) return FREE;
+    const policy = this.#policy.get(key);
+    if (policy === null || policy === undefined) return FREE;
     if (hasParents)
       throw new JobValidationError(
         index,
@@ -77,7 +80,7 @@ export class GroupEntry {
       group: job.group.key,
       limit: job.group.concurrency ?? touched?.limit ?? null,
     });
-    return GROUP_HELD;
+    return policy === 'fair' ? FAIR_HELD : GROUP_HELD;
   }
 
   /** Records the hold row of a job written held (its id known); written by the next flush. */

@@ -1,6 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { JOB_FLAGS } from '../model/jobFlags.ts';
+import { GROUP_FLAGS } from '../model/jobFlags.ts';
 import { settleGroup } from './settleGroup.ts';
 
 /**
@@ -29,10 +29,11 @@ export interface LeavingGroupJob {
 
 /**
  * What the jobs of limited groups do as they leave the live table (completion, dead-lettering,
- * cancel), inside the transaction that deletes them: a job still held drops its hold; a job that
+ * cancel), inside the transaction that deletes them (a fair share's plain completion does not come
+ * here: its worker settles the group after the commit): a job still held drops its hold; a job that
  * held a slot gives it back, and settleGroup passes it to the group's next held job. Groups are
  * settled in one order (queue, group), so two transactions never lock two group rows crosswise.
- * Jobs without the inGroup flag cost nothing: no statement. Returns the jobs released per queue
+ * Jobs with neither group flag cost nothing: no statement. Returns the jobs released per queue
  * (whom to wake after the commit).
  */
 export async function leaveGroups(
@@ -41,7 +42,7 @@ export async function leaveGroups(
   jobs: readonly LeavingGroupJob[],
 ): Promise<Map<string, number>> {
   const released = new Map<string, number>();
-  const grouped = jobs.filter((j) => (j.flags & JOB_FLAGS.inGroup) !== 0 && j.group_key !== null);
+  const grouped = jobs.filter((j) => (j.flags & GROUP_FLAGS) !== 0 && j.group_key !== null);
   if (grouped.length === 0) return released;
   const held = new Set(
     (await tx.select<{ job_id: number | string }>(sqlHeldAmong(tables), [grouped.map((j) => j.id)])).map((r) =>

@@ -6,6 +6,15 @@ import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 export const RELEASE_PAGE = 1_000;
 
 /**
+ * A fair window is refilled once its group's live jobs are at most this share of it. Lower: fewer,
+ * bigger releases; higher: more slack for the settle's own latency (a worker settles after its
+ * interval, and a loaded host stretches each settle to tens or hundreds of ms), during which the
+ * group's workers drain what is left of the window. Three quarters: a dominant group costs one
+ * release per quarter window (125 jobs by default) and keeps a quarter window in hand meanwhile.
+ */
+const REFILL_BELOW = 3 / 4;
+
+/**
  * Params: ?1 queue, ?2 group, ?3 limit given (or NULL), ?4 the same, ?5 the same. Creates the
  * group's row if it has none, writes the limit a job or an operator gave (NULL: the row's stays),
  * and locks the row for the rest of the transaction: every change of the group's slots takes it in
@@ -20,10 +29,13 @@ ON DUPLICATE KEY UPDATE concurrency_limit = IF(? IS NULL, concurrency_limit, ?)`
 
 /**
  * Params: ?1 queue, ?2 group. The locked row's limit in force — its own, else the queue's default
- * group concurrency, else the queue's fair window (all NULL: none) — and its slots taken.
+ * group concurrency, else the queue's fair window (all NULL: none) —, whether that is the fair
+ * window (a soft bound), and its slots taken.
  */
 const sqlReadGroup = (t: Tables) => `
-SELECT COALESCE(g.concurrency_limit, q.group_concurrency, q.fair_window) AS effective_limit, g.active
+SELECT COALESCE(g.concurrency_limit, q.group_concurrency, q.fair_window) AS effective_limit,
+       g.concurrency_limit IS NULL AND q.group_concurrency IS NULL AND q.fair_window IS NOT NULL AS fair,
+       g.active
 FROM ${t.jobGroups} g
 LEFT JOIN ${t.queues} q ON q.queue = g.queue
 WHERE g.queue = ?
@@ -94,18 +106,26 @@ export interface GroupChange {
  * many jobs it released (the caller rings the queue after the commit). Statements: the lock, one
  * read, and with held jobs to release one indexed read of ix_group, one UPDATE, one DELETE; then
  * one UPDATE of the row.
+ *
+ * A fair window (no concurrency limit in force) is a soft bound that only keeps one group from
+ * flooding the claim's head range, so it is refilled with hysteresis: nothing is released while the
+ * group still has more than REFILL_BELOW of its window live, and then it is refilled to the whole
+ * window in one page. A dominant group thus costs one release per quarter window, not one per job; its
+ * completions settle lazily, after their commit (src/worker/FairGroupSettler.ts).
  */
 export async function settleGroup(tx: Executor, tables: Tables, change: GroupChange): Promise<number> {
   const { queue, group, limit } = change;
   await tx.write(sqlLockGroup(tables), [queue, group, limit, limit, limit]);
-  const [row] = await tx.select<{ effective_limit: number | string | null; active: number | string }>(
-    sqlReadGroup(tables),
-    [queue, group],
-  );
+  const [row] = await tx.select<{
+    effective_limit: number | string | null;
+    fair: number | string | null;
+    active: number | string;
+  }>(sqlReadGroup(tables), [queue, group]);
   const was = Number(row?.active ?? 0);
   const active = change.recount ? await change.recount(tx) : Math.max(0, was - change.freed);
   const ceiling = row?.effective_limit == null ? null : Number(row.effective_limit);
-  const room = ceiling === null ? RELEASE_PAGE : Math.min(RELEASE_PAGE, ceiling - active);
+  const refill = ceiling === null || Number(row?.fair) !== 1 || active <= ceiling * REFILL_BELOW;
+  const room = !refill ? 0 : ceiling === null ? RELEASE_PAGE : Math.min(RELEASE_PAGE, ceiling - active);
   let released = 0;
   if (room > 0) {
     const held = (await tx.select<{ job_id: number | string }>(sqlNextHeld(tables), [queue, group, room])).map((r) =>

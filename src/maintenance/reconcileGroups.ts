@@ -3,7 +3,7 @@ import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { settleGroup } from '../groups/settleGroup.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
-import { JOB_FLAGS } from '../model/jobFlags.ts';
+import { GROUP_FLAGS } from '../model/jobFlags.ts';
 import { defined, integerIn } from '../options.ts';
 import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
 
@@ -31,7 +31,7 @@ SELECT COUNT(*) AS live
 FROM ${t.jobs}
 WHERE queue = ?
   AND group_key = ?
-  AND (flags & ${JOB_FLAGS.inGroup}) <> 0
+  AND (flags & ${GROUP_FLAGS}) <> 0
   AND run_at <> '${HELD_RUN_AT}'`;
 
 /** reconcileGroups' options. Every field is optional. */
@@ -63,9 +63,12 @@ function resolveReconcileGroupsOptions(options: ReconcileGroupsOptions): Resolve
 }
 
 /**
- * The backstop of group limits: every path that ends a job settles its group in its own transaction,
- * but a job can also leave another way (a row deleted by hand, a fleet mid-upgrade whose old workers
- * know no groups), and a limit can be raised for every group at once (the queue's default). Each
+ * The backstop of group limits: every path that ends a job of a limited group settles its group in
+ * its own transaction, but a job can also leave another way (a row deleted by hand, a fleet
+ * mid-upgrade whose old workers know no groups), a limit can be raised for every group at once (the
+ * queue's default), and a fair group's completions are settled after their commit by their worker
+ * (src/worker/FairGroupSettler.ts): one that dies first leaves the group's count too high, at worst
+ * a group with held jobs and none live, which stays so for at most quietMs and a pass. Each
  * pass walks quiet groups in bounded pages (resuming where the last pass stopped) and, one short
  * transaction per group, recounts its slots taken from the live rows under the group's lock and
  * releases its held jobs while it has room: a slot can neither leak nor be counted twice for longer

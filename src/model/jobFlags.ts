@@ -20,4 +20,21 @@ export const JOB_FLAGS = {
    * (src/worker/claims/countGroupStarts.ts). Set at enqueue, kept through retries and snoozes.
    */
   groupRated: 8,
+  /**
+   * The job belongs to a group of a fair queue with no concurrency limit: it counts in the group's
+   * fair window (a soft bound), or waits for room in job_holds. Its completion does not touch the
+   * group's row: the worker settles its group's freed count after the commit, a page at a time
+   * (src/worker/FairGroupSettler.ts); its other ends (dead-letter, cancel) settle at once as inGroup does.
+   */
+  fairShare: 16,
 } as const;
+
+/**
+ * The flags whose job a completion must settle in its own transaction (its edges, its group's slot):
+ * completeInGraph takes those. Any other job (none of them: no flags, or only groupRated or fairShare,
+ * which are counted at claim and settled after the commit) takes the plain statements.
+ */
+export const SETTLED_IN_COMPLETION = JOB_FLAGS.hasDependents | JOB_FLAGS.hasParents | JOB_FLAGS.inGroup;
+
+/** Either flag that puts a job in its group's count (job_groups.active) or in its holds. */
+export const GROUP_FLAGS = JOB_FLAGS.inGroup | JOB_FLAGS.fairShare;

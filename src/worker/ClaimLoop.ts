@@ -34,6 +34,8 @@ export interface ClaimLoopHost {
    * claim's tracing, when a tracer is registered.
    */
   run(row: ClaimedRow, claimSize: number, traced: TracedClaim | undefined): void;
+  /** The longest wait after an empty round while a fair group refills (FairGroupSettler#idleCapMs), or null. */
+  fairIdleCapMs(): number | null;
 }
 
 /** What one claim hands each of its jobs for its attempt's span. */
@@ -153,7 +155,8 @@ export class ClaimLoop {
       // same millisecond), so claim again at once — once: due jobs the next round cannot claim
       // either (a paused queue, or other workers take them first) wait for the poll.
       dueRecheck = dueAlready && !dueRecheck;
-      await this.idle(dueRecheck ? 0 : delayMs);
+      const fairCapMs = this.host.fairIdleCapMs();
+      await this.idle(dueRecheck ? 0 : fairCapMs === null ? delayMs : Math.min(delayMs, fairCapMs));
     }
   }
 

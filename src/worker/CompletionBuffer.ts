@@ -6,6 +6,7 @@ import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { JobLogRow } from './AttemptLog.ts';
 import { completeJobs } from './claims/completeJobs.ts';
 import { completeStillHeld } from './claims/completeStillHeld.ts';
+import type { FairGroupSettler } from './FairGroupSettler.ts';
 import { groupByClaim, type RunningJob } from './RunningJob.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
 
@@ -55,6 +56,8 @@ export class CompletionBuffer {
   constructor(
     private readonly runtime: SluiceRuntime,
     private readonly report: WorkerEvents,
+    /** Counts the completed jobs of fair groups off their groups, after the commit. */
+    private readonly fairGroups: FairGroupSettler,
     /** How long a completion is tried again while the server cannot be reached: the worker's lock timeout. */
     private readonly retryForMs: number,
     /** Called after each write: a claim loop held back by the backlog may go on. */
@@ -128,6 +131,9 @@ export class CompletionBuffer {
       written = true;
       if (lostIds.length > 0) this.report.claimLost('complete', lockId, lostIds, lostIds.length);
       const completed = lostIds.length === 0 ? jobs : jobs.filter((r) => !lostIds.includes(r.job.id));
+      // Without history a lost claim leaves the deleted ones unknown (ClaimLostError): none is
+      // counted off, and their fair group's count stays high until reconcileGroups recounts it.
+      this.fairGroups.completed(completed);
       for (const r of jobs) r.traceOutcome(lostIds.length > 0 && lostIds.includes(r.job.id) ? 'lost' : 'succeeded');
       const keyed = completed.filter((r) => r.job.idempotencyKey !== null).map((r) => r.job.id);
       if (keyed.length > 0) {

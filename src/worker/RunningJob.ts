@@ -4,7 +4,7 @@ import { type Job, jobFromRow } from '../model/job.ts';
 import { type AttemptOutcome, recordOutcome } from '../tracing/jobSpans.ts';
 import { AttemptLog, type LogBatch } from './AttemptLog.ts';
 import { Cancellation } from './Cancellation.ts';
-import { type ClaimedRow, payloadApartOf } from './claims/claimedRow.ts';
+import { type ClaimedRow, fairGroupOf, payloadApartOf } from './claims/claimedRow.ts';
 
 /**
  * One claimed job while this worker holds it, and the one place that knows what state it is in.
@@ -63,6 +63,8 @@ export class RunningJob {
     readonly span?: Span,
     /** Its payload is stored apart (job_payloads): a completion without history deletes it there too. */
     readonly payloadApart = false,
+    /** The group of a fair queue whose window the job counts in (flag fairShare): settled after its completion. */
+    readonly fairGroup: string | null = null,
   ) {}
 
   /** Records what the attempt came to on its span (nothing without one). */
@@ -207,12 +209,13 @@ export function groupByClaim<T extends { readonly job: { readonly lockId: string
 /** A claimed row as a RunningJob; a payload that is not JSON (written around sluice) fails the job permanently. */
 export function runningJobOf(row: ClaimedRow, claimSize: number, span: Span | undefined): RunningJob {
   const apart = payloadApartOf(row);
+  const fair = fairGroupOf(row);
   try {
-    return new RunningJob(jobFromRow(row), claimSize, undefined, span, apart);
+    return new RunningJob(jobFromRow(row), claimSize, undefined, span, apart, fair);
   } catch (error) {
     const payloadError = new PermanentJobError(
       `payload of job ${row.id} is not valid JSON: ${(error as Error).message}`,
     );
-    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError, span, apart);
+    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError, span, apart, fair);
   }
 }

@@ -12,6 +12,7 @@ import { ClaimTokens } from './ClaimTokens.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
 import { ConcurrencyLimit } from './ConcurrencyLimit.ts';
 import type { ClaimedRow } from './claims/claimedRow.ts';
+import { FairGroupSettler } from './FairGroupSettler.ts';
 import { type FinishDeps, finishJob } from './finishJob.ts';
 import { Heartbeat } from './Heartbeat.ts';
 import { loadHandlers } from './loadHandlers.ts';
@@ -51,6 +52,7 @@ export class Worker {
   readonly #report: WorkerEvents;
   readonly #limit: ConcurrencyLimit;
   readonly #completions: CompletionBuffer;
+  readonly #fairGroups: FairGroupSettler;
   readonly #claims: ClaimLoop;
   readonly #heartbeat: Heartbeat;
   #doorbell: Doorbell | null = null;
@@ -69,13 +71,17 @@ export class Worker {
     this.id = this.#tokens.workerId;
     this.#report = new WorkerEvents(runtime.events, this.id, new WorkerCounters(options.metricsMaxNames));
     this.#limit = new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => this.#wake());
-    this.#completions = new CompletionBuffer(runtime, this.#report, options.lockTimeoutMs, () => this.#wake());
+    this.#fairGroups = new FairGroupSettler(runtime, this.#report, options.fairSettleIntervalMs);
+    this.#completions = new CompletionBuffer(runtime, this.#report, this.#fairGroups, options.lockTimeoutMs, () =>
+      this.#wake(),
+    );
     this.#claims = new ClaimLoop(runtime, options, this.#tokens, this.#limit, this.#completions, this.#report, {
       claiming: () => this.#state === 'running',
       inFlight: () => this.#running.size,
       processed: () => this.#processed,
       shed: (keep) => this.#shed(keep),
       run: (row, claimSize, traced) => this.#run(row, claimSize, traced),
+      fairIdleCapMs: () => this.#fairGroups.idleCapMs(),
     });
     this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
       running: () => this.#running,
@@ -119,6 +125,7 @@ export class Worker {
       runtime: this.runtime,
       handlers,
       completions: this.#completions,
+      fairGroups: this.#fairGroups,
       report: this.#report,
       backoff: this.options.backoff,
       maxRetriesOf,
@@ -256,6 +263,7 @@ export class Worker {
     }
     released += await this.#releaseHeld();
     await this.#completions.drain();
+    await this.#fairGroups.drain();
     await doorbell;
     await this.#heartbeat.stop();
     this.#state = 'stopped';

@@ -16,6 +16,7 @@ import type { LogBatch } from './AttemptLog.ts';
 import { boundedJson } from './boundedJson.ts';
 import { completeJobs } from './claims/completeJobs.ts';
 import { writeJobLogs } from './claims/writeJobLogs.ts';
+import type { FairGroupSettler } from './FairGroupSettler.ts';
 import type { HandlerScope } from './HandlerContext.ts';
 import type { RunningJob } from './RunningJob.ts';
 import { type HandlerOutcome, runHandler } from './runHandler.ts';
@@ -62,6 +63,8 @@ export interface AttemptDeps {
   readonly runtime: SluiceRuntime;
   readonly handlers: ReadonlyMap<string, JobDefinition<any>>;
   readonly report: WorkerEvents;
+  /** Counts completed jobs of fair groups off their groups after the commit. */
+  readonly fairGroups: FairGroupSettler;
   /** The retry limit in force for a job (its own, its definition's, the worker's default). */
   maxRetriesOf(job: RunningJob): number;
   /** The job's logger, made only if its handler reads ctx.logger. */
@@ -112,6 +115,7 @@ async function atMostOnce(deps: AttemptDeps, definition: JobDefinition<any>, run
     apart: running.payloadApart ? 1 : 0,
   });
   if (released.size > 0) runtime.ringer.ring(runtime.tables.prefix, released);
+  deps.fairGroups.completed([running]);
   running.detach();
   const outcome = await runHandler(definition, scopeOf(deps, definition, running), running.cancellation);
   return outcome.ok ? { kind: 'committed' } : { kind: 'dropped', error: outcome.error };
@@ -179,6 +183,7 @@ async function exactlyOnce(deps: AttemptDeps, definition: JobDefinition<any>, ru
     );
     if (logs) running.logsWritten(logs);
     if (released.size > 0) runtime.ringer.ring(runtime.tables.prefix, released);
+    deps.fairGroups.completed([running]);
     return { kind: 'committed' };
   } catch (error) {
     if (error instanceof RollbackForCancel) return { kind: 'cancelled' };

@@ -85,6 +85,15 @@ export interface WorkerOptions {
    * metrics expose, whatever names jobs carry. @defaultValue 50
    */
   metricsMaxNames?: number;
+  /**
+   * How often this worker settles the fair groups of the jobs it completed (jittered ±50 %): a fair
+   * share's completion does not touch its group's row; the worker counts it and, once per interval
+   * and group, counts the jobs off in one short transaction, refilling the group's window once at
+   * most three quarters of it are live. Longer: fewer transactions, and a window that refills later (a group
+   * may run short of live jobs meanwhile); counts of a worker that dies unsettled are recounted by
+   * the maintenance process (reconcileGroups). @defaultValue 25
+   */
+  fairSettleIntervalMs?: number;
 }
 
 /** Every option set, checked; lists are read-only. */
@@ -123,6 +132,7 @@ export const WORKER_DEFAULTS = {
   name: defaultWorkerName(),
   metricsIntervalMs: 10_000,
   metricsMaxNames: 50,
+  fairSettleIntervalMs: 25,
 } as const satisfies ResolvedWorkerOptions;
 
 function defaultWorkerName(): string {
@@ -167,6 +177,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   integerIn('maxRetries', r.maxRetries, 0, 1_000_000);
   integerIn('metricsIntervalMs', r.metricsIntervalMs, 0);
   integerIn('metricsMaxNames', r.metricsMaxNames, 1, 1_000);
+  integerIn('fairSettleIntervalMs', r.fairSettleIntervalMs, 1, 600_000);
   const { maxCpu, minFreeMem } = r.loadPolicy;
   if (!(maxCpu > 0 && maxCpu <= 1)) throw new OptionsError('loadPolicy.maxCpu', `must be in (0, 1] (got ${maxCpu})`);
   if (!(minFreeMem >= 0 && minFreeMem < 1))

@@ -229,6 +229,7 @@ export interface WorkerFlags {
   /** false: `--no-doorbell`. */
   readonly doorbell?: false;
   readonly metricsIntervalMs?: number;
+  readonly fairSettleIntervalMs?: number;
 }
 
 /** `sluice work --url URL --jobs test/fixtures/jobs …`: a worker process running the fixture jobs. */
@@ -250,6 +251,7 @@ export function spawnWorker(url: string, flags: WorkerFlags, options?: SpawnOpti
       ...flag('--max-poll-interval-ms', flags.maxPollIntervalMs),
       ...flag('--shutdown-timeout-ms', flags.shutdownTimeoutMs),
       ...flag('--metrics-interval-ms', flags.metricsIntervalMs),
+      ...flag('--fair-settle-interval-ms', flags.fairSettleIntervalMs),
       ...(flags.doorbell === false ? ['--no-doorbell'] : []),
     ],
     options,

@@ -68,6 +68,7 @@ describe('ClaimLoop', () => {
       inFlight: () => 0,
       processed: () => 0,
       shed: () => undefined,
+      fairIdleCapMs: () => null,
       run: (row) => claimed.push(row),
     });
     const done = loop.run();
@@ -100,6 +101,7 @@ describe('ClaimLoop', () => {
       inFlight: () => 0,
       processed: () => 0,
       shed: () => undefined,
+      fairIdleCapMs: () => null,
       run: (row) => claimed.push(row),
     });
     const done = loop.run();
@@ -126,6 +128,7 @@ describe('ClaimLoop', () => {
       inFlight: () => 0,
       processed: () => 0,
       shed: () => undefined,
+      fairIdleCapMs: () => null,
       run: () => undefined,
     });
     const done = loop.run();
@@ -160,6 +163,7 @@ describe('ClaimLoop', () => {
       inFlight: () => 0,
       processed: () => 0,
       shed: () => undefined,
+      fairIdleCapMs: () => null,
       run: () => undefined,
     });
     let ended = false;

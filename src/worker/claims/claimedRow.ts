@@ -1,5 +1,6 @@
 import type { Tables } from '../../db/tables.ts';
 import { JOB_ROW_COLUMNS, type JobRow } from '../../model/job.ts';
+import { JOB_FLAGS } from '../../model/jobFlags.ts';
 
 /**
  * The term a claim's read of its rows adds to JOB_ROW_COLUMNS: how long each job had been due
@@ -19,18 +20,26 @@ export const claimedFrom = (t: Tables) =>
 
 /**
  * JOB_ROW_COLUMNS over claimedFrom: the payload wherever it is stored (a row written before
- * job_payloads existed holds its own), and payload_apart, which tells the completion to delete it.
+ * job_payloads existed holds its own), payload_apart, which tells the completion to delete it, and
+ * the group, which a fair share's worker settles after its completion.
  */
 export const CLAIMED_COLUMNS = [
   ...JOB_ROW_COLUMNS.split(', ').map((c) => (c === 'payload' ? 'COALESCE(p.payload, j.payload) AS payload' : `j.${c}`)),
   "j.payload = '' AS payload_apart",
+  'j.group_key',
 ].join(', ');
 
-/** A row as a claim returns it: the job, how long it had been due (waitedMsColumn), whether its payload is stored apart. */
+/** A row as a claim returns it: the job, how long it had been due (waitedMsColumn), whether its payload is stored apart, its group. */
 export type ClaimedRow = JobRow & {
   readonly waited_ms?: number | string | null;
   readonly payload_apart?: number | string | null;
+  readonly group_key?: string | null;
 };
+
+/** The group of a fair queue the claimed job counts in (flag fairShare), or null. */
+export function fairGroupOf(row: ClaimedRow): string | null {
+  return (Number(row.flags ?? 0) & JOB_FLAGS.fairShare) !== 0 ? (row.group_key ?? null) : null;
+}
 
 /** True when the claimed row's payload was read from job_payloads (its completion deletes it there). */
 export function payloadApartOf(row: ClaimedRow): boolean {

@@ -4,19 +4,20 @@ import { withTransaction } from '../../db/transaction.ts';
 import { valuesTable } from '../../db/valuesTable.ts';
 import { leaveGroups } from '../../groups/leaveGroups.ts';
 import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../../history/historyColumns.ts';
+import { SETTLED_IN_COMPLETION } from '../../model/jobFlags.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
 import { leaveGraph } from '../../workflows/leaveGraph.ts';
 
 /**
  * Params: ?1 lockId, ?2 ids (list). Locks the rows among `ids` this claim still holds whose flags
- * are set (completeJobs' statements left them alone), and returns them with their flags and group.
+ * completeJobs' statements left alone, and returns them with their flags and group.
  */
 const sqlHeldInGraph = (t: Tables) => `
 SELECT id, flags, queue, group_key
 FROM ${t.jobs}
 WHERE lock_id = ?
   AND id IN (?)
-  AND flags <> 0
+  AND (flags & ${SETTLED_IN_COMPLETION}) <> 0
 ORDER BY id
 FOR UPDATE`;
 

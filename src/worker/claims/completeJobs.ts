@@ -5,6 +5,7 @@ import { withTransaction } from '../../db/transaction.ts';
 import { valuesTable } from '../../db/valuesTable.ts';
 import { ClaimLostError } from '../../errors.ts';
 import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../../history/historyColumns.ts';
+import { SETTLED_IN_COMPLETION } from '../../model/jobFlags.ts';
 import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
 import type { JobLogRow } from '../AttemptLog.ts';
 import { completeInGraph } from './completeInGraph.ts';
@@ -20,8 +21,10 @@ const NONE_RELEASED: ReadonlyMap<string, number> = new Map();
  * job each, at 500 ids). The same rows either way: a lock_id is unique to one claim statement.
  */
 function heldRows(alias: string, lockId: string, ids: readonly number[], wholeClaimOf: string | undefined) {
-  // Rows of a workflow (flags set) are left to completeInGraph: see completeJobs.
-  const plain = `\n  AND ${alias}flags = 0`;
+  // Rows of a workflow or of a limited group (flags set) are left to completeInGraph: see completeJobs.
+  // A fair share's row is plain (its group is settled after the commit: FairGroupSettler), as is a
+  // rated group's (its start was counted at claim).
+  const plain = `\n  AND (${alias}flags & ${SETTLED_IN_COMPLETION}) = 0`;
   if (wholeClaimOf !== undefined)
     return { where: `${alias}queue = ?\n  AND ${alias}lock_id = ?${plain}`, params: [wholeClaimOf, lockId] };
   const listed = idSet(`${alias}id`, ids);
@@ -85,7 +88,9 @@ export interface CompleteOptions {
 
 /**
  * Fenced, batched completion: one statement for every finished job of one claim. The statements
- * match only rows with flags 0 (jobs outside any workflow: no extra read, no extra statement).
+ * match only rows with none of the flags SETTLED_IN_COMPLETION (jobs outside any workflow and any
+ * group limit: no extra read, no extra statement); a fair share's the caller hands to its
+ * FairGroupSettler once this commits.
  * Rows of a workflow — flagged when enqueued, or by an enqueue that named a claimed job as a
  * parent after its worker loaded it — are short in the affected rows, and only then does
  * completeInGraph look them up (still held, flags set) and complete them with their edges, in
