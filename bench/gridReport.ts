@@ -153,6 +153,8 @@ function costTable(cells: readonly CellResult[]): string {
           c.redoFlushes.toFixed(3),
           c.dataFsyncs.toFixed(3),
           (c.redoBytes / 1024).toFixed(2),
+          c.pagesWritten.toFixed(3),
+          c.pagesRead.toFixed(3),
           c.serverCpuUs === null ? '' : c.serverCpuUs.toFixed(1),
           c.connectionCpuUs === null ? '' : c.connectionCpuUs.toFixed(1),
         ];
@@ -175,6 +177,8 @@ function costTable(cells: readonly CellResult[]): string {
         `redo (${counter})`,
         'fsyncs',
         'redo KB',
+        'pages written',
+        'pages read',
         'server CPU µs',
         'conn CPU µs',
       ],

@@ -69,6 +69,8 @@ function roundCost(c: ServerCost) {
     redoCounter: c.redoCounter,
     dataFsyncs: r3(c.dataFsyncs),
     redoBytes: Math.round(c.redoBytes),
+    pagesWritten: r3(c.pagesWritten),
+    pagesRead: r3(c.pagesRead),
     serverCpuUs: c.serverCpuUs === null ? null : round1(c.serverCpuUs),
     connectionCpuUs: c.connectionCpuUs === null ? null : round1(c.connectionCpuUs),
   };

@@ -11,7 +11,8 @@
  *   - pickup latency into an idle consumer (gridLatency.ts).
  * About 15–20 minutes on a quiet 2-core machine. `--quick` (or BENCH_QUICK=1) runs two cells of a
  * few hundred jobs and short probes, for development; `--cells` keeps only the cells it names
- * (pickCells). Either prints the same report and writes bench/results/partial.json, never RESULTS.md.
+ * (pickCells) and runs the grid alone (no enqueue or latency sections), `--systems` only the systems
+ * it names (pickSystems), for timing one cell against one peer. Either prints the same report and writes bench/results/partial.json, never RESULTS.md.
  * Progress goes to stderr; stdout gets the report and, as its last line, the result as JSON, also
  * written to bench/results/latest.json (kept out of git). The same report goes to bench/RESULTS.md,
  * which the README links and which is committed after a run: the figures in the repository are the
@@ -29,7 +30,7 @@ import { FULL_GRID, type GridSize, measureGrid, QUICK_GRID } from './grid.ts';
 import { measureGridLatency } from './gridLatency.ts';
 import { type BulkEnqueueRow, renderGridReport } from './gridReport.ts';
 import { toGridResult } from './gridResult.ts';
-import { gridSystems, setUpSystems } from './gridSystems.ts';
+import { type GridSystem, gridSystems, setUpSystems } from './gridSystems.ts';
 import { restoreRedisPersistence } from './peers/redisPersistence.ts';
 import { progress } from './progress.ts';
 import { measureSingleEnqueue } from './singleEnqueue.ts';
@@ -39,7 +40,7 @@ const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const RESULTS_PAGE = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 
 const { values: args } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, cells: { type: 'string' } },
+  options: { quick: { type: 'boolean', default: false }, cells: { type: 'string' }, systems: { type: 'string' } },
 });
 const quick = args.quick || process.env.BENCH_QUICK === '1';
 
@@ -59,15 +60,16 @@ async function main(): Promise<void> {
     progress(
       `database ready: ${bench.server.version}, max_allowed_packet ${bench.server.maxAllowedPacket}${quick ? ' (--quick)' : ''}`,
     );
-    const bulk = await measureBulk(bench);
-    const { ready, info } = await setUpSystems(gridSystems(bench));
+    const gridOnly = args.cells !== undefined;
+    const bulk = gridOnly ? [] : await measureBulk(bench);
+    const { ready, info } = await setUpSystems(pickSystems(gridSystems(bench), args.systems));
     let single: Awaited<ReturnType<typeof measureSingleEnqueue>> = [];
     let cells: Awaited<ReturnType<typeof measureGrid>> = [];
     let latency: Awaited<ReturnType<typeof measureGridLatency>> = [];
     try {
-      single = await measureSingleEnqueue(bench, ready, SINGLE_ENQUEUE_SECONDS);
+      if (!gridOnly) single = await measureSingleEnqueue(bench, ready, SINGLE_ENQUEUE_SECONDS);
       cells = await measureGrid(bench, ready, size);
-      latency = await measureGridLatency(ready, LATENCY_SAMPLES);
+      if (!gridOnly) latency = await measureGridLatency(ready, LATENCY_SAMPLES);
     } finally {
       for (const system of ready)
         await system.peer.teardown().catch((error) => progress(`${system.peer.name} teardown failed: ${error}`));
@@ -89,7 +91,7 @@ async function main(): Promise<void> {
     const result = toGridResult(input);
     process.stdout.write(`${report}\n`);
     mkdirSync(RESULTS_DIR, { recursive: true });
-    const partial = quick || args.cells !== undefined;
+    const partial = quick || gridOnly || args.systems !== undefined;
     writeFileSync(`${RESULTS_DIR}${partial ? 'partial' : 'latest'}.json`, `${JSON.stringify(result, null, 2)}\n`);
     if (!partial) writeFileSync(RESULTS_PAGE, resultsPage(report, result));
     process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -112,6 +114,16 @@ function pickCells(size: GridSize, cells: string | undefined): GridSize {
     return { payload: payload as PayloadKind, processes: Number(processes), concurrency: Number(concurrency) };
   });
   return { ...size, cells: wanted };
+}
+
+/** `--systems sluice,pgBoss,raw` keeps only those systems of the grid, in the grid's order. */
+function pickSystems(systems: readonly GridSystem[], names: string | undefined): GridSystem[] {
+  if (names === undefined) return [...systems];
+  const wanted = names.split(',');
+  const unknown = wanted.filter((n) => !systems.some((s) => s.key === n));
+  if (unknown.length > 0)
+    throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${systems.map((s) => s.key).join(', ')})`);
+  return systems.filter((s) => wanted.includes(s.key));
 }
 
 async function measureBulk(bench: Bench): Promise<BulkEnqueueRow[]> {

@@ -24,11 +24,13 @@ const STATEMENTS = [
   'Com_kill',
 ] as const;
 const REDO = ['Innodb_os_log_fsyncs', 'Innodb_log_writes', 'Innodb_data_fsyncs', 'Innodb_os_log_written'] as const;
+/** Data pages written (page cleaner and doublewrite both count) and pages the buffer pool had to read from disk. */
+const PAGES = ['Innodb_pages_written', 'Innodb_buffer_pool_reads'] as const;
 
 /** Params: none. Returns (Variable_name, Value) for the counters the reading keeps. */
 const SQL_STATUS = `
 SHOW GLOBAL STATUS
-WHERE Variable_name IN ('Questions', ${[...STATEMENTS, ...REDO].map((v) => `'${v}'`).join(', ')})`;
+WHERE Variable_name IN ('Questions', ${[...STATEMENTS, ...REDO, ...PAGES].map((v) => `'${v}'`).join(', ')})`;
 
 /** Per job drained in the window; null where the server has no such counter or no reading. */
 export interface ServerCost {
@@ -40,6 +42,10 @@ export interface ServerCost {
   readonly redoCounter: string;
   readonly dataFsyncs: number;
   readonly redoBytes: number;
+  /** Innodb_pages_written: data pages flushed to the tablespaces. */
+  readonly pagesWritten: number;
+  /** Innodb_buffer_pool_reads: reads the buffer pool could not serve (from disk). */
+  readonly pagesRead: number;
   /** µs of CPU of the whole server process, and of the bench database's connection threads. */
   readonly serverCpuUs: number | null;
   readonly connectionCpuUs: number | null;
@@ -126,6 +132,8 @@ export function serverMeter(conn: Connection, database: string) {
         redoCounter: mysqlFsyncs ? 'Innodb_os_log_fsyncs' : 'Innodb_log_writes',
         dataFsyncs: delta('Innodb_data_fsyncs'),
         redoBytes: delta('Innodb_os_log_written'),
+        pagesWritten: delta('Innodb_pages_written'),
+        pagesRead: delta('Innodb_buffer_pool_reads'),
         serverCpuUs: a.cpuUs !== null && b.cpuUs !== null ? (b.cpuUs - a.cpuUs) / jobs : null,
         connectionCpuUs: ((d) => (d === null ? null : d / jobs))(connectionCpuDeltaUs(a, b)),
       };
