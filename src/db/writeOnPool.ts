@@ -21,19 +21,28 @@ interface PooledConnection {
  * transaction); the statement is announced on knex's 'query' event like any other.
  */
 export function writeOnPool(knex: Knex, sql: string): Promise<WriteResult> {
+  return retryTransient(() => writeOnce(knex, sql));
+}
+
+/**
+ * One attempt: the connection goes back to the pool in the statement's own callback, before its
+ * promise settles (knex's release is synchronous): no async frame or awaited release per write.
+ */
+function writeOnce(knex: Knex, sql: string): Promise<WriteResult> {
   const client = knex.client as unknown as PoolClient;
-  return retryTransient(async () => {
-    const connection = await client.acquireConnection();
+  return client.acquireConnection().then((connection) => {
     if (knex.listenerCount('query') > 0) knex.emit('query', { sql, bindings: [] });
-    try {
-      return await new Promise<WriteResult>((resolve, reject) => {
+    return new Promise<WriteResult>((resolve, reject) => {
+      try {
         connection.query(sql, (error, result) => {
+          void client.releaseConnection(connection);
           if (error) reject(withoutSql(error));
           else resolve({ affectedRows: result.affectedRows, insertId: Number(result.insertId) });
         });
-      });
-    } finally {
-      await client.releaseConnection(connection);
-    }
+      } catch (error) {
+        void client.releaseConnection(connection);
+        reject(error);
+      }
+    });
   });
 }

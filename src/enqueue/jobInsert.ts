@@ -38,8 +38,35 @@ export function columnsFor(jobs: readonly NormalizedJob[], batchId: number | nul
   return { maxRetries, backoff, idempotencyKey, batchId: batchId !== null, flags: groupKey, groupKey };
 }
 
-/** `INSERT INTO jobs (…) VALUES ` for the given columns; tuples come from renderJobTuple with the same columns. */
+/** The prefixes made so far, per install's tables and set of columns (at most 64 sets): built once each. */
+const prefixes = new WeakMap<Tables, Map<number, string>>();
+
+/**
+ * `INSERT INTO jobs (…) VALUES ` for the given columns; tuples come from renderJobTuple with the
+ * same columns. Built once per install and set of columns: a single enqueue does not rebuild it.
+ */
 export function insertJobsPrefix(t: Tables, columns: JobColumns): string {
+  const key =
+    Number(columns.maxRetries) |
+    (Number(columns.backoff) << 1) |
+    (Number(columns.batchId) << 2) |
+    (Number(columns.idempotencyKey) << 3) |
+    (Number(columns.flags === true) << 4) |
+    (Number(columns.groupKey === true) << 5);
+  let built = prefixes.get(t);
+  if (built === undefined) {
+    built = new Map();
+    prefixes.set(t, built);
+  }
+  let prefix = built.get(key);
+  if (prefix === undefined) {
+    prefix = buildPrefix(t, columns);
+    built.set(key, prefix);
+  }
+  return prefix;
+}
+
+function buildPrefix(t: Tables, columns: JobColumns): string {
   const names = ['queue', 'name', 'payload', 'priority', 'run_at'];
   if (columns.maxRetries) names.push('max_retries');
   if (columns.backoff) names.push('backoff');

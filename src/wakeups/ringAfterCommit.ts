@@ -20,12 +20,15 @@ export function ringAfterCommit(
   queues: ReadonlyMap<string, number>,
 ): void {
   if (queues.size === 0) return;
-  const ring = () => runtime.ringer.ring(runtime.tables.prefix, queues);
+  // Sluice's own commit, the common single enqueue: no closure to make.
   if (!trx) {
-    ring();
+    runtime.ringer.ring(runtime.tables.prefix, queues);
     return;
   }
   let outermost = trx;
   while (outermost.parentTransaction) outermost = outermost.parentTransaction;
-  outermost.executionPromise.then(ring, () => undefined);
+  outermost.executionPromise.then(
+    () => runtime.ringer.ring(runtime.tables.prefix, queues),
+    () => undefined,
+  );
 }
