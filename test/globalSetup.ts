@@ -1,10 +1,13 @@
 import type { TestProject } from 'vitest/node';
 import { hasContainerRuntime, type ServerInUse, serverOrThrowaway } from '../src/demo/server/serverOrThrowaway.ts';
+import { createTemplateDatabase } from './helpers/templateDatabase.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A server URL whose user may CREATE/DROP DATABASE; each test file makes its own database. */
     mysqlUrl: string;
+    /** A database on that server migrated once for the run, which each file copies (templateDatabase.ts). */
+    templateDatabase: string;
   }
 }
 
@@ -28,7 +31,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   else server = await serverOrThrowaway(LOCAL_DEFAULT, say);
   if (server.started) say(`running against ${server.started}`);
   project.provide('mysqlUrl', server.url);
-  return () => server.stop();
+  const template = await createTemplateDatabase(server.url);
+  project.provide('templateDatabase', template.name);
+  return async () => {
+    await template.drop();
+    await server.stop();
+  };
 }
 
 async function mysqlContainer(say: (line: string) => void): Promise<ServerInUse> {

@@ -7,22 +7,11 @@ import { defined, integerIn, numberAtLeast } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { claimedQueues } from './claimedQueues.ts';
+import { type Beat, DeadWorkerWatch } from './DeadWorkerWatch.ts';
 import { deadLetterExhausted } from './deadLetterExhausted.ts';
 import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
 import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
-import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
-
-/**
- * Params: after id, limit. One page of the registry, in id order: each worker's beat as it stands
- * (heartbeat_at and the beat counter, compared only with what this process read before) and its
- * own heartbeat interval. One row per worker: a scan is cheap.
- */
-const sqlWorkers = (t: Tables) => `
-SELECT id, heartbeat_at, beats, heartbeat_interval_ms
-FROM ${t.workers}
-WHERE id > ?
-ORDER BY id
-LIMIT ?`;
+import type { MonotonicClock } from './UnchangedSince.ts';
 
 /**
  * Params: queue, lock_id LIKE pattern, after id, limit. The claims a worker holds in one queue:
@@ -127,21 +116,14 @@ function resolveReleaseDeadWorkersOptions(options: ReleaseDeadWorkersOptions): R
 
 type Counts = { workers: number; claims: number; deadLettered: number };
 
-/** A worker's beat as read from the registry: what a release is fenced on. */
-interface Beat {
-  readonly id: string;
-  readonly heartbeatAt: Date;
-  readonly beats: number;
-}
-
 /**
  * The fast recovery path: a worker whose beat (heartbeat_at, beats) has not changed for
  * `missedHeartbeats` of its own heartbeat intervals — measured between this process's own
  * observations, on its own clock — is dead: its claims go back to the queue at once
  * (retry_times + 1) instead of after the (much longer) lock timeout, its exhausted jobs are
- * dead-lettered, and its registry row is removed. A process that starts watching (or takes the
- * lease) therefore waits one such window before it declares anyone dead: observe() lets a
- * standby keep watching so that a take-over can act at once.
+ * dead-lettered, and its registry row is removed (who is dead: DeadWorkerWatch). A process that
+ * starts watching (or takes the lease) therefore waits one such window before it declares anyone
+ * dead: observe() lets a standby keep watching so that a take-over can act at once.
  *
  * Releases never wait on a row lock: each is a short transaction that locks the claims with SKIP
  * LOCKED and releases what it locked; claims whose rows another transaction holds (a worker frozen
@@ -162,56 +144,25 @@ class DeadWorkerRelease
   readonly options: ResolvedReleaseDeadWorkersOptions;
   readonly #db: Executor;
   readonly #tables: Tables;
-  /** Each worker's beat as last read, and since when (on this process's clock) it has not changed. */
-  readonly #seen: UnchangedSince<string>;
+  readonly #beats: DeadWorkerWatch;
 
   constructor({ db, tables }: TaskDb, options: ReleaseDeadWorkersOptions) {
     this.options = resolveReleaseDeadWorkersOptions(options);
     this.#db = db;
     this.#tables = tables;
-    this.#seen = new UnchangedSince<string>(this.options.clock);
+    this.#beats = new DeadWorkerWatch(db, tables, this.options);
   }
 
   async observe(): Promise<void> {
-    await this.#deadWorkers();
+    await this.#beats.dead();
   }
 
   async runOnce(): Promise<Counts> {
-    const dead = await this.#deadWorkers();
+    const dead = await this.#beats.dead();
     const counts = { workers: 0, claims: 0, deadLettered: 0 };
     const queues = dead.length > 0 ? await claimedQueues({ db: this.#db, tables: this.#tables }) : [];
     for (const beat of dead) await this.#releaseWorker(beat, queues, counts);
     return counts;
-  }
-
-  /** Reads the whole registry; returns the workers whose beat stood still too long. */
-  async #deadWorkers(): Promise<Beat[]> {
-    const dead: Beat[] = [];
-    const present = new Set<string>();
-    for await (const row of this.#registry()) {
-      const beat = { id: row.id, heartbeatAt: row.heartbeat_at, beats: Number(row.beats) };
-      present.add(beat.id);
-      const stillMs = this.#seen.see(beat.id, `${beat.heartbeatAt.getTime()}/${beat.beats}`);
-      if (stillMs >= this.options.missedHeartbeats * Number(row.heartbeat_interval_ms)) dead.push(beat);
-    }
-    this.#seen.keepOnly(present);
-    return dead;
-  }
-
-  /** The registry's rows, read a page at a time in id order. */
-  async *#registry() {
-    let after = '';
-    for (;;) {
-      const page = await this.#db.select<{
-        id: string;
-        heartbeat_at: Date;
-        beats: number | string;
-        heartbeat_interval_ms: number;
-      }>(sqlWorkers(this.#tables), [after, this.options.batchSize]);
-      yield* page;
-      if (page.length < this.options.batchSize) return;
-      after = (page[page.length - 1] as { id: string }).id;
-    }
   }
 
   /**
@@ -304,7 +255,7 @@ class DeadWorkerRelease
       beat.beats,
     ]);
     if (affectedRows === 0) return 0;
-    this.#seen.forget(beat.id);
+    this.#beats.forget(beat.id);
     await this.#db.write(sqlForgetDoorbells(this.#tables), [beat.id]);
     return 1;
   }

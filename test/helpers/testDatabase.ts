@@ -4,6 +4,8 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
 import { createSluice, type Sluice } from '../../src/index.ts';
 import type { SluiceOptions } from '../../src/options.ts';
+import { emptyTables, readLiveTableStats } from './emptyTables.ts';
+import { copyTemplateDatabase } from './templateDatabase.ts';
 
 export interface TestDatabase {
   /** URL of this file's own database. */
@@ -20,12 +22,22 @@ export interface TestDatabase {
 /** Silent unless LOG_LEVEL asks for more. */
 export const testLogger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
+export interface TestDatabaseOptions {
+  /** Empty every sluice table before each test. @defaultValue true */
+  truncate?: boolean;
+  /**
+   * Run every migration on an empty database instead of copying the run's migrated template
+   * (templateDatabase.ts): for the tests of the migrations themselves. @defaultValue false
+   */
+  migrateFromScratch?: boolean;
+}
+
 /**
- * One migrated database per test file (CREATE DATABASE sluice_t_<label>_<random>), every sluice
- * table emptied before each test, dropped after the file only if every test passed, so that a
- * failure leaves its rows to inspect.
+ * One migrated database per test file (sluice_t_<label>_<random>, a copy of the run's migrated
+ * template), every sluice table emptied before each test (emptyTables.ts), dropped after the
+ * file only if every test passed, so that a failure leaves its rows to inspect.
  */
-export function useTestDatabase(label: string, options: { truncate?: boolean } = {}): TestDatabase {
+export function useTestDatabase(label: string, options: TestDatabaseOptions = {}): TestDatabase {
   const name = `sluice_t_${label.replace(/[^a-z0-9_]/gi, '_').slice(0, 30)}_${randomBytes(3).toString('hex')}`;
   const server = new URL(inject('mysqlUrl'));
   const url = new URL(server.toString());
@@ -37,18 +49,17 @@ export function useTestDatabase(label: string, options: { truncate?: boolean } =
 
   beforeAll(async () => {
     admin = await mysql.createConnection({ uri: server.toString() });
-    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
+    await readLiveTableStats(admin);
+    if (options.migrateFromScratch) await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
+    else await copyTemplateDatabase(admin, inject('templateDatabase'), name);
     sluice = createSluice({ url: url.toString(), logger: testLogger });
+    // On a copy this applies nothing; it still reads the migrations table as any install does.
     await sluice.migrate();
   });
 
   beforeEach(async () => {
     if (options.truncate === false || !admin) return;
-    const [tables] = (await admin.query(
-      `SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ? AND table_name NOT LIKE '%migrations%'`,
-      [name],
-    )) as unknown as [{ t: string }[]];
-    for (const { t } of tables) await admin.query(`TRUNCATE TABLE \`${name}\`.\`${t}\``);
+    await emptyTables(admin, name);
   });
 
   afterEach((ctx) => {

@@ -1,23 +1,25 @@
-import { describe, expect, it } from 'vitest';
+import mysql from 'mysql2/promise';
+import { describe, expect, inject, it } from 'vitest';
 import { fromKnex } from '../../src/db/executor.ts';
 import { assertSchemaCurrent, knownMigrations } from '../../src/db/migrate.ts';
 import { SchemaVersionError, type Sluice } from '../../src/index.ts';
+import { copyTemplateDatabase } from '../helpers/templateDatabase.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
-const db = useTestDatabase('schema');
+const db = useTestDatabase('schema', { migrateFromScratch: true });
 
 /**
  * SHOW CREATE TABLE for every table of one install, in name order, normalised: the
  * AUTO_INCREMENT counter is data, not schema, and the prefix is replaced by `<prefix>`.
  */
-async function schemaDump(prefix: string): Promise<string> {
+async function schemaDump(prefix: string, schema = db.name): Promise<string> {
   const tables = await db.query<{ name: string }>(
-    'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ? ORDER BY table_name',
-    [`${prefix.replace(/_/g, '\\_')}%`],
+    'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name LIKE ? ORDER BY table_name',
+    [schema, `${prefix.replace(/_/g, '\\_')}%`],
   );
   const parts: string[] = [];
   for (const { name } of tables) {
-    const [row] = await db.query<Record<string, string>>(`SHOW CREATE TABLE \`${name}\``);
+    const [row] = await db.query<Record<string, string>>(`SHOW CREATE TABLE \`${schema}\`.\`${name}\``);
     const ddl = (row?.['Create Table'] ?? '')
       .replace(/ AUTO_INCREMENT=\d+/, '')
       .split(prefix)
@@ -27,8 +29,10 @@ async function schemaDump(prefix: string): Promise<string> {
   return parts.join('\n');
 }
 
-async function appliedMigrations(prefix: string): Promise<string[]> {
-  return (await db.query<{ name: string }>(`SELECT name FROM \`${prefix}migrations\` ORDER BY id`)).map((r) => r.name);
+async function appliedMigrations(prefix: string, schema = db.name): Promise<string[]> {
+  return (await db.query<{ name: string }>(`SELECT name FROM \`${schema}\`.\`${prefix}migrations\` ORDER BY id`)).map(
+    (r) => r.name,
+  );
 }
 
 async function expectSchemaError(sluice: Sluice, text: string): Promise<void> {
@@ -53,6 +57,20 @@ describe('schema', () => {
   it('applied every migration this build knows, in order', async () => {
     expect(await appliedMigrations('sluice_')).toEqual(await knownMigrations());
     await expect(assertSchemaCurrent(fromKnex(db.sluice.knex), db.sluice.tables)).resolves.toBeUndefined();
+  });
+
+  it("a copy of the suite's template database is the schema the migrations build", async () => {
+    // Every other test file works in such a copy (test/helpers/templateDatabase.ts).
+    const copy = `${db.name}_copy`;
+    const admin = await mysql.createConnection({ uri: inject('mysqlUrl') });
+    try {
+      await copyTemplateDatabase(admin, inject('templateDatabase'), copy);
+      expect(await schemaDump('sluice_', copy)).toBe(await schemaDump('sluice_'));
+      expect(await appliedMigrations('sluice_', copy)).toEqual(await knownMigrations());
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS \`${copy}\``);
+      await admin.end();
+    }
   });
 
   it('migrate() on a migrated database is a no-op', async () => {
