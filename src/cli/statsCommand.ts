@@ -1,4 +1,5 @@
-import { type BoundedCount, DEPTH_MAX_DEFAULT } from '../api/queuesApi.ts';
+import type { BoundedCount } from '../api/queuesApi.ts';
+import { DEPTH_MAX_DEFAULT } from '../stats/queueDepth.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
