@@ -1,12 +1,10 @@
 import { resolve } from 'node:path';
-import type { Span } from '@opentelemetry/api';
 import { assertSchemaCurrent } from '../db/migrate.ts';
-import type { JobRow } from '../model/job.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
-import { startAttemptSpan } from '../tracing/jobSpans.ts';
 import { Doorbell } from '../wakeups/Doorbell.ts';
 import { onLocalRing } from '../wakeups/localRing.ts';
 import { type AttemptDeps, attemptJob } from './attemptJob.ts';
+import { attemptSpan } from './attemptSpan.ts';
 import { ClaimLoop, type TracedClaim } from './ClaimLoop.ts';
 import { ClaimTokens } from './ClaimTokens.ts';
 import { CompletionBuffer } from './CompletionBuffer.ts';
@@ -177,7 +175,7 @@ export class Worker {
 
   /** Holds one claimed row: started in a free slot, else waiting for one (claimed ahead). */
   #run(row: ClaimedRow, claimSize: number, traced: TracedClaim | undefined): void {
-    const span = traced ? this.#attemptSpan(traced, row, this.#deps as AttemptDeps) : undefined;
+    const span = traced ? attemptSpan(traced, row, this.id, this.#deps as AttemptDeps) : undefined;
     const running = runningJobOf(row, claimSize, span);
     this.#running.add(running);
     this.#waiting.push(running);
@@ -228,20 +226,6 @@ export class Worker {
         this.#processed++;
         this.#wake();
       });
-  }
-
-  /** The span of one attempt, from its claim: its job, its handler's delivery mode, its enqueue's link. */
-  #attemptSpan(traced: TracedClaim, row: JobRow, deps: AttemptDeps): Span {
-    const id = Number(row.id);
-    const job = {
-      id,
-      queue: row.queue,
-      name: row.name,
-      retryTimes: row.retry_times,
-      batchId: row.batch_id === null ? null : Number(row.batch_id),
-      delivery: deps.handlers.has(row.name) ? (deps.handlers.get(row.name)?.delivery ?? 'at-least-once') : undefined,
-    };
-    return startAttemptSpan(traced.tracer, job, this.id, traced.claimedAt, traced.links.get(id));
   }
 
   async #shutdown(): Promise<void> {
