@@ -8,7 +8,8 @@ import { useTestDatabase } from '../helpers/testDatabase.ts';
  * docs/flow-control.md "Debounce", race-free: 8 real processes enqueue debounced jobs for the same
  * 10 keys at once, each inside its own application transaction (knex's default isolation) that also
  * records the payload it wrote in `test_last`. In the end each key has exactly one live job, and
- * it holds the payload of the last debounce committed for the key.
+ * it holds the payload of the last debounce committed for the key. And throttle, the same way: of
+ * all those enqueues exactly one job per key is kept, the rest reported throttled.
  */
 const db = useTestDatabase('debounce_race');
 const SCRIPT = fileURLToPath(new URL('../fixtures/scripts/debounceKeys.ts', import.meta.url));
@@ -22,8 +23,8 @@ interface Child {
   readonly done: Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
-function start(): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, db.url, String(KEYS), String(ROUNDS)], {
+function start(mode: 'debounce' | 'throttle'): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, db.url, String(KEYS), String(ROUNDS), mode], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -49,7 +50,7 @@ function start(): Child {
 describe('debounce under concurrent enqueuers', () => {
   it(`${PROCESSES} processes debouncing the same ${KEYS} keys leave one job per key, with the last payload committed`, async () => {
     await db.query('CREATE TABLE IF NOT EXISTS test_last (k VARCHAR(32) PRIMARY KEY, payload TEXT NOT NULL)');
-    const children = Array.from({ length: PROCESSES }, () => start());
+    const children = Array.from({ length: PROCESSES }, () => start('debounce'));
     try {
       await Promise.all(children.map((c) => c.ready));
       for (const c of children) c.process.stdin?.write('go\n');
@@ -80,6 +81,34 @@ describe('debounce under concurrent enqueuers', () => {
       // The keys table names exactly those jobs.
       const pointed = await db.query<{ job_id: number }>('SELECT job_id FROM sluice_job_debounces ORDER BY job_id');
       expect(pointed.map((r) => Number(r.job_id))).toEqual(jobs.map((j) => Number(j.id)).sort((a, b) => a - b));
+    } finally {
+      for (const c of children) if (c.process.exitCode === null) c.process.kill('SIGKILL');
+    }
+  }, 240_000);
+
+  it(`${PROCESSES} processes throttling the same ${KEYS} keys keep exactly one job per key, the rest reported`, async () => {
+    await db.query('CREATE TABLE IF NOT EXISTS test_kept (job_id BIGINT PRIMARY KEY)');
+    const children = Array.from({ length: PROCESSES }, () => start('throttle'));
+    try {
+      await Promise.all(children.map((c) => c.ready));
+      for (const c of children) c.process.stdin?.write('go\n');
+      const outcomes = await Promise.all(children.map((c) => c.done));
+      for (const o of outcomes) expect(o, o.stderr).toMatchObject({ code: 0 });
+      const results = outcomes.map(
+        (o) => JSON.parse(o.stdout.trim().split('\n').pop() as string) as { enqueued: number; replaced: number },
+      );
+      const enqueued = results.reduce((sum, r) => sum + r.enqueued, 0);
+      expect(enqueued).toBe(PROCESSES * KEYS * ROUNDS);
+      // `replaced` counts the throttled: all but one enqueue per key.
+      expect(results.reduce((sum, r) => sum + r.replaced, 0)).toBe(enqueued - KEYS);
+      const jobs = await db.query<{ id: number; payload: string }>(
+        "SELECT id, payload FROM sluice_jobs WHERE queue = 'throttled' ORDER BY id",
+      );
+      expect(new Set(jobs.map((j) => (JSON.parse(j.payload) as { key: string }).key)).size).toBe(KEYS);
+      expect(jobs).toHaveLength(KEYS);
+      // The jobs the enqueuers were told they kept are exactly the ones written.
+      const kept = await db.query<{ job_id: number }>('SELECT job_id FROM test_kept ORDER BY job_id');
+      expect(kept.map((r) => Number(r.job_id))).toEqual(jobs.map((j) => Number(j.id)));
     } finally {
       for (const c of children) if (c.process.exitCode === null) c.process.kill('SIGKILL');
     }
