@@ -59,7 +59,7 @@ async function count(sql: string): Promise<number> {
 function worker(): SluiceProcess {
   return spawnWorker(
     db.url,
-    { queues: QUEUE, concurrency: 8, pollIntervalMs: 200, heartbeatIntervalMs: 400, lockTimeoutMs: 60_000 },
+    { queues: QUEUE, concurrency: 24, pollIntervalMs: 200, heartbeatIntervalMs: 400, lockTimeoutMs: 60_000 },
     { logLevel: 'info' },
   );
 }
