@@ -31,8 +31,18 @@ export interface JobDefinition<P = unknown> {
   readonly group?: string | ((payload: P) => string);
   /** Limits for the group of this definition's jobs (see JobSpec.groupLimits); a job's own win. */
   readonly groupLimits?: GroupLimitsSpec;
+  /**
+   * Debounce every job of this definition (see JobSpec.debounce); its key a string or a function of
+   * the payload, evaluated at enqueue as `group` is. A job's own `debounce` wins.
+   */
+  readonly debounce?: KeyedBy<P, { readonly delayMs: number; readonly maxWaitMs?: number }>;
+  /** Throttle every job of this definition (see JobSpec.throttle); its key as debounce's. A job's own wins. */
+  readonly throttle?: KeyedBy<P, { readonly windowMs: number }>;
   handle(payload: P, ctx: JobContext<P>): Promise<unknown> | unknown;
 }
+
+/** A definition's debounce or throttle: its options, with a key given or made from the payload. */
+export type KeyedBy<P, O> = O & { readonly key: string | ((payload: P) => string) };
 
 /** Declares a job type. Checks its shape now, so a bad definition fails at load, not at the first job. */
 export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinition<P> {
@@ -59,6 +69,12 @@ export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinit
   }
   if (definition.group !== undefined && typeof definition.group !== 'string' && typeof definition.group !== 'function')
     throw new JobDefinitionError(where, 'group must be a string or a function of the payload');
+  for (const field of ['debounce', 'throttle'] as const) {
+    const keyed = definition[field];
+    if (keyed === undefined) continue;
+    if (typeof keyed !== 'object' || keyed === null || !['string', 'function'].includes(typeof keyed.key))
+      throw new JobDefinitionError(where, `${field}.key must be a string or a function of the payload`);
+  }
   if (
     definition.delivery !== undefined &&
     !['at-least-once', 'exactly-once', 'at-most-once'].includes(definition.delivery)
@@ -90,14 +106,24 @@ export function jobOf<D extends JobDefinition<any>>(definition: D, payload: Payl
   const group =
     fields?.group ?? (typeof definition.group === 'function' ? definition.group(payload) : definition.group);
   const groupLimits = fields?.groupLimits ?? definition.groupLimits;
+  const debounce = fields?.debounce ?? keyOf(definition.debounce, payload);
+  const throttle = fields?.throttle ?? keyOf(definition.throttle, payload);
   return {
     ...fields,
     ...(queue === undefined ? {} : { queue }),
     ...(group === undefined ? {} : { group }),
     ...(groupLimits === undefined ? {} : { groupLimits }),
+    ...(debounce === undefined ? {} : { debounce }),
+    ...(throttle === undefined ? {} : { throttle }),
     name: definition.name,
     payload,
   };
+}
+
+/** A definition's debounce or throttle for one payload: its key function called, if it has one. */
+function keyOf<P, O extends object>(keyed: KeyedBy<P, O> | undefined, payload: P): (O & { key: string }) | undefined {
+  if (keyed === undefined) return undefined;
+  return { ...keyed, key: typeof keyed.key === 'function' ? keyed.key(payload) : keyed.key };
 }
 
 /** True for a job definition (it has a handler), false for a JobSpec. */

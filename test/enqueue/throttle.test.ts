@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JobValidationError } from '../../src/index.ts';
+import { defineJob, JobDefinitionError, JobValidationError } from '../../src/index.ts';
 import { countRows } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { recordEvents } from '../helpers/workerHarness.ts';
@@ -34,6 +34,38 @@ describe('throttle', () => {
     expect(payloads.map((r) => JSON.parse(r.payload).n)).toEqual([1, 4, 6, 7]);
     expect(events['enqueue:throttled'].map((e) => e.count)).toEqual([1, 2]);
     await sluice.close();
+  });
+
+  it('per definition: debounce and throttle keys made from the payload; a job’s own wins; a bad key refused', async () => {
+    const digest = defineJob<{ user: number; n: number }>({
+      name: 'digest',
+      throttle: { key: (p) => `digest:${p.user}`, windowMs: 60_000 },
+      handle: () => undefined,
+    });
+    const first = await db.sluice.enqueue(digest, { user: 1, n: 1 });
+    expect(await db.sluice.enqueue(digest, { user: 1, n: 2 })).toEqual({
+      id: first.id,
+      duplicate: false,
+      throttled: true,
+    });
+    expect((await db.sluice.enqueue(digest, { user: 2, n: 3 })).throttled).toBeUndefined();
+    // A job's own throttle wins over the definition's.
+    const own = await db.sluice.enqueue(digest, { user: 1, n: 4 }, { throttle: { key: 'other', windowMs: 60_000 } });
+    expect(own.throttled).toBeUndefined();
+    const sync = defineJob<{ account: string; v: number }>({
+      name: 'sync',
+      debounce: { key: (p) => `sync:${p.account}`, delayMs: 60_000 },
+      handle: () => undefined,
+    });
+    const a = await db.sluice.enqueue(sync, { account: 'a', v: 1 });
+    const b = await db.sluice.enqueue(sync, { account: 'a', v: 2 });
+    expect(b).toMatchObject({ id: a.id, debounced: true });
+    const payloads = await db.query<{ payload: string }>("SELECT payload FROM sluice_jobs WHERE name = 'sync'");
+    expect(payloads.map((r) => JSON.parse(r.payload))).toEqual([{ account: 'a', v: 2 }]);
+    expect(await countRows(db, 'sluice_jobs', "name = 'digest'")).toBe(3);
+    expect(() =>
+      defineJob({ name: 'bad', throttle: { key: 7 as unknown as string, windowMs: 1 }, handle: () => undefined }),
+    ).toThrow(JobDefinitionError);
   });
 
   it('opens the next window once the last one ended, whatever became of its job', async () => {
