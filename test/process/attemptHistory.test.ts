@@ -25,8 +25,8 @@ async function workerIdOf(p: SluiceProcess): Promise<string> {
   return (await p.waitForLine((l) => l.event === 'worker:started', 0, 'worker:started')).workerId as string;
 }
 
-/** Waits until job `id` is free again with `retryTimes` failed attempts, then makes it due now. */
-async function failedAndDue(id: number, retryTimes: number): Promise<void> {
+/** Waits until job `id` is free again with `retryTimes` failed attempts. */
+async function released(id: number, retryTimes: number): Promise<void> {
   await waitFor(
     async () => {
       const row = await jobRow<{ lock_id: string; retry_times: number }>(db, id, 'lock_id, retry_times');
@@ -34,6 +34,10 @@ async function failedAndDue(id: number, retryTimes: number): Promise<void> {
     },
     { what: `job ${id} released after attempt ${retryTimes}` },
   );
+}
+
+/** Makes job `id` due now (its retry was scheduled an hour away). */
+async function dueNow(id: number): Promise<void> {
   await db.query('UPDATE sluice_jobs SET run_at = NOW(3) WHERE id = ?', [id]);
 }
 
@@ -48,14 +52,17 @@ describe('attempt history across worker processes', () => {
     const a = worker();
     await a.ready;
     const aId = await workerIdOf(a);
-    await failedAndDue(id, 1); // attempt 1 failed in A (its error and line written with the retry) …
+    await released(id, 1); // attempt 1 failed in A (its error and line written with the retry) …
     a.kill('SIGKILL'); // … and A dies before the next one
     expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    // Due only now: made due while A lived, A could claim attempt 2 and die holding it.
+    await dueNow(id);
 
     const b = worker();
     await b.ready;
     const bId = await workerIdOf(b);
-    await failedAndDue(id, 2); // attempt 2 fails in B
+    await released(id, 2); // attempt 2 fails in B
+    await dueNow(id);
     await completed(id); // attempt 3 succeeds in B
     await b.stop();
 
