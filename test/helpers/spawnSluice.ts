@@ -37,7 +37,12 @@ export interface SluiceProcess {
   readonly label: string;
   /** Parsed JSON log lines, in arrival order (grows while the process runs). */
   readonly lines: LogLine[];
-  /** Resolves on the IPC 'ready' message; rejects if the process ends first. */
+  /**
+   * Resolves on the IPC 'ready' message; rejects if the process ends first. The lines the process
+   * logged before it (worker:started, leader:acquired, …) may not have arrived yet: pino writes
+   * them asynchronously, and the IPC message does not wait for them. Wait for such a line with
+   * waitForLine and a real timeout.
+   */
   readonly ready: Promise<void>;
   /** Resolves once the process ended and its output was read to the end. */
   readonly exited: Promise<Exit>;
@@ -45,7 +50,12 @@ export interface SluiceProcess {
   readonly running: boolean;
   /** Lines with this `event`. */
   events(event: string): LogLine[];
-  /** The first line (already seen or still to come) that matches; rejects on timeout or exit. */
+  /**
+   * The first line (already seen or still to come) that matches; rejects on timeout or exit. A
+   * timeout of 0 suits only a line that must have arrived: one logged before the process exited,
+   * or before a later line of the same process that was already seen — never one logged before
+   * `ready` (see there).
+   */
   waitForLine(predicate: (line: LogLine) => boolean, timeoutMs?: number, what?: string): Promise<LogLine>;
   kill(signal: NodeJS.Signals): void;
   /** SIGINT, then the exit. */

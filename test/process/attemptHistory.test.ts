@@ -21,8 +21,9 @@ function worker(flags: { heartbeatIntervalMs?: number } = {}): SluiceProcess {
   return spawnWorker(db.url, { queues: QUEUE, pollIntervalMs: 100, lockTimeoutMs: 60_000, ...flags });
 }
 
+/** Its worker:started line may arrive after its `ready` (the log is written asynchronously): waited for. */
 async function workerIdOf(p: SluiceProcess): Promise<string> {
-  return (await p.waitForLine((l) => l.event === 'worker:started', 0, 'worker:started')).workerId as string;
+  return (await p.waitForLine((l) => l.event === 'worker:started', 10_000, 'worker:started')).workerId as string;
 }
 
 /** Waits until job `id` is free again with `retryTimes` failed attempts. */

@@ -26,6 +26,9 @@ describe('a worker frozen mid-commit', () => {
     const frozen = spawnWorker(db.url, { queues: 'frozen', concurrency: 1, ...beats });
     const doomed = spawnWorker(db.url, { queues: 'victims', concurrency: 5, ...beats });
     await Promise.all([sweeper.ready, frozen.ready, doomed.ready]);
+    // Read while the worker runs: its line may still be on its way after `ready`, and once the
+    // worker is stopped nothing more of its output arrives.
+    const started = await frozen.waitForLine((l) => l.event === 'worker:started', 10_000, 'worker:started');
 
     const { id: frozenJob } = await db.sluice.enqueue({ name: 'freeze', queue: 'frozen' });
     const { batchId } = await db.sluice.enqueueBatch(
@@ -63,7 +66,6 @@ describe('a worker frozen mid-commit', () => {
     expect(skipped).toMatchObject({ task: 'releaseDeadWorkers', queue: 'frozen', level: 40 });
     expect(String(skipped.msg)).toMatch(/could not release 1 job\(s\) in queue frozen .*another transaction holds/);
     // Its DELETE is not committed: the job is still there, still claimed by the frozen worker.
-    const started = await frozen.waitForLine((l) => l.event === 'worker:started', 0, 'worker:started');
     expect((await jobRow<{ lock_id: string }>(db, frozenJob, 'lock_id'))?.lock_id).toMatch(
       new RegExp(`^${workerKeyOf(started.workerId as string)}\\.`),
     );
