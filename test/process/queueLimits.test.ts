@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables } from '../fixtures/fixtureTables.ts';
 import { countRows } from '../helpers/factory.ts';
+import { processState } from '../helpers/processState.ts';
 import { claimsReleased, type SluiceProcess, spawnMaintenance, spawnWorker } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
@@ -76,19 +78,25 @@ describe('queue limits across worker processes', () => {
 
   it('under SIGKILLs of every worker, the cap holds and the dead workers’ slots come back', async () => {
     await db.sluice.queues.setLimits(QUEUE, { concurrency: 3 });
-    const sweeper = spawnMaintenance(
-      db.url,
-      { lockTimeoutMs: 2_000, jitterMs: 100, missedHeartbeats: 3 },
-      { logLevel: 'info' },
-    );
     const first = workers(4, { concurrency: 3, lockTimeoutMs: 2_000 });
-    await Promise.all([sweeper.ready, ...first.map((w) => w.ready)]);
+    await Promise.all(first.map((w) => w.ready));
     await db.sluice.enqueueBatch(
       Array.from({ length: 40 }, () => ({ name: 'timed', queue: QUEUE, payload: { ms: 150 } })),
     );
-    // Kill the whole fleet while it holds every slot of the cap.
-    await waitFor(async () => (await db.sluice.queues.limits())[0]?.running === 3, { what: 'the cap full' });
     await waitFor(async () => (await spans()).length >= 6, { what: 'a few runs' });
+    // Kill the whole fleet while it holds every slot of the cap. A running fleet frees a slot at
+    // every completion and fills it a moment later, so a cap seen full is no cap full at the kill:
+    // the fleet is frozen (SIGSTOP: it can claim, complete and heartbeat no more), the cap read
+    // twice, a statement already sent given time to land in between, and only then killed;
+    // thawed and tried again if a slot was free. No sweeper runs yet: nothing else moves a claim.
+    for (;;) {
+      for (const w of first) w.kill('SIGSTOP');
+      await waitFor(() => first.every((w) => processState(w.pid) === 'T'), { what: 'the fleet frozen' });
+      const full = async () => (await db.sluice.queues.limits())[0]?.running === 3;
+      if ((await full()) && (await sleep(200).then(full))) break;
+      for (const w of first) w.kill('SIGCONT');
+      await sleep(50 + Math.random() * 100);
+    }
     const diedAt = new Map<number, number>();
     for (const w of first) w.kill('SIGKILL');
     for (const w of first) {
@@ -96,11 +104,18 @@ describe('queue limits across worker processes', () => {
       diedAt.set(w.pid, Date.now());
     }
     // The dead claims hold the cap until the sweeper releases them; then the new fleet takes them.
+    const sweeper = spawnMaintenance(
+      db.url,
+      { lockTimeoutMs: 2_000, jitterMs: 100, missedHeartbeats: 3 },
+      { logLevel: 'info' },
+    );
     const second = workers(2, { concurrency: 3, lockTimeoutMs: 2_000 });
-    await Promise.all(second.map((w) => w.ready));
+    await Promise.all([sweeper.ready, ...second.map((w) => w.ready)]);
     await drained(60_000);
-    const released = sweeper.lines.filter((l) => l.event === 'maintenance:completed').map(claimsReleased);
-    expect(released.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3);
+    // A pass logs its counts after its writes commit: the drain can come before the line does.
+    const releasedSoFar = () =>
+      sweeper.lines.filter((l) => l.event === 'maintenance:completed').reduce((sum, l) => sum + claimsReleased(l), 0);
+    await sweeper.waitForLine(() => releasedSoFar() >= 3, 10_000, 'the passes that released the 3 dead claims');
     await Promise.all([...second, sweeper].map((w) => w.stop()));
     const runs = await spans();
     expect(new Set(runs.filter((r) => r.finished_ms !== null).map((r) => Number(r.job_id))).size).toBe(40);
