@@ -33,14 +33,16 @@ async function count(sql: string): Promise<number> {
 describe('drain with worker processes', () => {
   for (const claim of ['random-head', 'skip-locked'] as const) {
     it(`${WORKERS} processes drain ${JOBS.toLocaleString('en')} jobs with ${claim}: each handled exactly once, all exit 0 on SIGINT`, async () => {
-      await db.sluice.enqueueBatch(
-        Array.from({ length: JOBS }, (_, n) => ({ name: 'record', queue: QUEUE, payload: { n } })),
-      );
       // info level: the per-job debug lines would cost this 2-core host more than the jobs do.
       const workers = Array.from({ length: WORKERS }, () =>
         spawnWorker(db.url, { queues: QUEUE, claim, concurrency: 10, pollIntervalMs: 200 }, { logLevel: 'info' }),
       );
+      // Enqueued once every process is ready: each one's share then measures its claims, not how
+      // much sooner than the others it started (on a loaded host, seconds apart).
       await Promise.all(workers.map((w) => w.ready));
+      await db.sluice.enqueueBatch(
+        Array.from({ length: JOBS }, (_, n) => ({ name: 'record', queue: QUEUE, payload: { n } })),
+      );
 
       await waitFor(async () => (await count('SELECT COUNT(*) AS n FROM sluice_jobs')) === 0, {
         what: 'the queue drained',
