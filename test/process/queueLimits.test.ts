@@ -89,14 +89,17 @@ describe('queue limits across worker processes', () => {
     // the fleet is frozen (SIGSTOP: it can claim, complete and heartbeat no more), the cap read
     // twice, a statement already sent given time to land in between, and only then killed;
     // thawed and tried again if a slot was free. No sweeper runs yet: nothing else moves a claim.
-    for (;;) {
-      for (const w of first) w.kill('SIGSTOP');
-      await waitFor(() => first.every((w) => processState(w.pid) === 'T'), { what: 'the fleet frozen' });
-      const full = async () => (await db.sluice.queues.limits())[0]?.running === 3;
-      if ((await full()) && (await sleep(200).then(full))) break;
-      for (const w of first) w.kill('SIGCONT');
-      await sleep(50 + Math.random() * 100);
-    }
+    const full = async () => (await db.sluice.queues.limits())[0]?.running === 3;
+    await waitFor(
+      async () => {
+        for (const w of first) w.kill('SIGSTOP');
+        await waitFor(() => first.every((w) => processState(w.pid) === 'T'), { what: 'the fleet frozen' });
+        if ((await full()) && (await sleep(200).then(full))) return true;
+        for (const w of first) w.kill('SIGCONT');
+        return false;
+      },
+      { what: 'the fleet frozen holding the whole cap', intervalMs: 50 + Math.random() * 100 },
+    );
     const diedAt = new Map<number, number>();
     for (const w of first) w.kill('SIGKILL');
     for (const w of first) {
