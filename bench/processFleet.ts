@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { profileArgs } from './profileArgs.ts';
 
 export interface Fleet {
   /** performance.now() when the last child said 'ready'. */
@@ -17,7 +18,10 @@ const READY_TIMEOUT_MS = 60_000;
 
 export async function startFleet(count: number, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Fleet> {
   const children = Array.from({ length: count }, () =>
-    spawn(process.execPath, args, { stdio: ['ignore', 2, 2, 'ipc'], env: { ...process.env, ...env } }),
+    spawn(process.execPath, [...profileArgs(), ...args], {
+      stdio: ['ignore', 2, 2, 'ipc'],
+      env: { ...process.env, ...env },
+    }),
   );
   try {
     await Promise.all(children.map(whenReady));

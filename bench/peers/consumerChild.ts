@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { pathToFileURL } from 'node:url';
+import { profileArgs } from '../profileArgs.ts';
 
 /** What the harness reads of a child's setting (the rest travels to the child as it is). */
 export interface ChildSetting {
@@ -89,7 +90,7 @@ export interface Child {
 }
 
 export async function startChild(script: string, setting: ChildSetting, env: NodeJS.ProcessEnv): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(setting)], {
+  const proc = spawn(process.execPath, [...profileArgs(), '--import', 'tsx', script, JSON.stringify(setting)], {
     stdio: ['ignore', 2, 2, 'ipc'],
     env: { ...process.env, ...env },
   });

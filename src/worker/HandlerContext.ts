@@ -37,14 +37,18 @@ export interface HandlerScope {
  */
 export class HandlerContext<P> implements JobContext<P> {
   #logger: Logger | undefined;
+  /** The job as the handler got it: the worker lets go of the payload once the attempt succeeded (RunningJob.dropPayload). */
+  readonly #job: Job<P>;
 
   constructor(
     private readonly scope: HandlerScope,
     private readonly cancellation: Cancellation,
-  ) {}
+  ) {
+    this.#job = scope.running.job as Job<P>;
+  }
 
   get job(): Job<P> {
-    return this.scope.running.job as Job<P>;
+    return this.#job;
   }
 
   get knex(): Knex {

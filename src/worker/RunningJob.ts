@@ -52,9 +52,10 @@ export class RunningJob {
 
   /** The attempt's span has ended (it ends once, with the attempt's outcome). */
   #spanClosed = false;
+  #job: Job;
 
   constructor(
-    readonly job: Job,
+    job: Job,
     /** How many jobs the claim statement that took this one took in all (its lock_id's rows). */
     readonly claimSize = 1,
     /** Set when the stored payload could not be parsed: the job fails permanently without running. */
@@ -65,7 +66,25 @@ export class RunningJob {
     readonly payloadApart = false,
     /** The group of a fair queue whose window the job counts in (flag fairShare): settled after its completion. */
     readonly fairGroup: string | null = null,
-  ) {}
+  ) {
+    this.#job = job;
+  }
+
+  /** The job as claimed; its payload is null once the attempt succeeded (dropPayload). */
+  get job(): Job {
+    return this.#job;
+  }
+
+  /**
+   * A succeeded attempt only waits for its batched completion, which needs the job's identity and
+   * never its payload: the job is kept without it, so that a payload of kilobytes is garbage as
+   * soon as the handler lets go of it, not when the completion commits (a worker at high
+   * concurrency holds hundreds of completions, and the collector copied their payloads over and
+   * over). The handler's own ctx.job keeps the payload it was given.
+   */
+  dropPayload(): void {
+    if (this.#job.payload !== null) this.#job = { ...this.#job, payload: null };
+  }
 
   /** Records what the attempt came to on its span (nothing without one). */
   traceOutcome(outcome: AttemptOutcome, error?: unknown): void {

@@ -45,6 +45,7 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
   try {
     switch (outcome.kind) {
       case 'succeeded':
+        running.dropPayload();
         deps.completions.add(running, outcome.result);
         return; // the CompletionBuffer ends it
       case 'committed':

@@ -55,6 +55,43 @@ describe('RunningJob: one state, changed only by its transitions', () => {
   });
 });
 
+describe('a succeeded job waiting for its completion', () => {
+  it('lets go of its payload, keeps its identity, and leaves the job the handler got as it was', () => {
+    const job = { id: 7, queue: 'q', name: 'n', lockId: 'h-1~a.1', idempotencyKey: 'k', payload: { big: 'x' } } as Job;
+    const r = new RunningJob(job);
+    r.finish();
+    r.dropPayload();
+    expect(r.job.payload).toBeNull();
+    expect({ id: r.job.id, queue: r.job.queue, name: r.job.name, lockId: r.job.lockId }).toEqual({
+      id: 7,
+      queue: 'q',
+      name: 'n',
+      lockId: 'h-1~a.1',
+    });
+    expect(r.job.idempotencyKey).toBe('k');
+    expect(job.payload).toEqual({ big: 'x' });
+  });
+
+  it('a handler’s ctx still shows its payload after the job completed', async () => {
+    const seen: unknown[] = [];
+    let kept: { readonly job: Job } | undefined;
+    const keeper = defineJob<{ n: number }>({
+      name: 'keeper',
+      handle(_payload, ctx) {
+        kept = ctx;
+      },
+    });
+    const sluice = db.open();
+    const events = recordEvents(sluice);
+    await sluice.enqueue({ name: 'keeper', payload: { n: 42 } });
+    await withWorker(sluice, [keeper], { concurrency: 2 }, async () => {
+      await waitFor(() => events['job:completed'].length === 1, { what: 'the job completed' });
+      seen.push(kept?.job.payload);
+    });
+    expect(seen).toEqual([{ n: 42 }]);
+  });
+});
+
 describe('an exactly-once job and its own heartbeat', () => {
   it('its worker’s commit is never reported as a lost claim, though the heartbeat waits on the row it deletes', async () => {
     // Each handler locks its own job row in its transaction and holds it across several
