@@ -3,7 +3,7 @@
  * SECONDS [TABLE]` (sluice, bullmq, bullmqAof, pgBoss or raw; the raw loop's TABLE; MYSQL_URL for
  * the MySQL systems). Builds that system's producer (its peer file's, loaded alone), says 'ready',
  * and on 'go' enqueues one job per call, each awaited — the way an application enqueues per
- * request — for SECONDS; then sends { jobs } and exits.
+ * request — for SECONDS; then sends { jobs, cpuUs } (the process's CPU over the window) and exits.
  */
 import type { Producer } from './peer.ts';
 
@@ -22,12 +22,14 @@ if (!make) throw new Error(`peerEnqueueChild: unknown system "${system}" (${Obje
 const producer = await make();
 process.once('message', async () => {
   const until = performance.now() + Number(seconds) * 1000;
+  const cpu = process.cpuUsage();
   let jobs = 0;
   while (performance.now() < until) {
     await producer.enqueueOne({ n: jobs, email: `user${jobs}@example.com` });
     jobs++;
   }
+  const { user, system: kernel } = process.cpuUsage(cpu);
   await producer.close();
-  process.send?.({ jobs }, () => process.exit(0));
+  process.send?.({ jobs, cpuUs: user + kernel }, () => process.exit(0));
 });
 process.send?.('ready');
