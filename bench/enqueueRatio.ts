@@ -1,11 +1,13 @@
 /**
- * `npm run bench:ratio [-- --rounds 3] [--seconds 4] [--workers 0,2]`: the single-job enqueue
+ * `npm run bench:ratio [-- --rounds 3] [--seconds 4] [--workers 0,2] [--warm 0]`: the single-job enqueue
  * section of `npm run bench` alone (singleEnqueue.ts: ENQUEUERS producer processes, each awaiting
  * one `sluice.enqueue` per job), sluice against the raw autocommit INSERT of the same row, the two
  * interleaved round by round (the order flips every round) so that both see the same host. Prints
  * each run with the server's statements and redo flushes per job, the ratio sluice ÷ raw per round
- * and their median. Runs in its own database (BENCH_DATABASE, which the npm script sets to
- * sluice_bench_ratio unless given), so it does not drop a full `npm run bench`'s.
+ * and their median. `--warm N`: each producer makes N calls before the window (the full bench makes
+ * none, so a producer's first calls, run before V8 has compiled them, are in its few seconds).
+ * Runs in its own database (BENCH_DATABASE, which the npm script sets to sluice_bench_ratio unless
+ * given), so it does not drop a full `npm run bench`'s.
  */
 import { parseArgs } from 'node:util';
 import { openBench } from './benchDatabase.ts';
@@ -19,8 +21,11 @@ const { values: v } = parseArgs({
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '4' },
     workers: { type: 'string', default: '0' },
+    warm: { type: 'string', default: '0' },
   },
 });
+// Each producer's calls before the window (peerEnqueueChild.ts): 0, as in `npm run bench`, counts its warm-up in.
+process.env.ENQUEUE_WARM_CALLS = v.warm;
 
 async function main(): Promise<void> {
   const bench = await openBench();

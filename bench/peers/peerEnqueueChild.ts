@@ -20,6 +20,9 @@ const PRODUCERS: Record<string, () => Promise<Producer>> = {
 const make = PRODUCERS[system];
 if (!make) throw new Error(`peerEnqueueChild: unknown system "${system}" (${Object.keys(PRODUCERS).join(', ')})`);
 const producer = await make();
+// ENQUEUE_WARM_CALLS (bench:ratio --warm): calls made before 'ready', outside the window, to time the steady state.
+for (let n = 0; n < Number(process.env.ENQUEUE_WARM_CALLS ?? 0); n++)
+  await producer.enqueueOne({ n, email: `user${n}@example.com` });
 process.once('message', async () => {
   const until = performance.now() + Number(seconds) * 1000;
   const cpu = process.cpuUsage();
