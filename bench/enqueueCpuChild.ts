@@ -3,7 +3,7 @@
  * mysql2 connection and one sluice per side (each from its checkout's sources), then enqueues one
  * job per awaited call, in blocks of CALLS per producer, the producers taking turns (the order
  * flipped every round), ROUNDS rounds, the first a warm-up; sends the median CPU per call of each
- * producer ({ raw, sides: [...] }, µs) and exits.
+ * producer (µs, keyed 'raw' and by its ROOT:PREFIX argument) and exits.
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -54,7 +54,8 @@ process.once('message', async () => {
     }
   }
   for (const producer of producers) await producer.close();
-  const perCall = producers.map((p) => median(cpu.get(p.key) ?? [0]));
-  process.send?.({ raw: perCall[0], sides: perCall.slice(1) }, () => process.exit(0));
+  process.send?.(Object.fromEntries(producers.map((p) => [p.key, median(cpu.get(p.key) ?? [0])])), () =>
+    process.exit(0),
+  );
 });
 process.send?.('ready');
