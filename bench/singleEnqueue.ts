@@ -62,17 +62,18 @@ export async function measureSingleEnqueue(
   return rows;
 }
 
-async function measureOne(
+/** One row of measureSingleEnqueue: `system`'s ENQUEUERS producers for `seconds`, `workers` consumers draining. */
+export async function measureOne(
   bench: Bench,
   system: GridSystem,
   workers: number,
   seconds: number,
-): Promise<{ jobsPerSec: number; cost: ServerCost | null }> {
+): Promise<{ jobsPerSec: number; cost: ServerCost | null; clientCpuUsPerJob: number | null }> {
   await system.peer.clear();
   const setting = system.settingFor({ payload: 'small', processes: workers, concurrency: DRAINING_CONCURRENCY });
   const consumers: RunningConsumers | null = workers > 0 ? await system.peer.consume(setting) : null;
   const meter = system.metered ? serverMeter(bench.conn, new URL(bench.url).pathname.slice(1)) : null;
-  let timed: { jobsPerSec: number; jobs: number };
+  let timed: Awaited<ReturnType<typeof timeEnqueuers>>;
   try {
     // What the previous step left the server doing (flushing, purging) stays out of this window.
     await quietHost(`single enqueue ${system.key}`, QUIET_GIVE_UP_MS);
@@ -87,20 +88,25 @@ async function measureOne(
     throw error;
   }
   await consumers?.stop();
-  return { jobsPerSec: timed.jobsPerSec, cost: meter?.cost(timed.jobs) ?? null };
+  return {
+    jobsPerSec: timed.jobsPerSec,
+    cost: meter?.cost(timed.jobs) ?? null,
+    clientCpuUsPerJob: timed.clientCpuUsPerJob,
+  };
 }
 
 /**
  * `count` enqueuer children (node --import tsx …childArgs), each saying 'ready', all sent 'go'
  * at once, each answering { jobs } when its time is up: the jobs of all, and over the elapsed time.
- * `window` (a server meter's) is read just before 'go' and as the last child answers.
+ * `window` (a server meter's) is read just before 'go' and as the last child answers. The children's
+ * CPU per job, when each reports its own as cpuUs (8 producers and the server share the host's cores).
  */
 export async function timeEnqueuers(
   childArgs: readonly string[],
   env: NodeJS.ProcessEnv,
   count: number,
   window?: { begin(): Promise<void>; end(): Promise<void> },
-): Promise<{ jobsPerSec: number; jobs: number }> {
+): Promise<{ jobsPerSec: number; jobs: number; clientCpuUsPerJob: number | null }> {
   const children = Array.from({ length: count }, () =>
     spawn(process.execPath, ['--import', 'tsx', ...childArgs], {
       env: { ...process.env, ...env },
@@ -112,12 +118,15 @@ export async function timeEnqueuers(
     await window?.begin();
     const started = performance.now();
     for (const child of children) child.send('go');
-    const counts = (await Promise.all(children.map((c) => reply(c)))) as { jobs: number }[];
+    const counts = (await Promise.all(children.map((c) => reply(c)))) as { jobs: number; cpuUs?: number }[];
     const elapsed = (performance.now() - started) / 1000;
     await window?.end();
     await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : null)));
     const jobs = counts.reduce((sum, m) => sum + m.jobs, 0);
-    return { jobsPerSec: jobs / elapsed, jobs };
+    const cpuUs = counts.every((m) => m.cpuUs !== undefined)
+      ? counts.reduce((sum, m) => sum + (m.cpuUs ?? 0), 0)
+      : null;
+    return { jobsPerSec: jobs / elapsed, jobs, clientCpuUsPerJob: cpuUs === null || jobs === 0 ? null : cpuUs / jobs };
   } catch (error) {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
     throw error;

@@ -259,12 +259,15 @@ export class Sluice implements SluiceApi {
     return this.#closing;
   }
 
-  /** Re-throws a failure as the error a user can act on (see explainFailure). */
-  async #guard<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Re-throws a failure, thrown or rejected, as the error a user can act on (see explainFailure).
+   * Not an async function: a single enqueue's promise is the operation's own plus one catch.
+   */
+  #guard<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return await fn();
+      return fn().catch((error: unknown) => Promise.reject(explainFailure(this.#url, error)));
     } catch (error) {
-      throw explainFailure(this.#url, error);
+      return Promise.reject(explainFailure(this.#url, error));
     }
   }
 }

@@ -3,7 +3,7 @@
  * SECONDS [TABLE]` (sluice, bullmq, bullmqAof, pgBoss or raw; the raw loop's TABLE; MYSQL_URL for
  * the MySQL systems). Builds that system's producer (its peer file's, loaded alone), says 'ready',
  * and on 'go' enqueues one job per call, each awaited — the way an application enqueues per
- * request — for SECONDS; then sends { jobs } and exits.
+ * request — for SECONDS; then sends { jobs, cpuUs } (the process's CPU over the window) and exits.
  */
 import type { Producer } from './peer.ts';
 
@@ -20,14 +20,19 @@ const PRODUCERS: Record<string, () => Promise<Producer>> = {
 const make = PRODUCERS[system];
 if (!make) throw new Error(`peerEnqueueChild: unknown system "${system}" (${Object.keys(PRODUCERS).join(', ')})`);
 const producer = await make();
+// ENQUEUE_WARM_CALLS (bench:ratio --warm): calls made before 'ready', outside the window, to time the steady state.
+for (let n = 0; n < Number(process.env.ENQUEUE_WARM_CALLS ?? 0); n++)
+  await producer.enqueueOne({ n, email: `user${n}@example.com` });
 process.once('message', async () => {
   const until = performance.now() + Number(seconds) * 1000;
+  const cpu = process.cpuUsage();
   let jobs = 0;
   while (performance.now() < until) {
     await producer.enqueueOne({ n: jobs, email: `user${jobs}@example.com` });
     jobs++;
   }
+  const { user, system: kernel } = process.cpuUsage(cpu);
   await producer.close();
-  process.send?.({ jobs }, () => process.exit(0));
+  process.send?.({ jobs, cpuUs: user + kernel }, () => process.exit(0));
 });
 process.send?.('ready');

@@ -15,13 +15,24 @@ import { isTransientConflict } from './mysqlErrors.ts';
  * - Operations never retry on their own and callers never wrap operations: an operation file
  *   states in its header which of the three cases it is in.
  */
-export async function retryTransient<T>(fn: () => Promise<T>, attempts = DEFAULT_ATTEMPTS): Promise<T> {
+export function retryTransient<T>(fn: () => Promise<T>, attempts = DEFAULT_ATTEMPTS): Promise<T> {
+  // The first run costs one catch handler, no async frame: an autocommit enqueue passes here once per job.
+  try {
+    return fn().catch((error: unknown) => retryAfter(error, fn, attempts));
+  } catch (error) {
+    return retryAfter(error, fn, attempts);
+  }
+}
+
+async function retryAfter<T>(first: unknown, fn: () => Promise<T>, attempts: number): Promise<T> {
+  let error = first;
   for (let attempt = 1; ; attempt++) {
+    if (!isTransientConflict(error) || attempt >= attempts) throw error;
+    await sleep(conflictBackoffMs(attempt));
     try {
       return await fn();
-    } catch (error) {
-      if (!isTransientConflict(error) || attempt >= attempts) throw error;
-      await sleep(conflictBackoffMs(attempt));
+    } catch (next) {
+      error = next;
     }
   }
 }

@@ -26,13 +26,14 @@ export function writeOnPool(knex: Knex, sql: string): Promise<WriteResult> {
 
 /**
  * One attempt: the connection goes back to the pool in the statement's own callback, before its
- * promise settles (knex's release is synchronous): no async frame or awaited release per write.
+ * promise settles (knex's release is synchronous), and that promise is the attempt's only one of
+ * its own: no async frame, no promise adopted from a then, no awaited release per write.
  */
 function writeOnce(knex: Knex, sql: string): Promise<WriteResult> {
   const client = knex.client as unknown as PoolClient;
-  return client.acquireConnection().then((connection) => {
-    if (knex.listenerCount('query') > 0) knex.emit('query', { sql, bindings: [] });
-    return new Promise<WriteResult>((resolve, reject) => {
+  return new Promise<WriteResult>((resolve, reject) => {
+    client.acquireConnection().then((connection) => {
+      if (knex.listenerCount('query') > 0) knex.emit('query', { sql, bindings: [] });
       try {
         connection.query(sql, (error, result) => {
           void client.releaseConnection(connection);
@@ -43,6 +44,6 @@ function writeOnce(knex: Knex, sql: string): Promise<WriteResult> {
         void client.releaseConnection(connection);
         reject(error);
       }
-    });
+    }, reject);
   });
 }

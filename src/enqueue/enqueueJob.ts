@@ -63,7 +63,8 @@ export async function enqueueJob(
     throw new JobValidationError(0, 'parents', 'need enqueueBatch (a workflow is written with its batch)');
   }
   const tracer = activeTracer();
-  if (tracer === undefined) return writeJob(runtime, job, options, null);
+  // Awaited rather than returned: an async function that returns a promise adopts it two ticks later.
+  if (tracer === undefined) return await writeJob(runtime, job, options, null);
   return inSendSpan(tracer, job.queue, { [ATTR.jobName]: job.name }, async (span) => {
     const result = await writeJob(runtime, job, options, storedContextOf(span.spanContext()));
     span.setAttribute(ATTR.messageId, String(result.id));

@@ -1,43 +1,13 @@
 import type { Knex } from 'knex';
 import { ER } from '../db/mysqlErrors.ts';
+import { queryOnConnection } from '../db/queryOnConnection.ts';
 import type { Tables } from '../db/tables.ts';
 import { DoorbellUnreachableError } from '../errors.ts';
 import type { SluiceEvents } from '../events.ts';
-import { isLocalWorker, ringLocal } from './localRing.ts';
-import { findParked, isToken, type RunOn, readIdentity, type SessionIdentity } from './parkedSleep.ts';
+import { DoorbellCache, type RingerConnection } from './DoorbellCache.ts';
+import { ringLocal } from './localRing.ts';
+import { type RunOn, readIdentity, type SessionIdentity } from './parkedSleep.ts';
 import { ringParked } from './ringParked.ts';
-
-/** Params: ?1 queue, ?2 limit. The doorbells of a queue: a primary-key range read, at most `limit` rows. */
-const sqlDoorbells = (t: Tables) => `
-SELECT worker_id, server, connection_id, token, db_user
-FROM ${t.doorbells}
-WHERE queue = ?
-LIMIT ?`;
-
-/**
- * Params: ?1 worker ids (list), ?2 tokens (list). The rows of registrations whose connection is
- * gone (their worker died or reconnected): fenced by the token, so a registration made since stays.
- */
-const sqlForgetGone = (t: Tables) => `
-DELETE FROM ${t.doorbells}
-WHERE worker_id IN (?)
-  AND token IN (?)`;
-
-/** How long an enqueuing process trusts its copy of a queue's doorbells (they change when workers start and stop). */
-export const DOORBELL_CACHE_MS = 1_000;
-/**
- * …and a copy that holds no doorbell seen asleep: a worker that starts on an idle queue is rung
- * within this long (with the longer wait the first jobs after it started waited for its poll).
- * One indexed read (and, if it found doorbells not yet seen, a read of the process list) per this
- * period per queue while a queue has no worker to ring.
- */
-export const NO_DOORBELL_CACHE_MS = 100;
-/**
- * Rows read per queue. What a round costs is bounded by this, not by what the table holds (rows
- * left by crashed workers until maintenance removes them, or rows written by anyone who may
- * INSERT). A queue with more idle workers than this: the others are woken by their polls.
- */
-export const DOORBELLS_PER_QUEUE = 256;
 
 /**
  * The shortest time from the end of a queue's round to the start of its next. The first ring after a quiet spell goes at
@@ -50,22 +20,6 @@ export const DOORBELLS_PER_QUEUE = 256;
 export const RING_GAP_MS = 5;
 /** Queues whose last round this ringer remembers; past it the memory starts afresh (a ring may then go early). */
 const REMEMBERED_QUEUES = 1_024;
-
-interface DoorbellRow {
-  readonly workerId: string;
-  readonly server: string;
-  readonly connectionId: number;
-  readonly token: string;
-  readonly user: string;
-}
-
-/** Those of a queue's doorbells, as last read, that were seen asleep over the ringer's connection. */
-interface CachedDoorbells {
-  parked: DoorbellRow[];
-  readonly readAt: number;
-}
-
-const keyOf = (d: DoorbellRow) => `${d.connectionId}:${d.token}`;
 
 export interface RingerOptions {
   /** A small pool of its own (one connection is enough), or null when sluice has no URL to open one. */
@@ -81,23 +35,28 @@ export interface RingerOptions {
  * doorbell; a batch wakes every worker of its queue, up to KILLS_PER_ROUND). Never on the
  * enqueue's own path: the enqueue has returned when the KILLs go out; rings that come while some
  * are being sent, or within RING_GAP_MS of their queue's last round, are gathered into the next
- * round: a steady stream of single enqueues costs a round per gap, not one per job. The doorbells are read at most once per DOORBELL_CACHE_MS per queue (a read,
- * never a write: no hot row on the enqueue path), and a doorbell is rung only once this
- * connection has seen it asleep in the process list (parkedSleep.ts), one read for all the new
- * ones: after that, a ring is one KILL, as cheap as before verification. A failure is reported
- * and costs only latency: the workers' polling is the backstop.
+ * round: a steady stream of single enqueues costs a round per gap, not one per job. The doorbells
+ * are read at most once per DOORBELL_CACHE_MS per queue (DoorbellCache: a read, never a write, so
+ * no hot row on the enqueue path), and a doorbell is rung only once this connection has seen it
+ * asleep in the process list (parkedSleep.ts), one read for all the new ones: after that, a ring
+ * is one KILL, as cheap as before verification. A queue nobody waits on costs one read per
+ * NO_DOORBELL_CACHE_MS. A failure is reported and costs only latency: the workers' polling is the
+ * backstop.
  */
 export class Ringer {
   readonly #pending = new Map<string, number>();
   /** When each queue's last round ended (performance.now()), for RING_GAP_MS. */
   readonly #lastRound = new Map<string, number>();
-  readonly #cache = new Map<string, CachedDoorbells>();
+  readonly #doorbells: DoorbellCache;
   #flushing: Promise<void> | null = null;
-  #connection: { raw: unknown; self: SessionIdentity } | null = null;
+  /** The connection held between rings, and who it is on its server once a doorbell row asked (DoorbellCache). */
+  #connection: { raw: unknown; self: Promise<SessionIdentity> | null } | null = null;
   /** Doorbells this ringer leaves to polling, reported once each kind (a fixed set of keys). */
   readonly #reported = new Set<'other-user' | 'denied'>();
 
-  constructor(private readonly options: RingerOptions) {}
+  constructor(private readonly options: RingerOptions) {
+    this.#doorbells = new DoorbellCache(options.tables, () => this.#reportOnce('other-user'));
+  }
 
   /** Rings for `jobs` new jobs in each of `queues`. Returns at once. */
   ring(prefix: string, queues: ReadonlyMap<string, number>): void {
@@ -114,10 +73,7 @@ export class Ringer {
   /** True when the cached doorbells of every queue are fresh and none of them can be rung from here. */
   #allKnownSilent(queues: ReadonlyMap<string, number>): boolean {
     if (!this.#connection) return false;
-    for (const queue of queues.keys()) {
-      const cached = this.#cache.get(queue);
-      if (!cached || !fresh(cached) || cached.parked.length > 0) return false;
-    }
+    for (const queue of queues.keys()) if (!this.#doorbells.knownSilent(queue)) return false;
     return true;
   }
 
@@ -187,118 +143,60 @@ export class Ringer {
     );
   }
 
-  /** Doorbells a ring from `self` may reach: its server, its user, a token, another process, not itself. */
-  #ringable(d: DoorbellRow, self: SessionIdentity): boolean {
-    return (
-      d.server === self.server &&
-      d.user === self.user &&
-      isToken(d.token) &&
-      d.connectionId !== self.id &&
-      !isLocalWorker(d.workerId)
-    );
-  }
-
   async #ringRemote(queues: ReadonlyMap<string, number>): Promise<void> {
-    const { raw, self } = await this.#acquire();
-    const knex = this.options.knex as Knex;
-    // Nothing of sluice's ends a statement of ours; a DBA, or an earlier sluice's ringer that
-    // trusts a row naming our connection, might: such a 1317 costs one retry, never the round.
-    const on: RunOn = (sql, params = []) =>
-      knex
-        .raw(sql, params as Knex.RawBinding[])
-        .connection(raw)
-        .catch((error: { errno?: number }) => {
-          if (error.errno !== ER.QUERY_INTERRUPTED) throw error;
-          return knex.raw(sql, params as Knex.RawBinding[]).connection(raw);
-        });
+    const connection = this.#acquire();
     const rings = [];
     for (const [queue, jobs] of queues) {
-      const cached = await this.#doorbells(queue, on, self);
+      const cached = await this.#doorbells.read(queue, connection);
       rings.push({ jobs, parked: pickRandom(cached.parked, cached.parked.length) });
     }
-    const { gone, denied } = await ringParked(on, rings);
+    if (rings.every((r) => r.parked.length === 0)) return;
+    const { gone, denied } = await ringParked(connection.on, rings);
     if (denied.length > 0) this.#reportOnce('denied');
-    const dropped = new Set([...gone, ...denied].map(keyOf));
-    for (const cached of this.#cache.values()) cached.parked = cached.parked.filter((d) => !dropped.has(keyOf(d)));
-    await this.#forget(gone, on);
-  }
-
-  /** Deletes the rows of registrations whose connection is gone: one statement, as many as a round read. */
-  async #forget(gone: readonly DoorbellRow[], on: RunOn): Promise<void> {
-    if (gone.length === 0) return;
-    await on(sqlForgetGone(this.options.tables), [
-      [...new Set(gone.map((d) => d.workerId))],
-      [...new Set(gone.map((d) => d.token))],
-    ]);
+    this.#doorbells.drop([...gone, ...denied]);
+    await this.#doorbells.forget(gone, connection.on);
   }
 
   /**
-   * The queue's doorbells, read at most once per DOORBELL_CACHE_MS (NO_DOORBELL_CACHE_MS while
-   * none can be rung), and those seen asleep over this connection: rows seen before keep that, new
-   * ones (a worker started or reconnected) are looked for in the process list, one read for all.
-   * Rows whose connection has closed are deleted; rows of another database user are left to
-   * polling (reported once).
+   * The ringer's connection (acquired at its first statement, held between rings) as the doorbells
+   * need it: statements straight to mysql2 (queryOnConnection) and who it is, read once, the first
+   * time a doorbell row is compared with it. Nothing of sluice's ends a statement of ours; a DBA,
+   * or an earlier sluice's ringer that trusts a row naming our connection, might: such a 1317
+   * costs one retry, never the round.
    */
-  async #doorbells(queue: string, on: RunOn, self: SessionIdentity): Promise<CachedDoorbells> {
-    const cached = this.#cache.get(queue);
-    if (cached && fresh(cached)) return cached;
-    const [found] = (await on(sqlDoorbells(this.options.tables), [queue, DOORBELLS_PER_QUEUE])) as [
-      Record<string, unknown>[],
-    ];
-    const rows = found.map((r) => ({
-      workerId: String(r.worker_id),
-      server: String(r.server),
-      connectionId: Number(r.connection_id),
-      token: String(r.token),
-      user: String(r.db_user),
-    }));
-    if (rows.some((d) => d.server === self.server && d.user !== self.user && isToken(d.token)))
-      this.#reportOnce('other-user');
-    const seen = new Set(cached?.parked.map(keyOf));
-    const ringable = rows.filter((d) => this.#ringable(d, self));
-    const { parked, gone } = await findParked(
-      on,
-      self,
-      ringable.filter((d) => !seen.has(keyOf(d))),
-    );
-    await this.#forget(gone, on);
-    const entry = {
-      parked: [...ringable.filter((d) => seen.has(keyOf(d))), ...parked],
-      readAt: performance.now(),
-    };
-    this.#cache.set(queue, entry);
-    return entry;
-  }
-
-  /** The ringer's connection, held between rings, with who it is on its server. */
-  async #acquire(): Promise<{ raw: unknown; self: SessionIdentity }> {
-    if (this.#connection) return this.#connection;
+  #acquire(): RingerConnection {
     const knex = this.options.knex as Knex;
-    const raw = await knex.client.acquireConnection();
-    try {
-      const self = await readIdentity((sql, params = []) => knex.raw(sql, params as Knex.RawBinding[]).connection(raw));
-      this.#connection = { raw, self };
-      return this.#connection;
-    } catch (error) {
-      await knex.client.releaseConnection(raw).catch(() => undefined);
-      throw error;
-    }
+    const raw = async (): Promise<unknown> => {
+      if (this.#connection) return this.#connection.raw;
+      const acquired = await knex.client.acquireConnection();
+      this.#connection = { raw: acquired, self: null };
+      return acquired;
+    };
+    const on: RunOn = async (sql, params = []) => {
+      const connection = await raw();
+      return queryOnConnection(knex, connection, sql, params).catch((error: { errno?: number }) => {
+        if (error.errno !== ER.QUERY_INTERRUPTED) throw error;
+        return queryOnConnection(knex, connection, sql, params);
+      });
+    };
+    const identity = async (): Promise<SessionIdentity> => {
+      await raw();
+      const held = this.#connection as { self: Promise<SessionIdentity> | null };
+      held.self ??= readIdentity(on);
+      return held.self;
+    };
+    return { on, identity };
   }
 
   /** Gives the connection back, and with it what was seen over it: another connection may reach another server life. */
   async #release(broken = false): Promise<void> {
     const connection = this.#connection;
     this.#connection = null;
-    this.#cache.clear();
+    this.#doorbells.clear();
     if (!connection || !this.options.knex) return;
     if (broken) (connection.raw as { __knex__disposed?: unknown }).__knex__disposed = true;
     await this.options.knex.client.releaseConnection(connection.raw).catch(() => undefined);
   }
-}
-
-function fresh(cached: CachedDoorbells): boolean {
-  const ttl = cached.parked.length === 0 ? NO_DOORBELL_CACHE_MS : DOORBELL_CACHE_MS;
-  return performance.now() - cached.readAt < ttl;
 }
 
 /** Pure: up to `count` distinct doorbells, at random (so that single jobs spread over the fleet). */

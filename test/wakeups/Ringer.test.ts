@@ -85,6 +85,17 @@ describe('Ringer', () => {
     expect(h.errors).toEqual([]);
   });
 
+  it('a queue nobody waits on costs one read of its doorbells: no question of who the ringer is', async () => {
+    const h = harness();
+    await ring(h, 'nobody', 1);
+    expect(h.statements, h.statements.join('\n')).toHaveLength(1);
+    expect(h.statements[0]).toMatch(/^SELECT worker_id/);
+    // Within the 100 ms an empty list is kept: nothing at all.
+    await ring(h, 'nobody', 1);
+    expect(h.statements.length).toBeLessThanOrEqual(2);
+    expect(h.errors).toEqual([]);
+  });
+
   it('a worker that registers just after the queue was found empty is rung by the next enqueue, not a second later', async () => {
     const h = harness();
     // An enqueue into a queue nobody waits on: the ringer reads (and keeps) an empty list.
