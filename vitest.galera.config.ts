@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The Galera suite (`npm run test:galera`): tests against a real 3-node MariaDB Galera cluster
- * that each file starts with test/cluster/galeraCluster.ts. Files run one at a time: each
- * cluster takes the same loopback ports and the machine has two cores.
+ * The Galera suite (`npm run test:galera`): tests against real 3-node MariaDB Galera clusters
+ * (test/cluster/galeraCluster.ts). The files that leave a cluster healthy share one, started once
+ * by the globalSetup (test/cluster/sharedCluster.ts); those that kill, restart or skew a node start
+ * their own. Files run one at a time: they share that cluster, the clusters of their own take the
+ * same loopback ports, and the machine has two cores.
  */
 export default defineConfig({
   // Job files' `import … from 'sluice'` resolves to src/index.ts (package.json's sluice-source

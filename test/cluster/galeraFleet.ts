@@ -36,7 +36,7 @@ export interface ClusterDatabase {
  * Creates database `name` through node 1, migrates it, and creates the fixture jobs' tables: no
  * unique key but the AUTO_INCREMENT id (a plain index on job_id, for counting, is not certified).
  */
-export async function clusterDatabase(cluster: GaleraCluster, name: string): Promise<ClusterDatabase> {
+export async function clusterDatabase(cluster: Pick<GaleraCluster, 'urls'>, name: string): Promise<ClusterDatabase> {
   const urls = cluster.urls.map((u) => {
     const url = new URL(u);
     url.pathname = `/${name}`;

@@ -3,17 +3,19 @@ import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { killAndRemove } from './galeraCluster.ts';
+import type { TestProject } from 'vitest/node';
+import { killAndRemove, startCluster } from './galeraCluster.ts';
 
 /**
- * The Galera suite's preflight and backstop. First, `galera.sh check`: a machine without a package
- * the suite needs (mariadb-server, galera-4, rsync, libfaketime) fails the run at once, in one line
- * naming them all, before any file starts a cluster. Then every cluster of the run lives under one
- * folder ($SLUICE_GALERA_ROOT, inherited by the test workers), and whatever is still there when
- * the run ends — a worker that died before its afterAll, a run stopped by Ctrl-C — is killed and
- * deleted.
+ * The Galera suite's preflight, shared cluster and backstop. First, `galera.sh check`: a machine
+ * without a package the suite needs (mariadb-server, galera-4, rsync, libfaketime) fails the run at
+ * once, in one line naming them all, before any cluster starts. Then every cluster of the run lives
+ * under one folder ($SLUICE_GALERA_ROOT, inherited by the test workers), and whatever is still there
+ * when the run ends — a worker that died before its afterAll, a run stopped by Ctrl-C — is killed
+ * and deleted. Last, the cluster the files that leave it healthy share (sharedCluster.ts): started
+ * once here, 50 ports above the clusters the other files start for themselves, so both can run.
  */
-export default function setup(): () => void {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   checkPackages();
   const root = mkdtempSync(join(tmpdir(), 'sluice-galera-'));
   chmodSync(root, 0o711); // run as root, galera.sh runs the servers as 'mysql', which must get through
@@ -21,9 +23,12 @@ export default function setup(): () => void {
   const cleanUp = () => killAndRemove(root);
   // On SIGINT/SIGTERM vitest calls process.exit() without running teardowns; 'exit' still fires.
   process.once('exit', cleanUp);
-  return () => {
+  const basePort = Number(process.env.SLUICE_GALERA_BASE_PORT ?? 3311) + 50;
+  const shared = await startCluster({ basePort, onProgress: (line) => console.log(`${line} (shared cluster)`) });
+  project.provide('galeraSharedUrls', shared.urls);
+  return async () => {
     process.off('exit', cleanUp);
-    cleanUp();
+    await shared.clean().finally(cleanUp);
   };
 }
 

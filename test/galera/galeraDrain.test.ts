@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GaleraCluster, startCluster } from '../cluster/galeraCluster.ts';
 import {
   batchTally,
   type ClusterDatabase,
@@ -12,6 +11,7 @@ import {
   stopAll,
   waitDrained,
 } from '../cluster/galeraFleet.ts';
+import { sharedCluster } from '../cluster/sharedCluster.ts';
 import type { SluiceProcess } from '../helpers/spawnSluice.ts';
 
 /**
@@ -32,17 +32,14 @@ const COMPARE_JOBS = Number(process.env.SLUICE_GALERA_COMPARE_JOBS ?? 2_500);
 const DRAIN_TIMEOUT_MS = 600_000;
 const CONCURRENCY = 20;
 
-let cluster: GaleraCluster;
 let db: ClusterDatabase;
 
 beforeAll(async () => {
-  cluster = await startCluster({ onProgress: (line) => console.log(line) });
-  db = await clusterDatabase(cluster, 'sluice_drain');
+  db = await clusterDatabase(await sharedCluster(), 'sluice_drain');
 });
 
 afterAll(async () => {
   await db?.close();
-  await cluster?.clean();
 });
 
 /** A worker of each claim strategy and a maintenance process on each of `nodes`. */

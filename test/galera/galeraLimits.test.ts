@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobSpec } from '../../src/index.ts';
-import { type GaleraCluster, startCluster } from '../cluster/galeraCluster.ts';
 import {
   type ClusterDatabase,
   clusterDatabase,
@@ -12,6 +11,7 @@ import {
   stopAll,
   waitDrained,
 } from '../cluster/galeraFleet.ts';
+import { sharedCluster } from '../cluster/sharedCluster.ts';
 
 /**
  * Flow control on a 3-node cluster: limits hold across workers on every node, observed from the
@@ -23,12 +23,10 @@ import {
  */
 const DRAIN_TIMEOUT_MS = 300_000;
 
-let cluster: GaleraCluster;
 let db: ClusterDatabase;
 
 beforeAll(async () => {
-  cluster = await startCluster({ onProgress: (line) => console.log(line) });
-  db = await clusterDatabase(cluster, 'sluice_limits');
+  db = await clusterDatabase(await sharedCluster(), 'sluice_limits');
   await db.nodes[0]?.query(`CREATE TABLE galera_spans (
     id         BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
     job_id     BIGINT UNSIGNED NOT NULL,
@@ -42,7 +40,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.close();
-  await cluster?.clean();
 });
 
 interface Span {

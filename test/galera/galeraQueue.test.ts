@@ -1,7 +1,6 @@
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchTooLargeError, type JobSpec } from '../../src/index.ts';
-import { type GaleraCluster, startCluster } from '../cluster/galeraCluster.ts';
 import {
   type ClusterDatabase,
   clusterDatabase,
@@ -11,6 +10,7 @@ import {
   startWorker,
   stopAll,
 } from '../cluster/galeraFleet.ts';
+import { sharedCluster } from '../cluster/sharedCluster.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
 /**
@@ -19,17 +19,14 @@ import { waitFor } from '../helpers/waitFor.ts';
  * and leaves nothing; a 100,000-job batch enqueued through one node while the other nodes drain
  * the same queue lands whole on every node.
  */
-let cluster: GaleraCluster;
 let db: ClusterDatabase;
 
 beforeAll(async () => {
-  cluster = await startCluster({ onProgress: (line) => console.log(line) });
-  db = await clusterDatabase(cluster, 'sluice_queue');
+  db = await clusterDatabase(await sharedCluster(), 'sluice_queue');
 });
 
 afterAll(async () => {
   await db?.close();
-  await cluster?.clean();
 });
 
 const node = (index: number) => db.nodes[index] as mysql.Pool;

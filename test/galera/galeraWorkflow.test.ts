@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobSpec } from '../../src/index.ts';
-import { type GaleraCluster, startCluster } from '../cluster/galeraCluster.ts';
 import {
   type ClusterDatabase,
   clusterDatabase,
@@ -12,6 +11,7 @@ import {
   stopAll,
   waitDrained,
 } from '../cluster/galeraFleet.ts';
+import { sharedCluster } from '../cluster/sharedCluster.ts';
 
 /**
  * A workflow drained on a 3-node cluster by worker processes on every node: GROUPS fan-outs (a root
@@ -29,12 +29,10 @@ const TOTAL = GROUPS * PER_GROUP + 1;
 const FINAL = GROUPS * PER_GROUP;
 const DRAIN_TIMEOUT_MS = 600_000;
 
-let cluster: GaleraCluster;
 let db: ClusterDatabase;
 
 beforeAll(async () => {
-  cluster = await startCluster({ onProgress: (line) => console.log(line) });
-  db = await clusterDatabase(cluster, 'sluice_workflow');
+  db = await clusterDatabase(await sharedCluster(), 'sluice_workflow');
   await db.nodes[0]?.query(`CREATE TABLE galera_graph (
     id           BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
     n            INT NOT NULL,
@@ -50,7 +48,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.close();
-  await cluster?.clean();
 });
 
 /** Each job's parents by n (the graph the test enqueues), in the order of n. */

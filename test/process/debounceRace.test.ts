@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/runCli.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
@@ -17,54 +19,79 @@ const PROCESSES = 8;
 const KEYS = 10;
 const ROUNDS = 15;
 
+interface Result {
+  readonly enqueued: number;
+  readonly replaced: number;
+}
+
 interface Child {
   readonly process: ChildProcess;
   readonly ready: Promise<void>;
-  readonly done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /** The result line of the race the process runs now (rejects if it exits first). */
+  next(): Promise<Result>;
+  readonly done: Promise<{ code: number | null; stderr: string }>;
 }
 
-function start(mode: 'debounce' | 'throttle'): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, db.url, String(KEYS), String(ROUNDS), mode], {
+function start(): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, db.url, String(KEYS), String(ROUNDS)], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let stdout = '';
   let stderr = '';
-  let onReady!: () => void;
-  const ready = new Promise<void>((resolve) => (onReady = resolve));
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-    if (stdout.split('\n').includes('ready')) onReady();
+  const lines: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  createInterface({ input: child.stdout as Readable }).on('line', (line) => {
+    const resolve = waiting.shift();
+    if (resolve) resolve(line);
+    else lines.push(line);
   });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  const done = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, stderr })),
   );
+  const line = () =>
+    Promise.race([
+      new Promise<string>((resolve) => {
+        const queued = lines.shift();
+        if (queued === undefined) waiting.push(resolve);
+        else resolve(queued);
+      }),
+      done.then((d) => Promise.reject(new Error(`exited with ${d.code}: ${d.stderr}`))),
+    ]);
   return {
     process: child,
-    ready: Promise.race([ready, done.then((d) => Promise.reject(new Error(`exited before ready: ${d.stderr}`)))]),
+    ready: line().then((l) => expect(l).toBe('ready')),
+    next: async () => JSON.parse(await line()) as Result,
     done,
   };
 }
 
-/** Runs the race: every process started, released at once, each exiting 0; their counts, summed. */
-async function race(mode: 'debounce' | 'throttle'): Promise<{ enqueued: number; replaced: number }> {
-  const children = Array.from({ length: PROCESSES }, () => start(mode));
-  try {
-    await Promise.all(children.map((c) => c.ready));
-    for (const c of children) c.process.stdin?.write('go\n');
-    const outcomes = await Promise.all(children.map((c) => c.done));
-    for (const o of outcomes) expect(o, o.stderr).toMatchObject({ code: 0 });
-    const results = outcomes.map(
-      (o) => JSON.parse(o.stdout.trim().split('\n').pop() as string) as { enqueued: number; replaced: number },
-    );
-    return {
-      enqueued: results.reduce((sum, r) => sum + r.enqueued, 0),
-      replaced: results.reduce((sum, r) => sum + r.replaced, 0),
-    };
-  } finally {
-    for (const c of children) if (c.process.exitCode === null) c.process.kill('SIGKILL');
-  }
+/**
+ * The same PROCESSES processes run both races, one after the other: each race releases all of them
+ * at once, with the processes started and connected beforehand, as a fresh set would be.
+ */
+let children: Child[] = [];
+
+beforeAll(async () => {
+  children = Array.from({ length: PROCESSES }, () => start());
+  await Promise.all(children.map((c) => c.ready));
+});
+
+afterAll(async () => {
+  for (const c of children) c.process.stdin?.end();
+  const outcomes = await Promise.all(children.map((c) => c.done));
+  for (const o of outcomes) expect(o, o.stderr).toMatchObject({ code: 0 });
+});
+
+/** Runs one race: every process released at once; their counts, summed. */
+async function race(mode: 'debounce' | 'throttle'): Promise<Result> {
+  const results = children.map((c) => c.next());
+  for (const c of children) c.process.stdin?.write(`go ${mode}\n`);
+  const outcomes = await Promise.all(results);
+  return {
+    enqueued: outcomes.reduce((sum, r) => sum + r.enqueued, 0),
+    replaced: outcomes.reduce((sum, r) => sum + r.replaced, 0),
+  };
 }
 
 describe('debounce under concurrent enqueuers', () => {
