@@ -11,14 +11,10 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, 'test/galera/**'],
     globalSetup: ['test/globalSetup.ts'],
     setupFiles: ['test/helpers/leakCheck.ts'],
-    // Every file works in its own database; process tests spawn their own workers. Three files at
-    // once on two cores: most files spend their time waiting (on the server, on their worker
-    // processes, on deadlines), and a third file fills that wait. Measured by directory on a shared
-    // machine, two vs three: test/worker 72 s vs 50 s, test/process 278 s vs 206 s, but
-    // test/dashboard + test/cli (browser and CLI processes, busy cores) 135 s vs 162 s.
+    // Every file works in its own database; process tests spawn their own workers.
     pool: 'forks',
     fileParallelism: true,
-    maxWorkers: 3,
+    maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 120_000,
     reporters: ['default'],
