@@ -12,7 +12,7 @@ import type { SystemInfo, SystemKey } from './gridSystems.ts';
 import { fmt, table } from './report.ts';
 import type { ServerCost } from './serverCounters.ts';
 import type { SingleEnqueueRow } from './singleEnqueue.ts';
-import { DRAINING_PROCESSES, ENQUEUERS } from './singleEnqueue.ts';
+import { DRAINING_PROCESSES, ENQUEUERS, WARM_CALLS } from './singleEnqueue.ts';
 import type { PayloadKind } from './workload.ts';
 
 const COLUMNS: readonly { key: SystemKey; head: string }[] = [
@@ -232,7 +232,7 @@ function singleTable({ single, systems }: GridReportInput): string {
       ];
     });
   return [
-    `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited; with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue`,
+    `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited, after ${WARM_CALLS} untimed calls each (the steady state); with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue`,
     table(
       [
         'system',

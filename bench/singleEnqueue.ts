@@ -21,6 +21,12 @@ import { type ServerCost, serverMeter } from './serverCounters.ts';
 
 export const ENQUEUERS = 8;
 export const DRAINING_PROCESSES = 2;
+/**
+ * Calls each producer makes before the window, every system alike: an application enqueues from a
+ * process that has been serving for hours, so the window times the steady state, not a cold start
+ * (JIT, pool and connection warm-up; a few hundred calls of it at these rates).
+ */
+export const WARM_CALLS = 500;
 const DRAINING_CONCURRENCY = 50;
 const QUIET_GIVE_UP_MS = 3_000;
 const CHILD = fileURLToPath(new URL('./peers/peerEnqueueChild.ts', import.meta.url));
@@ -79,7 +85,7 @@ export async function measureOne(
     await quietHost(`single enqueue ${system.key}`, QUIET_GIVE_UP_MS);
     timed = await timeEnqueuers(
       [CHILD, system.key, String(seconds), bench.tables.raw],
-      { MYSQL_URL: bench.url },
+      { MYSQL_URL: bench.url, ENQUEUE_WARM_CALLS: String(WARM_CALLS) },
       ENQUEUERS,
       meter?.window,
     );
