@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connect.ts';
@@ -49,8 +50,21 @@ async function spendIds(count: number): Promise<void> {
   for (let n = 0; n < count; n++) await (await mysql.createConnection({ uri: appUrl })).end();
 }
 
-/** After a restart: connections of the app user, one after another, until one gets `id`; it runs `SELECT SLEEP(3)`. */
-async function victimWithId(id: number): Promise<{ result: Promise<unknown>; end: () => Promise<void> }> {
+interface Victim {
+  /** Waits until the victim's SLEEP has run WATCHED_MS (or now, if later) and says whether it still runs. */
+  untouched(): Promise<boolean>;
+  /** Ends the SLEEP (root's KILL QUERY) and the connection. */
+  end(): Promise<void>;
+}
+
+/** How long the victim is watched for a stray KILL: the rings of the test's step land well within it. */
+const WATCHED_MS = 3_000;
+
+/**
+ * After a restart: connections of the app user, one after another, until one gets `id`; it runs a
+ * SLEEP far longer than the test, so a KILL is seen whenever it lands, however slow the step was.
+ */
+async function victimWithId(id: number): Promise<Victim> {
   for (;;) {
     const connection = await mysql.createConnection({ uri: appUrl });
     if (connection.threadId > id) throw new Error(`connection ids after the restart start past ${id}`);
@@ -58,11 +72,29 @@ async function victimWithId(id: number): Promise<{ result: Promise<unknown>; end
       await connection.end();
       continue;
     }
-    const result = connection.query('SELECT SLEEP(3) AS interrupted').then(
-      ([rows]) => (rows as { interrupted: number }[])[0]?.interrupted,
-      (error: { errno?: number }) => `error ${error.errno}`,
-    );
-    return { result, end: () => connection.end() };
+    const started = performance.now();
+    const result = connection.query('SELECT SLEEP(600) AS interrupted').catch(() => undefined);
+    return {
+      untouched: async () => {
+        await sleep(Math.max(0, started + WATCHED_MS - performance.now()));
+        const root = await mysql.createConnection({ uri: rootUrl });
+        try {
+          const [rows] = (await root.query(
+            "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ? AND INFO LIKE 'SELECT SLEEP(600)%'",
+            [id],
+          )) as [{ n: number }[], unknown];
+          return Number(rows[0]?.n) === 1;
+        } finally {
+          await root.end();
+        }
+      },
+      end: async () => {
+        const root = await mysql.createConnection({ uri: rootUrl });
+        await root.query(`KILL QUERY ${id}`).finally(() => root.end());
+        await result;
+        await connection.end();
+      },
+    };
   }
 }
 
@@ -115,7 +147,7 @@ describe('after a server restart', () => {
     const victim = await victimWithId(id);
     try {
       await enqueueOne('killed');
-      expect(await victim.result).toBe(0);
+      expect(await victim.untouched()).toBe(true);
     } finally {
       await victim.end();
     }
@@ -133,7 +165,7 @@ describe('after a server restart', () => {
       const victim = await victimWithId(id);
       try {
         await enqueueOne('live');
-        expect(await victim.result).toBe(0);
+        expect(await victim.untouched()).toBe(true);
       } finally {
         await victim.end();
       }
@@ -162,7 +194,7 @@ describe('after a server restart', () => {
         // Back, and stopped in the same tick: the doorbell never got to reconnect.
         proxy.restore();
         await doorbell.stop();
-        expect(await victim.result).toBe(0);
+        expect(await victim.untouched()).toBe(true);
       } finally {
         await victim.end();
       }
