@@ -16,7 +16,7 @@ const sqlQuietGroups = (t: Tables) => `
 SELECT g.queue, g.group_key
 FROM ${t.jobGroups} g
 WHERE (g.queue > ? OR (g.queue = ? AND g.group_key > ?))
-  AND g.updated_at < NOW(3) - INTERVAL ? * 1000 MICROSECOND
+  AND g.updated_at <= NOW(3) - INTERVAL ? * 1000 MICROSECOND
   AND (g.active > 0 OR EXISTS (SELECT 1 FROM ${t.jobHolds} h WHERE h.queue = g.queue AND h.group_key = g.group_key))
 ORDER BY g.queue, g.group_key
 LIMIT ?`;
