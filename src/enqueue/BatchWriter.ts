@@ -1,10 +1,10 @@
-import { binaryOrder } from '../db/binaryOrder.ts';
 import type { Executor, WriteResult } from '../db/executor.ts';
 import { planCountedChunks, type ServerChunkLimits } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 import {
   type KeyedJob,
+  keyedInLockOrder,
   keyOf,
   linkIdempotencyKeys,
   reserveIdempotencyKeys,
@@ -17,7 +17,7 @@ import { writeGraphRows } from '../workflows/writeGraph.ts';
 import { batchRow } from './batchRow.ts';
 import { flowAtEnqueue } from './flowAtEnqueue.ts';
 import { GroupEntry, type Placement } from './GroupEntry.ts';
-import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
+import { assertRowFits, columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { type GraphPlan, graphRowsOf } from './planGraph.ts';
 import { type ApartPayload, apartIdsOf, apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
@@ -182,13 +182,7 @@ export class BatchWriter {
     this.#pending = [];
     this.#pendingBytes = 0;
     await this.#settle();
-    const keyed = pending
-      .map((p) => p.job)
-      .filter((j): j is NormalizedJob & { idempotencyKey: string } => j.idempotencyKey !== null)
-      // One global order: concurrent batches then lock keys in the same order and never deadlock on them.
-      .sort((a, b) =>
-        a.queue === b.queue ? binaryOrder(a.idempotencyKey, b.idempotencyKey) : binaryOrder(a.queue, b.queue),
-      );
+    const keyed = keyedInLockOrder(pending.map((p) => p.job));
     const reservation =
       keyed.length > 0 ? await reserveIdempotencyKeys(this.tx, this.tables, keyed, this.limits) : null;
     const unique = reservation
@@ -217,14 +211,7 @@ export class BatchWriter {
         if (start !== null && this.#groupHeld.has(index))
           this.#groupHeld.set(index, { ...job, runAt: new Date(start.atMs), delayMs: 0 });
         const tuple = renderJobTuple(job, this.batchId, columns, places[i], start);
-        const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(tuple);
-        if (bytes > this.limits.maxStatementBytes) {
-          throw new JobValidationError(
-            index,
-            'payload',
-            `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${this.limits.maxStatementBytes} usable)`,
-          );
-        }
+        assertRowFits(prefix, tuple, index, this.limits.maxStatementBytes);
         return tuple;
       });
       const apart = wanted.map(({ job, index }) =>

@@ -17,7 +17,7 @@ import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { debounceJob, pointDebounce } from './debounceJob.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { GroupEntry } from './GroupEntry.ts';
-import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
+import { assertRowFits, columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
 import { writeMember } from './writeGroupMembers.ts';
@@ -119,16 +119,11 @@ async function writeInTransaction(
 ): Promise<EnqueueResult> {
   const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
   const columns = columnsFor([job], null);
-  const sql = insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns);
+  const prefix = insertJobsPrefix(runtime.tables, columns);
+  const tuple = renderJobTuple(job, null, columns);
+  const sql = prefix + tuple;
   const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, 1);
-  const bytes = Buffer.byteLength(sql);
-  if (bytes > limits.maxStatementBytes) {
-    throw new JobValidationError(
-      0,
-      'payload',
-      `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${limits.maxStatementBytes} usable)`,
-    );
-  }
+  assertRowFits(prefix, tuple, 0, limits.maxStatementBytes);
   const apart = storedApart(job.payload) ? apartPayload(job.payload, 0, limits) : null;
   const wrote = new Map([[job.queue, 1]]);
   const flow = hasFlowControl(job);

@@ -1,5 +1,6 @@
 import { escape as sqlLiteral } from 'mysql2';
 import type { Tables } from '../db/tables.ts';
+import { JobValidationError } from '../errors.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
@@ -109,6 +110,21 @@ export function renderJobTuple(
   if (columns.flags) tuple += `,${flags}`;
   if (columns.groupKey) tuple += `,${job.group === null ? 'NULL' : sqlLiteral(job.group.key)}`;
   return `${tuple})`;
+}
+
+/**
+ * Pure: throws JobValidationError naming job `index` when its row, with the INSERT's `prefix`, is
+ * over the server's statement limit once escaped: no chunking can send it.
+ */
+export function assertRowFits(prefix: string, tuple: string, index: number, maxStatementBytes: number): void {
+  const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(tuple);
+  if (bytes > maxStatementBytes) {
+    throw new JobValidationError(
+      index,
+      'payload',
+      `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${maxStatementBytes} usable)`,
+    );
+  }
 }
 
 /** Pure: the job's intended run_at as SQL: its absolute time, or NOW(3) plus its delay on the DB clock. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { escape as sqlLiteral } from 'mysql2';
+import { binaryOrder } from '../db/binaryOrder.ts';
 import type { Executor } from '../db/executor.ts';
 import { type ChunkLimits, planChunks } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
@@ -62,6 +63,20 @@ WHERE queue = ?
 export interface KeyedJob {
   readonly queue: string;
   readonly idempotencyKey: string;
+}
+
+/**
+ * Pure: the keyed jobs of `jobs` in the one global order keys are locked in (queue, then key,
+ * binary): concurrent batches then lock keys in the same order and never deadlock on them.
+ */
+export function keyedInLockOrder<J extends { readonly queue: string; readonly idempotencyKey: string | null }>(
+  jobs: readonly J[],
+): (J & KeyedJob)[] {
+  return jobs
+    .filter((j): j is J & KeyedJob => j.idempotencyKey !== null)
+    .sort((a, b) =>
+      a.queue === b.queue ? binaryOrder(a.idempotencyKey, b.idempotencyKey) : binaryOrder(a.queue, b.queue),
+    );
 }
 
 /** `queue \0 key`: how keys are compared in memory. */
