@@ -246,6 +246,7 @@ function singleTable({ single, systems }: GridReportInput): string {
       rows,
     ),
     "    per job: SHOW GLOBAL STATUS Questions, Com_kill and redo flushes over the window ÷ jobs enqueued in it (sluice and the raw INSERT; draining: the consumers' statements included)",
+    "    the raw INSERT while draining is no ceiling: its consumers' claims (SELECT … FOR UPDATE SKIP LOCKED, DELETE) deadlock the INSERTs, which are sent again (the INSERTs per job above), so only its idle row is compared",
   ].join('\n');
 }
 
