@@ -4,7 +4,9 @@
  * migrated by that checkout's own `sluice migrate` (a newer schema would be refused by older code).
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
+import { type Connection, createConnection } from 'mysql2/promise';
 
 export interface Side {
   readonly label: string;
@@ -48,4 +50,24 @@ export function databaseUrl(database: string): string {
   const url = new URL(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test');
   url.pathname = `/${database}`;
   return url.toString();
+}
+
+/**
+ * Runs `body` with a throwaway database on MYSQL_URL's server (or the local default), named from
+ * `tag` and a random suffix, created utf8mb4_bin as sluice's and dropped afterwards whatever happens.
+ * `admin` is a connection without a default database, for statements across databases.
+ */
+export async function withScratchDatabase<T>(
+  tag: string,
+  body: (url: string, database: string, admin: Connection) => Promise<T>,
+): Promise<T> {
+  const database = `sluice_${tag}_${randomBytes(3).toString('hex')}`;
+  const admin = await createConnection({ uri: databaseUrl('') });
+  try {
+    await admin.query(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+    return await body(databaseUrl(database), database, admin);
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await admin.end();
+  }
 }

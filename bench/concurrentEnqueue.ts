@@ -7,10 +7,9 @@
  * (--base: another checkout first, each side on its own prefix migrated by its own code).
  * Prints each round, the medians, and one JSON line.
  */
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createConnection } from 'mysql2/promise';
-import { databaseUrl, migrateSide, type Side, sideCli, sidesOf } from './abSide.ts';
+import { migrateSide, type Side, sideCli, sidesOf, withScratchDatabase } from './abSide.ts';
 import { median } from './median.ts';
 import { type Fleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
@@ -69,11 +68,7 @@ async function main(): Promise<void> {
       workers: { type: 'string', default: '0,2' },
     },
   });
-  const url = databaseUrl(`sluice_enq_${randomBytes(3).toString('hex')}`);
-  const database = new URL(url).pathname.slice(1);
-  const admin = await createConnection({ uri: databaseUrl('') });
-  await admin.query(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-  try {
+  await withScratchDatabase('enq', async (url) => {
     const sides = sidesOf(v.base, 'enq');
     for (const side of sides) migrateSide(side, url);
     const rows: EnqueueRow[] = [];
@@ -95,10 +90,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${JSON.stringify({ concurrentEnqueue: rows.map((r) => ({ ...r, runs: r.runs.map(Math.round), jobsPerSec: Math.round(r.jobsPerSec) })) })}\n`,
     );
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-    await admin.end();
-  }
+  });
 }
 
 export function renderConcurrentEnqueue(enqueuers: number, rows: readonly EnqueueRow[]): string {

@@ -11,10 +11,8 @@
  * processes of sluice's and the raw INSERT's median CPU per call, and their ratio.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createConnection } from 'mysql2/promise';
-import { databaseUrl, migrateSide, sidesOf } from './abSide.ts';
+import { migrateSide, sidesOf, withScratchDatabase } from './abSide.ts';
 import { progress } from './progress.ts';
 
 const CHILD = new URL('./enqueueCpuChild.ts', import.meta.url).pathname;
@@ -37,11 +35,7 @@ function reply(child: ChildProcess): Promise<unknown> {
 }
 
 async function main(): Promise<void> {
-  const url = databaseUrl(`sluice_cpu_${randomBytes(3).toString('hex')}`);
-  const database = new URL(url).pathname.slice(1);
-  const admin = await createConnection({ uri: databaseUrl('') });
-  await admin.query(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-  try {
+  await withScratchDatabase('cpu', async (url, database, admin) => {
     const sides = sidesOf(v.base, 'cpu');
     for (const side of sides) migrateSide(side, url);
     await admin.query(`CREATE TABLE \`${database}\`.\`${RAW_TABLE}\` LIKE \`${database}\`.\`${sides[0]?.prefix}jobs\``);
@@ -72,10 +66,7 @@ async function main(): Promise<void> {
       );
     });
     process.stdout.write(`${lines.join('\n')}\n`);
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-    await admin.end();
-  }
+  });
 }
 
 await main();

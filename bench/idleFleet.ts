@@ -11,14 +11,13 @@
  * Prints a table and one JSON line; figures per worker and extrapolated to 100 workers (linear:
  * every worker sends the same statements).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { type Connection, createConnection } from 'mysql2/promise';
-import { databaseUrl, migrateSide, type Side, sideCli, sidesOf } from './abSide.ts';
+import { migrateSide, type Side, sideCli, sidesOf, withScratchDatabase } from './abSide.ts';
 import { measureWithFleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
 import { fmt, table } from './report.ts';
@@ -100,10 +99,7 @@ async function main(): Promise<void> {
       settle: { type: 'string', default: '15' },
     },
   });
-  const url = databaseUrl(`sluice_idle_${randomBytes(3).toString('hex')}`);
-  const admin = await createConnection({ uri: databaseUrl('') });
-  await admin.query(`CREATE DATABASE \`${database(url)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-  try {
+  await withScratchDatabase('idle', async (url) => {
     const results: IdleCost[] = [];
     for (const side of sidesOf(v.base, 'idle')) {
       migrateSide(side, url);
@@ -111,10 +107,7 @@ async function main(): Promise<void> {
       results.push(await measureIdleFleet(side, url, Number(v.workers), Number(v.seconds), Number(v.settle)));
     }
     process.stdout.write(`${renderIdleCost(results)}\n${JSON.stringify({ idleFleet: results.map(roundIdle) })}\n`);
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS \`${database(url)}\``);
-    await admin.end();
-  }
+  });
 }
 
 export function renderIdleCost(results: readonly IdleCost[]): string {
