@@ -39,10 +39,10 @@ async function main(): Promise<void> {
         const order = round % 2 === 0 ? ready : [...ready].reverse();
         const rates = new Map<string, number>();
         for (const system of order) {
-          const { jobsPerSec, cost, clientCpuUsPerJob } = await measureOne(bench, system, workers, Number(v.seconds));
+          const { jobsPerSec, cost, cpu } = await measureOne(bench, system, workers, Number(v.seconds));
           rates.set(system.key, jobsPerSec);
           const perJob =
-            `; per job: ${Math.round(clientCpuUsPerJob ?? 0)} µs client CPU` +
+            `; per job: ${Math.round(cpu?.clientUs ?? 0)} µs client CPU, ${Math.round(cpu?.serverUs ?? 0)} µs server CPU` +
             (cost ? `, ${cost.questions.toFixed(3)} statements, ${cost.redoFlushes.toFixed(3)} redo flushes` : '');
           progress(
             `round ${round + 1} ${system.key} ×${ENQUEUERS}, ${workers} draining: ${Math.round(jobsPerSec)} jobs/s${perJob}`,

@@ -20,8 +20,10 @@
 import type { Bench } from './benchDatabase.ts';
 import { errorMessage } from './errorMessage.ts';
 import type { Cell, GridSystem, SystemKey } from './gridSystems.ts';
+import { type JobCpu, jobCpu } from './jobCpu.ts';
 import { progress } from './progress.ts';
 import { type ServerCost, serverMeter } from './serverCounters.ts';
+import { serverProcessesMeter } from './serverCpu.ts';
 import { type BenchJob, makeJobs, PAYLOAD_KINDS, type PayloadKind } from './workload.ts';
 
 /** How big the run is: the full grid, or `--quick`'s two cells of a few hundred jobs. */
@@ -79,6 +81,8 @@ export interface CellRun {
   readonly left: number;
   readonly seconds: number;
   readonly cost: ServerCost | null;
+  /** CPU per job drained in the window, µs, every system alike (/proc); null where unreadable. */
+  readonly cpu: JobCpu | null;
   readonly error?: string;
 }
 
@@ -160,10 +164,21 @@ async function drainCell(
   const setting = system.settingFor(cell);
   const label = `${system.peer.name} ${cellLabel(cell)}`;
   const meter = system.metered ? serverMeter(bench.conn, new URL(bench.url).pathname.slice(1)) : null;
+  const server = serverProcessesMeter(system.serverProcesses);
   try {
     await system.peer.clear();
     const enqueueSeconds = await system.peer.enqueue(jobs);
-    const hooks = { quietGiveUpMs: size.quietGiveUpMs, ...(meter ? { window: meter.window } : {}) };
+    const around = {
+      async begin() {
+        await meter?.window.begin();
+        server.begin();
+      },
+      async end() {
+        server.end();
+        await meter?.window.end();
+      },
+    };
+    const hooks = { quietGiveUpMs: size.quietGiveUpMs, window: around };
     const drain = await system.peer.drain(setting, window.limitSeconds * 1000, hooks);
     await system.peer.clear();
     const cutOff = drain.left > 0 ? ` (cut off at ${window.limitSeconds.toFixed(1)} s, ${drain.left} left)` : '';
@@ -178,6 +193,7 @@ async function drainCell(
       left: drain.left,
       seconds: drain.seconds,
       cost: meter?.cost(drain.jobs) ?? null,
+      cpu: jobCpu(drain.jobs, drain.clientCpuUs, server.usedUs()),
     };
     return { run, enqueueSeconds };
   } catch (error) {
@@ -191,6 +207,7 @@ async function drainCell(
       left: 0,
       seconds: 0,
       cost: null,
+      cpu: null,
       error: errorMessage(error),
     };
     return { run, enqueueSeconds: 0 };

@@ -2,35 +2,21 @@
  * The grid's report: the drain table with the verdict per cell (sluice ÷ the best peer, where
  * BullMQ counts by its production row, AOF fsynced every second, when that row was measured), each
  * system's durability beside it, what a drained job costs the server for sluice and the raw loop,
+ * what it costs every system in CPU (client and server, with why sluice trails where it does),
  * the bulk and single-job enqueues against their raw ceilings, and pickup latency; and the same as
  * plain data for the closing JSON line. Rates are whole jobs/s, ratios two decimals.
  */
 import type { EnqueueMeasurement } from './enqueue.ts';
 import { type CellResult, type CellRun, cellLabel, type GridSize } from './grid.ts';
+import { cpuTable } from './gridCpuReport.ts';
 import type { LatencyRow } from './gridLatency.ts';
 import type { SystemInfo, SystemKey } from './gridSystems.ts';
+import { COLUMNS, cellVerdict, PEER_NAMES } from './gridVerdict.ts';
 import { fmt, table } from './report.ts';
 import type { ServerCost } from './serverCounters.ts';
 import type { SingleEnqueueRow } from './singleEnqueue.ts';
-import { DRAINING_PROCESSES, ENQUEUERS, WARM_CALLS } from './singleEnqueue.ts';
+import { singleTable } from './singleEnqueueReport.ts';
 import type { PayloadKind } from './workload.ts';
-
-const COLUMNS: readonly { key: SystemKey; head: string }[] = [
-  { key: 'sluice', head: 'sluice' },
-  { key: 'bullmq', head: 'BullMQ (none)' },
-  { key: 'bullmqAof', head: 'BullMQ (AOF 1 s)' },
-  { key: 'pgBoss', head: 'pg-boss (best)' },
-  { key: 'raw', head: 'raw loop' },
-];
-
-/** Short names of the peers in the verdict column. */
-const PEER_NAMES: Record<SystemKey, string> = {
-  sluice: 'sluice',
-  bullmq: 'BullMQ',
-  bullmqAof: 'BullMQ AOF',
-  pgBoss: 'pg-boss',
-  raw: 'raw',
-};
 
 export interface BulkEnqueueRow {
   readonly payload: PayloadKind;
@@ -54,26 +40,6 @@ export interface GridReportInput {
   readonly loadAtEnd: number;
 }
 
-/** sluice against the best peer of a cell: BullMQ by its AOF row when measured, else its in-memory row. */
-export function cellVerdict(runs: readonly CellRun[]) {
-  const rate = (key: SystemKey) => runs.find((r) => r.system === key)?.jobsPerSec ?? null;
-  const bullmq = rate('bullmqAof') !== null ? 'bullmqAof' : 'bullmq';
-  const peers = ([bullmq, 'pgBoss'] as const)
-    .map((key) => ({ key, jobsPerSec: rate(key) }))
-    .filter((p): p is { key: SystemKey & typeof bullmq; jobsPerSec: number } => p.jobsPerSec !== null);
-  const best = peers.reduce<(typeof peers)[number] | null>((a, b) => (!a || b.jobsPerSec > a.jobsPerSec ? b : a), null);
-  const sluice = rate('sluice');
-  const raw = rate('raw');
-  const anyPeer = Math.max(0, ...(['bullmq', 'bullmqAof', 'pgBoss'] as const).map((k) => rate(k) ?? 0));
-  return {
-    bestPeer: best?.key ?? null,
-    ratio: sluice !== null && best ? round2(sluice / best.jobsPerSec) : null,
-    /** Against every peer row, BullMQ without persistence included. */
-    ratioToAnyPeer: sluice !== null && anyPeer > 0 ? round2(sluice / anyPeer) : null,
-    ratioToRaw: sluice !== null && raw ? round2(sluice / raw) : null,
-  };
-}
-
 export function renderGridReport(input: GridReportInput): string {
   return [
     input.header,
@@ -84,9 +50,11 @@ export function renderGridReport(input: GridReportInput): string {
     '',
     costTable(input.cells),
     '',
+    cpuTable(input.cells),
+    '',
     bulkTable(input.bulk),
     '',
-    singleTable(input),
+    singleTable(input.single, input.systems),
     '',
     latencyTable(input),
     '',
@@ -204,52 +172,6 @@ function bulkTable(rows: readonly BulkEnqueueRow[]): string {
   ].join('\n');
 }
 
-function singleTable({ single, systems }: GridReportInput): string {
-  const rate = (key: SystemKey, workers: number) => {
-    const row = single.find((r) => r.system === key && r.workers === workers);
-    return row ? row.jobsPerSec : undefined;
-  };
-  const rawIdle = rate('raw', 0) ?? null;
-  const costOf = (key: SystemKey, workers: number) => {
-    const c = single.find((r) => r.system === key && r.workers === workers)?.cost;
-    if (!c) return '';
-    return `${c.questions.toFixed(2)} / ${(c.statements.kill ?? 0).toFixed(2)} / ${c.redoFlushes.toFixed(2)}`;
-  };
-  const rows = systems
-    .filter((s) => single.some((r) => r.system === s.key))
-    .map((s) => {
-      const idle = rate(s.key, 0);
-      const draining = rate(s.key, DRAINING_PROCESSES);
-      const shown = (n: number | null | undefined) => (n === undefined ? '—' : n === null ? 'failed' : fmt(n));
-      return [
-        s.key === 'raw' ? 'raw autocommit INSERT' : s.name,
-        shown(idle),
-        shown(draining),
-        idle && rawIdle ? (idle / rawIdle).toFixed(2) : '',
-        costOf(s.key, 0),
-        costOf(s.key, DRAINING_PROCESSES),
-        s.durability ?? '',
-      ];
-    });
-  return [
-    `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited, after ${WARM_CALLS} untimed calls each (the steady state); with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue`,
-    table(
-      [
-        'system',
-        'idle jobs/s',
-        'draining jobs/s',
-        '÷ raw INSERT (idle)',
-        'per job idle: statements / KILLs / redo',
-        'per job draining',
-        'durability',
-      ],
-      rows,
-    ),
-    "    per job: SHOW GLOBAL STATUS Questions, Com_kill and redo flushes over the window ÷ jobs enqueued in it (sluice and the raw INSERT; draining: the consumers' statements included)",
-    "    the raw INSERT while draining is no ceiling: its consumers' claims (SELECT … FOR UPDATE SKIP LOCKED, DELETE) deadlock the INSERTs, which are sent again (the INSERTs per job above), so only its idle row is compared",
-  ].join('\n');
-}
-
 function latencyTable({ latency, systems }: GridReportInput): string {
   const nameOf = (key: SystemKey) => systems.find((s) => s.key === key)?.name ?? key;
   return [
@@ -281,8 +203,4 @@ function settingLines({ cells }: GridReportInput): string {
 
 function ms(n: number): string {
   return n.toFixed(1);
-}
-
-function round2(n: number): number {
-  return Math.round(n * 100) / 100;
 }

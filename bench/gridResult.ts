@@ -1,9 +1,11 @@
 /**
  * The grid's run as plain data, for the closing JSON line and results/latest.json: rates rounded
- * to whole jobs/s, ratios to two decimals, latencies to 0.1 ms, per-job costs to three decimals.
+ * to whole jobs/s, ratios to two decimals, latencies and CPU per job to 0.1 ms and µs, per-job costs to three
+ * decimals.
  */
 import type { GridReportInput } from './gridReport.ts';
-import { cellVerdict } from './gridReport.ts';
+import { cellVerdict } from './gridVerdict.ts';
+import type { JobCpu } from './jobCpu.ts';
 import type { ServerCost } from './serverCounters.ts';
 import { ENQUEUERS } from './singleEnqueue.ts';
 
@@ -32,6 +34,7 @@ export function toGridResult(input: GridReportInput) {
       enqueued: Object.fromEntries(runs.map((r) => [r.system, r.enqueued])),
       ...cellVerdict(runs),
       cost: Object.fromEntries(runs.filter((r) => r.cost).map((r) => [r.system, roundCost(r.cost as ServerCost)])),
+      cpuUsPerJob: Object.fromEntries(runs.filter((r) => r.cpu).map((r) => [r.system, roundCpu(r.cpu as JobCpu)])),
       ...(runs.some((r) => r.error)
         ? { errors: Object.fromEntries(runs.filter((r) => r.error).map((r) => [r.system, r.error])) }
         : {}),
@@ -44,8 +47,9 @@ export function toGridResult(input: GridReportInput) {
       rawJobsPerSec: Math.round(b.measurement.rawJobsPerSec),
       ratio: round2(b.measurement.ratio),
     })),
-    singleEnqueue: input.single.map(({ cost, ...s }) => ({
+    singleEnqueue: input.single.map(({ cost, cpu, ...s }) => ({
       ...s,
+      ...(cpu ? { cpuUsPerJob: roundCpu(cpu) } : {}),
       enqueuers: ENQUEUERS,
       jobsPerSec: s.jobsPerSec === null ? null : Math.round(s.jobsPerSec),
       ...(cost ? { cost: roundCost(cost) } : {}),
@@ -73,6 +77,13 @@ function roundCost(c: ServerCost) {
     pagesRead: r3(c.pagesRead),
     serverCpuUs: c.serverCpuUs === null ? null : round1(c.serverCpuUs),
     connectionCpuUs: c.connectionCpuUs === null ? null : round1(c.connectionCpuUs),
+  };
+}
+
+function roundCpu(c: JobCpu) {
+  return {
+    client: c.clientUs === null ? null : round1(c.clientUs),
+    server: c.serverUs === null ? null : round1(c.serverUs),
   };
 }
 

@@ -26,7 +26,14 @@ export interface GridSystem {
   settingFor(cell: Cell): PeerSetting;
   /** Whether the MySQL/MariaDB server's counters are read around its drains. */
   readonly metered: boolean;
+  /** The store's server processes on this host, by name, whose CPU is read around every window. */
+  readonly serverProcesses: readonly string[];
 }
+
+const MYSQL_PROCESSES = ['mariadbd', 'mysqld'];
+const REDIS_PROCESSES = ['redis-server'];
+/** The postmaster, its background processes and every backend (one per connection). */
+const POSTGRES_PROCESSES = ['postgres'];
 
 export interface SystemInfo {
   readonly key: SystemKey;
@@ -47,30 +54,35 @@ export function gridSystems(bench: Bench): GridSystem[] {
       peer: sluicePeer([]),
       settingFor: (c) => sluiceGridSetting(c.processes, c.concurrency),
       metered: true,
+      serverProcesses: MYSQL_PROCESSES,
     },
     {
       key: 'bullmq',
       peer: bullmqPeer([], 'none'),
       settingFor: (c) => bullmqGridSetting(c.processes, c.concurrency),
       metered: false,
+      serverProcesses: REDIS_PROCESSES,
     },
     {
       key: 'bullmqAof',
       peer: bullmqPeer([], 'aof-everysec'),
       settingFor: (c) => bullmqGridSetting(c.processes, c.concurrency),
       metered: false,
+      serverProcesses: REDIS_PROCESSES,
     },
     {
       key: 'pgBoss',
       peer: pgBossPeer([]),
       settingFor: (c) => pgBossGridSetting(c.processes, c.concurrency),
       metered: false,
+      serverProcesses: POSTGRES_PROCESSES,
     },
     {
       key: 'raw',
       peer: rawPeer(bench.url, bench.tables.raw),
       settingFor: (c) => rawGridSetting(c.processes, c.concurrency, bench.tables.raw),
       metered: true,
+      serverProcesses: MYSQL_PROCESSES,
     },
   ];
 }

@@ -53,9 +53,61 @@ export async function connectionThreadsCpuUs(
   return cpu;
 }
 
-/** Pure: the CPU the threads spent between two readings (a thread new at the end counts whole). */
+/** Pure: the CPU threads (or processes) spent between two readings, by id (one new at the end counts whole). */
 export function threadsCpuDeltaUs(start: ReadonlyMap<number, number>, end: ReadonlyMap<number, number>): number {
   let total = 0;
   for (const [tid, us] of end) total += us - (start.get(tid) ?? 0);
+  return total;
+}
+
+/** utime + stime of every process of this host running as one of `names` (pidof), µs by PID. */
+export function namedProcessesCpuUs(names: readonly string[]): Map<number, number> {
+  const cpu = new Map<number, number>();
+  for (const name of names) {
+    let pids: number[] = [];
+    try {
+      pids = execFileSync('pidof', [name], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+    } catch {
+      // none running under this name
+    }
+    for (const pid of pids) {
+      const us = processCpuUs(pid);
+      if (us !== null) cpu.set(pid, us);
+    }
+  }
+  return cpu;
+}
+
+/**
+ * The CPU a store's server processes spent over a window, whatever the store: begin() and end()
+ * read every process named `names` (mariadbd, postgres with its backends, redis-server), usedUs()
+ * is the difference (a process new since begin() counts whole, one gone by end() is lost), or null
+ * when none runs on this host (a remote server).
+ */
+export function serverProcessesMeter(names: readonly string[]) {
+  let first: Map<number, number> | null = null;
+  let last: Map<number, number> | null = null;
+  return {
+    begin() {
+      first = namedProcessesCpuUs(names);
+    },
+    end() {
+      last = namedProcessesCpuUs(names);
+    },
+    usedUs(): number | null {
+      if (!first || !last || last.size === 0) return null;
+      return threadsCpuDeltaUs(first, last);
+    },
+  };
+}
+
+/** utime + stime of the given processes together, µs, or null when one of them cannot be read. */
+export function processesCpuUs(pids: readonly (number | undefined)[]): number | null {
+  let total = 0;
+  for (const pid of pids) {
+    const us = pid === undefined ? null : processCpuUs(pid);
+    if (us === null) return null;
+    total += us;
+  }
   return total;
 }

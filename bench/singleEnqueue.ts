@@ -14,10 +14,12 @@ import { fileURLToPath } from 'node:url';
 import type { Bench } from './benchDatabase.ts';
 import { errorMessage } from './errorMessage.ts';
 import type { GridSystem, SystemKey } from './gridSystems.ts';
+import { type JobCpu, jobCpu } from './jobCpu.ts';
 import type { RunningConsumers } from './peers/consumerChild.ts';
 import { progress } from './progress.ts';
 import { quietHost } from './quietHost.ts';
 import { type ServerCost, serverMeter } from './serverCounters.ts';
+import { serverProcessesMeter } from './serverCpu.ts';
 
 export const ENQUEUERS = 8;
 export const DRAINING_PROCESSES = 2;
@@ -39,6 +41,8 @@ export interface SingleEnqueueRow {
   readonly jobsPerSec: number | null;
   /** Per job enqueued in the window, metered systems only (the draining consumers' own work included). */
   readonly cost?: ServerCost | null;
+  /** CPU per job: the producers', and the server processes' (the draining consumers' statements included). */
+  readonly cpu?: JobCpu | null;
   readonly error?: string;
 }
 
@@ -52,12 +56,12 @@ export async function measureSingleEnqueue(
     for (const system of systems) {
       const label = `single enqueue ×${ENQUEUERS} ${system.peer.name}, ${workers} consumers draining`;
       try {
-        const { jobsPerSec, cost } = await measureOne(bench, system, workers, seconds);
+        const { jobsPerSec, cost, cpu } = await measureOne(bench, system, workers, seconds);
         const perJob = cost
           ? `; ${cost.questions.toFixed(2)} statements, ${cost.redoFlushes.toFixed(2)} redo flushes per job`
           : '';
         progress(`${label}: ${Math.round(jobsPerSec)} jobs/s${perJob}`);
-        rows.push({ system: system.key, workers, jobsPerSec, ...(cost ? { cost } : {}) });
+        rows.push({ system: system.key, workers, jobsPerSec, ...(cost ? { cost } : {}), cpu });
       } catch (error) {
         progress(`${label}: failed: ${errorMessage(error)}`);
         rows.push({ system: system.key, workers, jobsPerSec: null, error: errorMessage(error) });
@@ -74,11 +78,22 @@ export async function measureOne(
   system: GridSystem,
   workers: number,
   seconds: number,
-): Promise<{ jobsPerSec: number; cost: ServerCost | null; clientCpuUsPerJob: number | null }> {
+): Promise<{ jobsPerSec: number; cost: ServerCost | null; cpu: JobCpu | null }> {
   await system.peer.clear();
   const setting = system.settingFor({ payload: 'small', processes: workers, concurrency: DRAINING_CONCURRENCY });
   const consumers: RunningConsumers | null = workers > 0 ? await system.peer.consume(setting) : null;
   const meter = system.metered ? serverMeter(bench.conn, new URL(bench.url).pathname.slice(1)) : null;
+  const server = serverProcessesMeter(system.serverProcesses);
+  const around = {
+    async begin() {
+      await meter?.window.begin();
+      server.begin();
+    },
+    async end() {
+      server.end();
+      await meter?.window.end();
+    },
+  };
   let timed: Awaited<ReturnType<typeof timeEnqueuers>>;
   try {
     // What the previous step left the server doing (flushing, purging) stays out of this window.
@@ -87,7 +102,7 @@ export async function measureOne(
       [CHILD, system.key, String(seconds), bench.tables.raw],
       { MYSQL_URL: bench.url, ENQUEUE_WARM_CALLS: String(WARM_CALLS) },
       ENQUEUERS,
-      meter?.window,
+      around,
     );
   } catch (error) {
     await consumers?.stop().catch(() => undefined);
@@ -97,7 +112,7 @@ export async function measureOne(
   return {
     jobsPerSec: timed.jobsPerSec,
     cost: meter?.cost(timed.jobs) ?? null,
-    clientCpuUsPerJob: timed.clientCpuUsPerJob,
+    cpu: jobCpu(timed.jobs, timed.clientCpuUs, server.usedUs()),
   };
 }
 
@@ -105,14 +120,14 @@ export async function measureOne(
  * `count` enqueuer children (node --import tsx …childArgs), each saying 'ready', all sent 'go'
  * at once, each answering { jobs } when its time is up: the jobs of all, and over the elapsed time.
  * `window` (a server meter's) is read just before 'go' and as the last child answers. The children's
- * CPU per job, when each reports its own as cpuUs (8 producers and the server share the host's cores).
+ * CPU over the window, when each reports its own as cpuUs (8 producers and the server share the host's cores).
  */
 export async function timeEnqueuers(
   childArgs: readonly string[],
   env: NodeJS.ProcessEnv,
   count: number,
   window?: { begin(): Promise<void>; end(): Promise<void> },
-): Promise<{ jobsPerSec: number; jobs: number; clientCpuUsPerJob: number | null }> {
+): Promise<{ jobsPerSec: number; jobs: number; clientCpuUs: number | null }> {
   const children = Array.from({ length: count }, () =>
     spawn(process.execPath, ['--import', 'tsx', ...childArgs], {
       env: { ...process.env, ...env },
@@ -132,7 +147,7 @@ export async function timeEnqueuers(
     const cpuUs = counts.every((m) => m.cpuUs !== undefined)
       ? counts.reduce((sum, m) => sum + (m.cpuUs ?? 0), 0)
       : null;
-    return { jobsPerSec: jobs / elapsed, jobs, clientCpuUsPerJob: cpuUs === null || jobs === 0 ? null : cpuUs / jobs };
+    return { jobsPerSec: jobs / elapsed, jobs, clientCpuUs: cpuUs };
   } catch (error) {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
     throw error;

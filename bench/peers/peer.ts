@@ -18,6 +18,7 @@
 import { createConnection } from 'node:net';
 import { progress } from '../progress.ts';
 import { quietHost } from '../quietHost.ts';
+import { processesCpuUs } from '../serverCpu.ts';
 import type { BenchJob } from '../workload.ts';
 import { type FromChild, type RunningConsumers, startChild, startChildren, wallNow } from './consumerChild.ts';
 
@@ -47,6 +48,8 @@ export interface DrainResult {
   readonly left: number;
   readonly seconds: number;
   readonly jobsPerSec: number;
+  /** CPU the consumer processes spent over the window, µs (/proc); null where unreadable. */
+  readonly clientCpuUs: number | null;
 }
 
 export interface Peer {
@@ -125,6 +128,8 @@ export async function timedDrain(
   try {
     await quietHost(label, probes.quietGiveUpMs);
     await probes.window?.begin();
+    const pids = children.map((c) => c.proc.pid);
+    const cpuAtStart = processesCpuUs(pids);
     const startedAt = performance.now();
     for (const child of children) child.go();
     let sentAt = startedAt;
@@ -143,11 +148,14 @@ export async function timedDrain(
         progress(`  ${label}: ${count.toLocaleString('en-US')} left, ${rate.toLocaleString('en-US')} jobs/s`);
       }
     }
+    const cpuAtEnd = processesCpuUs(pids);
     await probes.window?.end();
+    const clientCpuUs = cpuAtStart === null || cpuAtEnd === null ? null : cpuAtEnd - cpuAtStart;
     const leftCount = left ? await probes.countLeft() : 0;
     const seconds = (sentAt - startedAt) / 1000;
     if (leftCount > 0) progress(`  ${label}: cut off after ${limitMs / 1000} s with ${leftCount} jobs left`);
-    result = { jobs: initial - leftCount, left: leftCount, seconds, jobsPerSec: (initial - leftCount) / seconds };
+    const jobs = initial - leftCount;
+    result = { jobs, left: leftCount, seconds, jobsPerSec: jobs / seconds, clientCpuUs };
   } catch (error) {
     for (const child of children) child.proc.kill('SIGKILL');
     throw error;
