@@ -164,21 +164,11 @@ async function drainCell(
   const setting = system.settingFor(cell);
   const label = `${system.peer.name} ${cellLabel(cell)}`;
   const meter = system.metered ? serverMeter(bench.conn, new URL(bench.url).pathname.slice(1)) : null;
-  const server = serverProcessesMeter(system.serverProcesses);
+  const server = serverProcessesMeter(system.serverProcesses, meter?.window);
   try {
     await system.peer.clear();
     const enqueueSeconds = await system.peer.enqueue(jobs);
-    const around = {
-      async begin() {
-        await meter?.window.begin();
-        server.begin();
-      },
-      async end() {
-        server.end();
-        await meter?.window.end();
-      },
-    };
-    const hooks = { quietGiveUpMs: size.quietGiveUpMs, window: around };
+    const hooks = { quietGiveUpMs: size.quietGiveUpMs, window: server.window };
     const drain = await system.peer.drain(setting, window.limitSeconds * 1000, hooks);
     await system.peer.clear();
     const cutOff = drain.left > 0 ? ` (cut off at ${window.limitSeconds.toFixed(1)} s, ${drain.left} left)` : '';

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** The local server process (mariadbd or mysqld), or null when the server runs elsewhere. */
 export function findServerPid(): number | null {
@@ -60,40 +60,56 @@ export function threadsCpuDeltaUs(start: ReadonlyMap<number, number>, end: Reado
   return total;
 }
 
-/** utime + stime of every process of this host running as one of `names` (pidof), µs by PID. */
+/**
+ * utime + stime of every process of this host whose executable is one of `names` (/proc/PID/comm,
+ * which a server's retitled processes keep: PostgreSQL's backends show "postgres: …" as their
+ * command line), µs by PID.
+ */
 export function namedProcessesCpuUs(names: readonly string[]): Map<number, number> {
   const cpu = new Map<number, number>();
-  for (const name of names) {
-    let pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    let comm: string;
     try {
-      pids = execFileSync('pidof', [name], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
     } catch {
-      // none running under this name
+      continue; // gone meanwhile
     }
-    for (const pid of pids) {
-      const us = processCpuUs(pid);
-      if (us !== null) cpu.set(pid, us);
-    }
+    if (!names.includes(comm)) continue;
+    const us = processCpuUs(pid);
+    if (us !== null) cpu.set(pid, us);
   }
   return cpu;
 }
 
+/** A reading taken around a timed window (a server meter's): begin() just before it, end() just after. */
+export interface Window {
+  begin(): Promise<void>;
+  end(): Promise<void>;
+}
+
 /**
- * The CPU a store's server processes spent over a window, whatever the store: begin() and end()
- * read every process named `names` (mariadbd, postgres with its backends, redis-server), usedUs()
- * is the difference (a process new since begin() counts whole, one gone by end() is lost), or null
- * when none runs on this host (a remote server).
+ * The CPU a store's server processes spent over a window, whatever the store: `window` reads
+ * every process named `names` (mariadbd, postgres with its backends, redis-server) around the
+ * timed window, inside `inner`'s readings when one is given (a server meter's), and usedUs() is
+ * the difference (a process new since the first reading counts whole, one gone by the second is
+ * lost), or null when none runs on this host (a remote server).
  */
-export function serverProcessesMeter(names: readonly string[]) {
+export function serverProcessesMeter(names: readonly string[], inner?: Window) {
   let first: Map<number, number> | null = null;
   let last: Map<number, number> | null = null;
   return {
-    begin() {
-      first = namedProcessesCpuUs(names);
-    },
-    end() {
-      last = namedProcessesCpuUs(names);
-    },
+    window: {
+      async begin() {
+        await inner?.begin();
+        first = namedProcessesCpuUs(names);
+      },
+      async end() {
+        last = namedProcessesCpuUs(names);
+        await inner?.end();
+      },
+    } satisfies Window,
     usedUs(): number | null {
       if (!first || !last || last.size === 0) return null;
       return threadsCpuDeltaUs(first, last);

@@ -83,17 +83,7 @@ export async function measureOne(
   const setting = system.settingFor({ payload: 'small', processes: workers, concurrency: DRAINING_CONCURRENCY });
   const consumers: RunningConsumers | null = workers > 0 ? await system.peer.consume(setting) : null;
   const meter = system.metered ? serverMeter(bench.conn, new URL(bench.url).pathname.slice(1)) : null;
-  const server = serverProcessesMeter(system.serverProcesses);
-  const around = {
-    async begin() {
-      await meter?.window.begin();
-      server.begin();
-    },
-    async end() {
-      server.end();
-      await meter?.window.end();
-    },
-  };
+  const server = serverProcessesMeter(system.serverProcesses, meter?.window);
   let timed: Awaited<ReturnType<typeof timeEnqueuers>>;
   try {
     // What the previous step left the server doing (flushing, purging) stays out of this window.
@@ -102,7 +92,7 @@ export async function measureOne(
       [CHILD, system.key, String(seconds), bench.tables.raw],
       { MYSQL_URL: bench.url, ENQUEUE_WARM_CALLS: String(WARM_CALLS) },
       ENQUEUERS,
-      around,
+      server.window,
     );
   } catch (error) {
     await consumers?.stop().catch(() => undefined);
@@ -142,6 +132,8 @@ export async function timeEnqueuers(
     const counts = (await Promise.all(children.map((c) => reply(c)))) as { jobs: number; cpuUs?: number }[];
     const elapsed = (performance.now() - started) / 1000;
     await window?.end();
+    // A child that waits to close its connections until the window is read (peerEnqueueChild.ts) closes now.
+    for (const child of children) if (child.connected) child.send('close', () => undefined);
     await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : null)));
     const jobs = counts.reduce((sum, m) => sum + m.jobs, 0);
     const cpuUs = counts.every((m) => m.cpuUs !== undefined)

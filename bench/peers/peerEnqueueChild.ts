@@ -3,7 +3,8 @@
  * SECONDS [TABLE]` (sluice, bullmq, bullmqAof, pgBoss or raw; the raw loop's TABLE; MYSQL_URL for
  * the MySQL systems). Builds that system's producer (its peer file's, loaded alone), says 'ready',
  * and on 'go' enqueues one job per call, each awaited — the way an application enqueues per
- * request — for SECONDS; then sends { jobs, cpuUs } (the process's CPU over the window) and exits.
+ * request — for SECONDS; then sends { jobs, cpuUs } (the process's CPU over the window), and closes
+ * and exits when the parent says so (any message) or goes.
  */
 import type { Producer } from './peer.ts';
 
@@ -32,7 +33,11 @@ process.once('message', async () => {
     jobs++;
   }
   const { user, system: kernel } = process.cpuUsage(cpu);
-  await producer.close();
-  process.send?.({ jobs, cpuUs: user + kernel }, () => process.exit(0));
+  process.send?.({ jobs, cpuUs: user + kernel });
+  // Connections stay open until the parent has read the server's CPU: a PostgreSQL backend that
+  // exits takes its CPU with it.
+  const close = () => void producer.close().then(() => process.exit(0));
+  process.once('message', close);
+  process.once('disconnect', close);
 });
 process.send?.('ready');
