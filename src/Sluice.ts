@@ -17,6 +17,7 @@ import { fromKnex } from './db/executor.ts';
 import { explainFailure } from './db/explainFailure.ts';
 import { migrate } from './db/migrate.ts';
 import { redactUrl } from './db/redactUrl.ts';
+import { SingleWriteLane } from './db/SingleWriteLane.ts';
 import { readServerInfo, type ServerInfo } from './db/serverInfo.ts';
 import { tablesFor } from './db/tables.ts';
 import {
@@ -91,6 +92,7 @@ export class Sluice implements SluiceApi {
       db,
       workerDb: controlPool(WORKER_POOL_MAX),
       heartbeatDb: controlPool(1),
+      writeLane: this.#ownsKnex ? new SingleWriteLane(this.knex) : null,
       ringer: new Ringer({
         knex: this.#url ? ownPool(1, true) : null,
         tables,
@@ -247,6 +249,8 @@ export class Sluice implements SluiceApi {
 
   /** Closes the pool sluice opened (an app's own knex is left open). Idempotent. */
   close(): Promise<void> {
+    // The lane's connection first: a pool waits for every connection lent out before it is destroyed.
+    this.#runtime.writeLane?.close();
     this.#closing ??= this.#runtime.ringer
       .close()
       .then(() =>

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Executor } from './db/executor.ts';
+import type { SingleWriteLane } from './db/SingleWriteLane.ts';
 import type { ServerInfo } from './db/serverInfo.ts';
 import type { Tables } from './db/tables.ts';
 import type { SluiceEvents } from './events.ts';
@@ -21,6 +22,11 @@ export interface SluiceRuntime {
   readonly workerDb: Executor;
   /** Heartbeats (claim extensions, the registry row) on one connection of their own, likewise. */
   readonly heartbeatDb: Executor;
+  /**
+   * The single enqueue's autocommit INSERT on a connection of `db`'s pool kept while writes come one
+   * at a time (SingleWriteLane), or null when the application passed its own knex.
+   */
+  readonly writeLane: SingleWriteLane | null;
   readonly tables: Tables;
   readonly events: SluiceEvents;
   readonly logger: Logger;

@@ -1,7 +1,6 @@
 import { type Executor, fromKnex } from '../db/executor.ts';
 import { type ChunkLimits, chunkLimitsFor, MIN_STATEMENT_BYTES } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { writeOnPool } from '../db/writeOnPool.ts';
 import { JobValidationError } from '../errors.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
 import { linkThrottleKey, reserveThrottleKeys, throttleHolder } from '../idempotency/reserveThrottleKeys.ts';
@@ -40,7 +39,7 @@ export interface EnqueueResult {
  * Enqueues a single job (no batch row). Two paths, chosen per job:
  *
  * - **one statement** (the common job: no idempotency key, no trace context to keep, a payload
- *   kept in its row): one autocommit INSERT on sluice's own pool (writeOnPool, one round trip), or
+ *   kept in its row): one autocommit INSERT on sluice's own pool (SingleWriteLane, one round trip), or
  *   one INSERT inside the caller's transaction. Its statement is below any server's packet limit
  *   (MIN_STATEMENT_BYTES), so the limit is not even looked up.
  * - **a short transaction** (anything that writes or reads a second row: an idempotency key reserved
@@ -97,8 +96,8 @@ async function writeJob(
     return writeInTransaction(runtime, job, options, traceContext);
   const { insertId } = options.trx
     ? await fromKnex(options.trx, { foreign: true }).write(sql)
-    : runtime.db.readCommitted
-      ? await writeOnPool(runtime.knex, sql)
+    : runtime.writeLane
+      ? await runtime.writeLane.write(sql)
       : await runtime.db.write(sql);
   ringAfterCommit(runtime, options.trx, new Map([[job.queue, 1]]));
   return { id: insertId, duplicate: false };

@@ -65,6 +65,7 @@ function contextOf(sluice: Sluice): SluiceRuntime {
     serverInfo: () => (info ??= readServerInfo(exec)),
     ringer: new Ringer({ knex: null, tables: sluice.tables, events: sluice.events }),
     doorbellKnex: null,
+    writeLane: null,
   };
 }
 
