@@ -85,9 +85,34 @@ export async function clusterDatabase(cluster: Pick<GaleraCluster, 'urls'>, name
   };
 }
 
-/** One row of a query on a node pool, or 0-filled. */
+/**
+ * The rows of a read on a node pool. A causal read (wsrep_sync_wait) waits for the cluster to order
+ * it; while the cluster is still evicting a SIGKILLed node nothing is ordered, and on a loaded
+ * machine that can outlast repl.causal_read_timeout, which the server reports as
+ * ER_LOCK_WAIT_TIMEOUT. Such a read is asked again (a few times), as a client on a cluster would.
+ */
+export async function readOn<Row = Record<string, unknown>>(
+  pool: mysql.Pool,
+  sql: string,
+  params: unknown[] = [],
+): Promise<Row[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [rows] = (await pool.query(sql, params)) as unknown as [Row[]];
+      return rows;
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== CAUSAL_READ_TIMED_OUT || attempt === CAUSAL_READ_ATTEMPTS)
+        throw error;
+    }
+  }
+}
+
+const CAUSAL_READ_TIMED_OUT = 1205;
+const CAUSAL_READ_ATTEMPTS = 4;
+
+/** One row of a read on a node pool, or 0-filled. */
 export async function scalarOn(pool: mysql.Pool, sql: string, params: unknown[] = []): Promise<number> {
-  const [rows] = (await pool.query(sql, params)) as unknown as [Record<string, unknown>[]];
+  const rows = await readOn(pool, sql, params);
   return Number(Object.values(rows[0] ?? {})[0] ?? 0);
 }
 
@@ -223,13 +248,14 @@ export async function batchTally(
     'SELECT COUNT(*) FROM sluice_job_history WHERE batch_id = ? AND retry_times > 0',
     [batchId],
   );
-  const [rows] = (await pool.query(
+  const rows = await readOn<{ job_id: number; n: number }>(
+    pool,
     `SELECT h.job_id, COUNT(e.id) AS n
      FROM sluice_job_history h LEFT JOIN galera_effects e ON e.job_id = h.job_id
      WHERE h.batch_id = ?
      GROUP BY h.job_id`,
     [batchId],
-  )) as unknown as [{ job_id: number; n: number }[]];
+  );
   let once = 0;
   let missing = 0;
   let doubled = 0;

@@ -7,6 +7,7 @@ import {
   type ClusterDatabase,
   clusterDatabase,
   failureCounts,
+  readOn,
   report,
   scalarOn,
   startMaintenance,
@@ -72,9 +73,10 @@ const pool = (index: number) => db.nodes[index] as mysql.Pool;
 async function leaderNode(via: number): Promise<number> {
   return waitFor(
     async () => {
-      const [rows] = (await pool(via).query(
+      const rows = await readOn<{ holder: string }>(
+        pool(via),
         "SELECT holder FROM sluice_leases WHERE name = 'maintenance'",
-      )) as unknown as [{ holder: string }[]];
+      );
       const holder = rows[0]?.holder ?? '';
       const node = fleet.byNode.findIndex((n) => holder.includes(`-${n.maintenance.pid}~`));
       return node < 0 ? undefined : node + 1;
