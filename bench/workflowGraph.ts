@@ -170,7 +170,7 @@ try {
   const i = percentiles(idle);
   const ms = (v: number) => v.toFixed(0);
   process.stdout.write(
-    [
+    `${[
       enqueueLine,
       `drain of the graph (one worker, concurrency ${concurrency}): ${drainSeconds.toFixed(1)} s, ${(total / drainSeconds).toFixed(0)} jobs/s`,
       `drain check: ${Number(tally?.n).toLocaleString('en')} of ${total.toLocaleString('en')} jobs finished once (history), ${Number(tally?.retried)} retried; released jobs started before a parent finished: ${early}`,
@@ -186,7 +186,7 @@ try {
         loaded: { ...l, final: loaded.final },
         idle: i,
       }),
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
   );
 } finally {
   await bench.close();

@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { hasContainerRuntime, type ServerInUse, serverOrThrowaway } from '../src/demo/server/serverOrThrowaway.ts';
+import { provideSpawnBuild } from './helpers/spawnBuild.ts';
 import { createTemplateDatabase } from './helpers/templateDatabase.ts';
 
 declare module 'vitest' {
@@ -33,7 +34,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('mysqlUrl', server.url);
   const template = await createTemplateDatabase(server.url);
   project.provide('templateDatabase', template.name);
+  const removeBuild = await provideSpawnBuild(project);
   return async () => {
+    removeBuild();
     await template.drop();
     await server.stop();
   };

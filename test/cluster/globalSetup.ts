@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { provideSpawnBuild } from '../helpers/spawnBuild.ts';
 import { killAndRemove, startCluster } from './galeraCluster.ts';
 
 /**
@@ -26,7 +27,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const basePort = Number(process.env.SLUICE_GALERA_BASE_PORT ?? 3311) + 50;
   const shared = await startCluster({ basePort, onProgress: (line) => console.log(`${line} (shared cluster)`) });
   project.provide('galeraSharedUrls', shared.urls);
+  const removeBuild = await provideSpawnBuild(project);
   return async () => {
+    removeBuild();
     process.off('exit', cleanUp);
     await shared.clean().finally(cleanUp);
   };

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ROOT, SOURCE_CLI } from './sourceCli.ts';
+import { cliArgs, ROOT } from './sourceCli.ts';
 
 /** Runs the `sluice` command as a real process, to its end, and reads its output. */
 
@@ -34,8 +34,9 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
       if (value === undefined) delete env[key];
       else env[key] = value;
     }
-    const child = spawn(process.execPath, [...SOURCE_CLI, ...args], {
-      cwd: options.cwd ?? ROOT,
+    const cwd = options.cwd ?? ROOT;
+    const child = spawn(process.execPath, cliArgs(args, cwd, env), {
+      cwd,
       stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       env,
     });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
-import { ROOT, SOURCE_CLI } from './sourceCli.ts';
+import { cliArgs, ROOT } from './sourceCli.ts';
 
 /**
  * Spawns real `sluice work` / `sluice maintenance` processes (from the sources: SOURCE_CLI) for the
@@ -82,10 +82,12 @@ export function spawnSluice(
   options: SpawnOptions = {},
 ): SluiceProcess {
   const label = [command, ...args].join(' ');
-  const child = spawn(process.execPath, [...SOURCE_CLI, command, ...args], {
-    cwd: options.cwd ?? ROOT,
+  const cwd = options.cwd ?? ROOT;
+  const env = { ...process.env, ...options.env, LOG_LEVEL: options.logLevel ?? 'debug' };
+  const child = spawn(process.execPath, cliArgs([command, ...args], cwd, env), {
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { ...process.env, ...options.env, LOG_LEVEL: options.logLevel ?? 'debug' },
+    env,
   });
   const { pid, stdout, stderr: errStream } = child;
   if (pid === undefined || !stdout || !errStream) throw new Error(`could not spawn sluice ${label}`);
