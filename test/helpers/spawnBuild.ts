@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transform } from 'esbuild';
@@ -32,17 +32,27 @@ const FOLDERS = ['src', 'migrations', 'test/fixtures'];
 /** Copied as they are: files a transpiled module reads at run time. */
 const ASSETS = ['src/dashboard/assets'];
 
-/** For a globalSetup: builds the sources for this run's child processes, provides the folder, returns its removal. */
+/**
+ * For a globalSetup: builds the sources for this run's child processes, provides the folder, and
+ * returns its removal. In watch mode the build is made again before every rerun, so that children
+ * run the sources as they are now, not as they were when the run started.
+ */
 export async function provideSpawnBuild(project: TestProject): Promise<() => void> {
-  const build = await buildForSpawn(fileURLToPath(new URL('../../', import.meta.url)));
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const build = await buildForSpawn(root);
   project.provide('spawnBuild', build.dir);
+  project.onTestsRerun(async () => {
+    await buildForSpawn(root);
+  });
   return build.remove;
 }
 
 /** Transpiles the sources for child processes into a fresh folder; returns it, and how to remove it. */
 async function buildForSpawn(root: string): Promise<{ dir: string; remove: () => void }> {
-  const dir = join(root, 'node_modules', '.cache', 'sluice-spawn', String(process.pid));
+  const parent = join(root, 'node_modules', '.cache', 'sluice-spawn');
+  const dir = join(parent, String(process.pid));
   rmSync(dir, { recursive: true, force: true });
+  removeOrphans(parent);
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
   const tsconfigRaw = readFileSync(join(root, 'tsconfig.json'), 'utf8');
   const files = FOLDERS.flatMap((folder) => tsFiles(root, folder));
@@ -65,6 +75,24 @@ async function buildForSpawn(root: string): Promise<{ dir: string; remove: () =>
   // The build's own package scope: ESM, and the name packageVersion() looks for.
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'sluice', version, type: 'module', private: true }));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Builds of runs that ended without their teardown (killed): their process is gone. */
+function removeOrphans(parent: string): void {
+  if (!existsSync(parent)) return;
+  for (const name of readdirSync(parent)) {
+    const pid = Number(name);
+    if (Number.isInteger(pid) && pid > 0 && !isAlive(pid)) rmSync(join(parent, name), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** The .ts files under `folder` (relative to root), declarations and tests left out. */
