@@ -28,8 +28,8 @@ const LOADS_JOBS = new Set(['work', 'maintenance', 'dashboard', 'schedules']);
  */
 export function cliArgs(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): string[] {
   const build = builtSources();
-  const command = args.find((a) => !a.startsWith('-'));
   if (build === null) return [...SOURCE_CLI, ...args];
+  const command = args.find((a) => !a.startsWith('-'));
   const out = [...args];
   if (command !== undefined && LOADS_JOBS.has(command)) {
     const at = out.findIndex((a) => a === '--jobs' || a.startsWith('--jobs='));

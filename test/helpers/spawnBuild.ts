@@ -23,7 +23,7 @@ declare module 'vitest' {
  * Relative `.ts` specifiers become `.js`, and a job file's `import … from 'sluice'` points at the
  * transpiled src/index.js: the same modules the command runs, as the sluice-source condition does
  * under tsx. A child whose job files are not in the build (a test's own folder of .ts files) runs
- * from the sources with tsx, as before (spawnArgs in sourceCli.ts).
+ * from the sources with tsx, as before (cliArgs in sourceCli.ts).
  */
 
 /** Transpiled, under the build: the folders of the repo whose .ts files the children load. */

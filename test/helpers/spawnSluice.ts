@@ -4,8 +4,9 @@ import { afterAll, afterEach } from 'vitest';
 import { cliArgs, ROOT } from './sourceCli.ts';
 
 /**
- * Spawns real `sluice work` / `sluice maintenance` processes (from the sources: SOURCE_CLI) for the
- * tests where processes are the point: crashes, stalls, signals, several claimers at once.
+ * Spawns real `sluice work` / `sluice maintenance` processes (the run's transpiled sources, or
+ * the TypeScript ones under tsx: cliArgs in sourceCli.ts) for the tests where processes are the
+ * point: crashes, stalls, signals, several claimers at once.
  *
  * Every child is tracked. After each test (and after the file) any child still alive is
  * SIGKILLed, and a test that passed but left a child running fails: a test must not leak
