@@ -13,7 +13,7 @@ import {
   stopAll,
   waitDrained,
 } from '../cluster/galeraFleet.ts';
-import { claimsReleased, taskCount } from '../helpers/spawnSluice.ts';
+import { claimsReleased, taskCount } from '../helpers/maintenanceLog.ts';
 
 /**
  * Issue 12, "node clocks are three clocks": node 3 runs with its wall clock SKEW ahead (Debian's

@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
 import { isClaimOf } from '../helpers/claimKey.ts';
 import { jobRow } from '../helpers/factory.ts';
+import { claimsReleased } from '../helpers/maintenanceLog.ts';
 import {
-  claimsReleased,
   type LogLine,
   type SluiceProcess,
   spawnMaintenance,

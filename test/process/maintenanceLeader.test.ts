@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jobRow } from '../helpers/factory.ts';
-import { type LogLine, type SluiceProcess, spawnMaintenance, taskCount } from '../helpers/spawnSluice.ts';
+import { taskCount } from '../helpers/maintenanceLog.ts';
+import { type LogLine, type SluiceProcess, spawnMaintenance } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 

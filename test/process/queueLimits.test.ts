@@ -2,8 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables } from '../fixtures/fixtureTables.ts';
 import { countRows } from '../helpers/factory.ts';
+import { claimsReleased } from '../helpers/maintenanceLog.ts';
 import { processState } from '../helpers/processState.ts';
-import { claimsReleased, type SluiceProcess, spawnMaintenance, spawnWorker } from '../helpers/spawnSluice.ts';
+import { type SluiceProcess, spawnMaintenance, spawnWorker } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 

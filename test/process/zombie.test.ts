@@ -2,14 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createFixtureTables, openGate } from '../fixtures/fixtureTables.ts';
 import { isClaimOf } from '../helpers/claimKey.ts';
 import { jobRow } from '../helpers/factory.ts';
+import { claimsReleased } from '../helpers/maintenanceLog.ts';
 import { processState } from '../helpers/processState.ts';
-import {
-  claimsReleased,
-  type LogLine,
-  type SluiceProcess,
-  spawnMaintenance,
-  spawnWorker,
-} from '../helpers/spawnSluice.ts';
+import { type LogLine, type SluiceProcess, spawnMaintenance, spawnWorker } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
