@@ -1,18 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type JobSpec, JobValidationError } from '../../src/index.ts';
+import type { JobSpec } from '../../src/index.ts';
 import { countRows, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
+/**
+ * enqueueBatch writes all or nothing, alone or in the caller's transaction, and what it writes.
+ * Invalid jobs: enqueueBatchValidation.test.ts; run_at and the database clock: enqueueRunAt.test.ts.
+ */
 const db = useTestDatabase('enqueue_batch');
 
 async function countJobs(): Promise<number> {
   const [row] = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM sluice_jobs');
   return Number(row?.n);
-}
-
-async function dbNow(): Promise<Date> {
-  const [row] = await db.query<{ now: Date }>('SELECT NOW(3) AS now');
-  return (row as { now: Date }).now;
 }
 
 /** A real server-side failure: a trigger that refuses any job named 'boom'. Dropped after `fn`. */
@@ -42,17 +41,6 @@ beforeAll(async () => {
 });
 
 describe('enqueueBatch', () => {
-  it('rejects a 10,000-job batch whose job 9,999 is bad, naming that index, and writes nothing', async () => {
-    const jobs = Array.from({ length: 10_000 }, (_, n) => ({ name: 'work', payload: { n } }));
-    jobs[9_999] = { name: 'work', payload: { n: 10n } as never };
-    const error = await db.sluice.enqueueBatch(jobs).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(JobValidationError);
-    expect(error).toMatchObject({ index: 9_999, field: 'payload', code: 'SLUICE_JOB_INVALID' });
-    expect((error as Error).message).toContain('job 9999: payload is not JSON-serialisable');
-    expect(await countJobs()).toBe(0);
-    expect(await db.query('SELECT * FROM sluice_batches')).toEqual([]);
-  });
-
   it('writes nothing, batch row included, when the third of five INSERT chunks fails on the server', async () => {
     const sluice = db.open({ maxRowsPerInsert: 100 });
     const jobs = numbered(500);
@@ -141,196 +129,6 @@ describe('enqueueBatch', () => {
     });
     expect(await db.query('SELECT size, finished_at FROM sluice_batches WHERE id = ?', [result.batchId])).toEqual([
       { size: 100_000, finished_at: null },
-    ]);
-  });
-
-  describe('rejects an invalid job, naming its index and field, and writes nothing', () => {
-    const cases: {
-      what: string;
-      job: Record<string, unknown>;
-      field: string;
-      text: string;
-      options?: { maxPayloadBytes: number };
-    }[] = [
-      {
-        what: 'a name with a space',
-        job: { name: 'bad name' },
-        field: 'name',
-        text: 'job 3: name must be 1–128 characters',
-      },
-      { what: 'a missing name', job: { payload: {} }, field: 'name', text: 'job 3: name' },
-      {
-        what: 'a queue too long',
-        job: { name: 'work', queue: 'q'.repeat(65) },
-        field: 'queue',
-        text: 'job 3: queue must be 1–64 characters',
-      },
-      {
-        what: 'a fractional priority',
-        job: { name: 'work', priority: 1.5 },
-        field: 'priority',
-        text: 'job 3: priority must be an integer',
-      },
-      {
-        what: 'a priority out of range',
-        job: { name: 'work', priority: 40_000 },
-        field: 'priority',
-        text: 'job 3: priority',
-      },
-      {
-        what: 'runAt as a string',
-        job: { name: 'work', runAt: '2030-01-01' },
-        field: 'runAt',
-        text: 'job 3: runAt must be a valid Date',
-      },
-      {
-        what: 'an invalid Date',
-        job: { name: 'work', runAt: new Date('nope') },
-        field: 'runAt',
-        text: 'job 3: runAt must be a valid Date',
-      },
-      {
-        what: 'delayMs and runAt together',
-        job: { name: 'work', runAt: new Date(), delayMs: 10 },
-        field: 'runAt',
-        text: 'job 3: runAt and delayMs cannot both be set',
-      },
-      {
-        what: 'a negative delayMs',
-        job: { name: 'work', delayMs: -1 },
-        field: 'delayMs',
-        text: 'job 3: delayMs must be',
-      },
-      {
-        what: 'a negative maxRetries',
-        job: { name: 'work', maxRetries: -1 },
-        field: 'maxRetries',
-        text: 'job 3: maxRetries must be an integer',
-      },
-      {
-        what: 'an unknown field',
-        job: { name: 'work', prio: 1 },
-        field: 'prio',
-        text: 'job 3: prio is not a job field',
-      },
-      {
-        what: 'an empty idempotencyKey',
-        job: { name: 'work', idempotencyKey: '' },
-        field: 'idempotencyKey',
-        text: 'job 3: idempotencyKey',
-      },
-      {
-        what: 'a payload over maxPayloadBytes',
-        job: { name: 'work', payload: { text: 'x'.repeat(200) } },
-        field: 'payload',
-        text: 'job 3: payload is 211 bytes as JSON, over the limit of 100',
-        options: { maxPayloadBytes: 100 },
-      },
-    ];
-
-    it.each(cases)('$what', async ({ job, field, text, options }) => {
-      const sluice = options ? db.open(options) : db.sluice;
-      const jobs: JobSpec[] = [...numbered(3, { payload: { small: true } }), job as unknown as JobSpec, ...numbered(3)];
-      const error = await sluice.enqueueBatch(jobs).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(JobValidationError);
-      expect(error).toMatchObject({ index: 3, field, code: 'SLUICE_JOB_INVALID' });
-      expect((error as Error).message).toContain(text);
-      expect(await countJobs()).toBe(0);
-      expect(await countRows(db, 'sluice_batches')).toBe(0);
-    });
-
-    it('an idempotencyKey repeated inside the batch (same queue)', async () => {
-      const jobs: JobSpec[] = [
-        { name: 'work', idempotencyKey: 'k1' },
-        { name: 'work', idempotencyKey: 'k2' },
-        { name: 'work', idempotencyKey: 'k1', queue: 'other' },
-        { name: 'work', idempotencyKey: 'k2' },
-      ];
-      const error = await db.sluice.enqueueBatch(jobs).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(JobValidationError);
-      expect(error).toMatchObject({ index: 3, field: 'idempotencyKey' });
-      expect((error as Error).message).toContain('job 3: idempotencyKey repeats a key');
-      expect(await countJobs()).toBe(0);
-      expect(await countRows(db, 'sluice_batches')).toBe(0);
-    });
-
-    it('a single enqueue() with a bad job names index 0 and writes nothing', async () => {
-      const error = await db.sluice.enqueue({ name: 'work', priority: 'high' as never }).catch((e: unknown) => e);
-      expect(error).toMatchObject({ index: 0, field: 'priority', code: 'SLUICE_JOB_INVALID' });
-      expect(await countJobs()).toBe(0);
-    });
-  });
-
-  it('computes run_at from delayMs on the database clock', async () => {
-    const before = await dbNow();
-    await db.sluice.enqueueBatch([
-      { name: 'later', delayMs: 90_000, priority: -7 },
-      { name: 'now', priority: 12 },
-    ]);
-    const after = await dbNow();
-    const rows = await db.query<{ name: string; run_at: Date; priority: number; created_at: Date }>(
-      'SELECT name, run_at, priority, created_at FROM sluice_jobs ORDER BY name',
-    );
-    const later = rows.find((r) => r.name === 'later');
-    const now = rows.find((r) => r.name === 'now');
-    expect(later?.priority).toBe(-7);
-    expect(now?.priority).toBe(12);
-    expect(later?.run_at.getTime()).toBeGreaterThanOrEqual(before.getTime() + 90_000);
-    expect(later?.run_at.getTime()).toBeLessThanOrEqual(after.getTime() + 90_000);
-    expect(later?.run_at.getTime()).toBe((later?.created_at.getTime() ?? 0) + 90_000);
-    expect(now?.run_at.getTime()).toBeGreaterThanOrEqual(before.getTime());
-    expect(now?.run_at.getTime()).toBeLessThanOrEqual(after.getTime());
-  });
-
-  it('reads the time from the database, not from the application', async () => {
-    // One connection whose clock is pinned far from the host's: only NOW(3) on the server can
-    // produce these values.
-    const sluice = db.open({ poolMax: 1 });
-    let id: number;
-    try {
-      await sluice.knex.raw("SET timestamp = UNIX_TIMESTAMP('2031-05-06 07:08:09.123')");
-      await sluice.enqueueBatch([{ name: 'pinned', delayMs: 1_500 }]);
-      ({ id } = await sluice.enqueue({ name: 'pinned-single', delayMs: 250 }));
-    } finally {
-      await sluice.knex.raw('SET timestamp = DEFAULT');
-    }
-    const rows = await db.query<{ name: string; run_at: Date; created_at: Date }>(
-      'SELECT name, run_at, created_at FROM sluice_jobs ORDER BY id',
-    );
-    expect(rows).toEqual([
-      {
-        name: 'pinned',
-        run_at: new Date('2031-05-06T07:08:10.623Z'),
-        created_at: new Date('2031-05-06T07:08:09.123Z'),
-      },
-      {
-        name: 'pinned-single',
-        run_at: new Date('2031-05-06T07:08:09.373Z'),
-        created_at: new Date('2031-05-06T07:08:09.123Z'),
-      },
-    ]);
-    expect((await jobRow(db, id))?.name).toBe('pinned-single');
-  });
-
-  it('stores an explicit runAt exactly, to the millisecond', async () => {
-    const runAt = new Date('2033-02-03T04:05:06.789Z');
-    await db.sluice.enqueueBatch([
-      { name: 'at', runAt, priority: 3, maxRetries: 4, queue: 'mail', idempotencyKey: 'mail-1' },
-    ]);
-    const rows = await db.query(
-      'SELECT name, queue, run_at, priority, max_retries, idempotency_key, lock_id, retry_times FROM sluice_jobs',
-    );
-    expect(rows).toEqual([
-      {
-        name: 'at',
-        queue: 'mail',
-        run_at: runAt,
-        priority: 3,
-        max_retries: 4,
-        idempotency_key: 'mail-1',
-        lock_id: '',
-        retry_times: 0,
-      },
     ]);
   });
 
