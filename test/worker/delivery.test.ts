@@ -1,5 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Delivery, defineJob, JobDefinitionError } from '../../src/index.ts';
+import { useAppEffects } from '../helpers/appEffects.ts';
 import { countRows, deadRow, jobRow } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
@@ -13,21 +14,7 @@ import { deferred, recordEvents, withWorker } from '../helpers/workerHarness.ts'
  */
 const db = useTestDatabase('sem_delivery');
 
-/** The application's own table the handlers write their effects to (truncated before each test). */
-beforeAll(async () => {
-  await db.query(`CREATE TABLE IF NOT EXISTS app_effects (
-    id      BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
-    job_id  BIGINT UNSIGNED NOT NULL,
-    attempt INT NOT NULL
-  ) ENGINE=InnoDB`);
-});
-
-async function effects(): Promise<{ job_id: number; attempt: number }[]> {
-  const rows = await db.query<{ job_id: number; attempt: number }>(
-    'SELECT job_id, attempt FROM app_effects ORDER BY id',
-  );
-  return rows.map((r) => ({ job_id: Number(r.job_id), attempt: Number(r.attempt) }));
-}
+const effects = useAppEffects(db);
 
 describe('at-most-once', () => {
   it('deletes the job before the handler runs', async () => {

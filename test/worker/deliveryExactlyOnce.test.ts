@@ -1,5 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineJob } from '../../src/index.ts';
+import { useAppEffects } from '../helpers/appEffects.ts';
 import { countRows, deadRow, jobRow } from '../helpers/factory.ts';
 import { fakeClock } from '../helpers/fakeClock.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
@@ -9,21 +10,7 @@ import { deferred, recordEvents, withWorker } from '../helpers/workerHarness.ts'
 /** README "Delivery modes", exactly-once: ctx.trx commits with the fenced delete or rolls back. */
 const db = useTestDatabase('sem_exactly_once');
 
-/** The application's own table the handlers write their effects to (truncated before each test). */
-beforeAll(async () => {
-  await db.query(`CREATE TABLE IF NOT EXISTS app_effects (
-    id      BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
-    job_id  BIGINT UNSIGNED NOT NULL,
-    attempt INT NOT NULL
-  ) ENGINE=InnoDB`);
-});
-
-async function effects(): Promise<{ job_id: number; attempt: number }[]> {
-  const rows = await db.query<{ job_id: number; attempt: number }>(
-    'SELECT job_id, attempt FROM app_effects ORDER BY id',
-  );
-  return rows.map((r) => ({ job_id: Number(r.job_id), attempt: Number(r.attempt) }));
-}
+const effects = useAppEffects(db);
 
 describe('exactly-once', () => {
   it('commits the handler’s writes through ctx.trx together with the job’s removal', async () => {
