@@ -8,10 +8,12 @@
  *     peers/redisPersistence.ts switches the local server and restores it);
  *   - pg-boss at its best for the cell's concurrency (peers/pgBossPeer.ts);
  *   - the raw claim loop (peers/rawPeer.ts).
- * Each drain is sized from what the same system did before: the slower of its last drain and
- * enqueue rates × the target seconds, within [minJobs, maxJobs], and cut off at the limit: a fast
- * system gets more jobs, a slow one is measured over the window alone, and no enqueue outlasts the
- * drain it feeds. The grid keeps to a time budget: when the cells so far project past it (a slow
+ * Each drain is sized from what the same system did before: its last drain rate × the target
+ * seconds, so that every drain lasts about the target whatever the system's enqueue rate (a drain
+ * of a second or two weighs each consumer process's start — first claims, a cold JIT — more than its
+ * steady state), but no more than its last enqueue rate fills in ENQUEUE_TARGETS targets, within
+ * [minJobs, maxJobs], and cut off at the limit: a fast system gets more jobs, a slow one is measured
+ * over the window alone. The grid keeps to a time budget: when the cells so far project past it (a slow
  * or busy host), the target and the limit of the next cells shrink (to a quarter at most), and grow
  * back when there is time again; each cell reports the target it ran at. For sluice and the raw loop the server's counters are read
  * around the window (serverCounters.ts). A system whose server does not answer is skipped, saying
@@ -67,6 +69,13 @@ export const QUICK_GRID: GridSize = {
   budgetSeconds: 120,
 };
 
+/**
+ * How many targets' time a drain's bulk enqueue may take: sluice, pg-boss and the raw loop enqueue
+ * seed004 payloads at a third to a quarter of their c500 drain rates, so a drain sized by the
+ * enqueue alone lasted 1–1.5 s, where each process's start inflated the CPU per job by half
+ * (bench/README.md, sizing).
+ */
+const ENQUEUE_TARGETS = 3;
 /** First guess of a system's rate before it drained anything, jobs/s. */
 const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 2_000 };
 /** The smallest share of the target and limit the budget may cut a cell's drains to. */
@@ -139,13 +148,13 @@ export async function measureGrid(bench: Bench, systems: readonly GridSystem[], 
 }
 
 /**
- * Jobs for one drain: the slower of the system's last drain rate (scaled to this concurrency) and
- * its last enqueue rate, × the target seconds, within bounds.
+ * Jobs for one drain: the system's last drain rate (scaled to this concurrency) × the target
+ * seconds, at most what its last enqueue rate writes in ENQUEUE_TARGETS targets, within bounds.
  */
 function jobCount(size: GridSize, targetSeconds: number, cell: Cell, last: Pace | undefined): number {
   const guess = last
     ? Math.min(
-        last.enqueuePerSec,
+        last.enqueuePerSec * ENQUEUE_TARGETS,
         last.drainPerSec * Math.min(4, Math.max(0.25, Math.sqrt(cell.concurrency / last.concurrency))),
       )
     : FIRST_GUESS[cell.payload];
