@@ -43,6 +43,12 @@ export function recordEvents(sluice: Sluice): Recorded {
   return seen;
 }
 
+/** A fresh instance of the test database's install with its events recorded: a test sees only its own. */
+export function openRecorded(db: TestDatabase): { sluice: Sluice; events: Recorded } {
+  const sluice = db.open();
+  return { sluice, events: recordEvents(sluice) };
+}
+
 export interface Deferred<T = void> {
   readonly promise: Promise<T>;
   resolve(value: T): void;

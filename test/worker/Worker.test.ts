@@ -4,13 +4,12 @@ import {
   HandlerTimeoutError,
   PermanentJobError,
   RetriesExhaustedError,
-  type Sluice,
   UnknownJobTypeError,
 } from '../../src/index.ts';
 import { countRows, deadRow, insertJob, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
-import { aborted, type Recorded, recordEvents, withWorker } from '../helpers/workerHarness.ts';
+import { aborted, openRecorded, withWorker } from '../helpers/workerHarness.ts';
 
 /**
  * A worker runs jobs, retries failures with their backoff and dead-letters what cannot succeed.
@@ -18,15 +17,9 @@ import { aborted, type Recorded, recordEvents, withWorker } from '../helpers/wor
  */
 const db = useTestDatabase('worker');
 
-/** A fresh instance per test, so each test sees only its own events. */
-function setup(): { sluice: Sluice; events: Recorded } {
-  const sluice = db.open();
-  return { sluice, events: recordEvents(sluice) };
-}
-
 describe('Worker', () => {
   it('runs jobs and deletes them, emitting job:completed for each', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     const seen: number[] = [];
     const ok = defineJob<{ n: number }>({ name: 'ok', handle: (payload) => void seen.push(payload.n) });
     await sluice.enqueueBatch(Array.from({ length: 200 }, (_, n) => ({ name: 'ok', payload: { n }, queue: 'work' })));
@@ -42,7 +35,7 @@ describe('Worker', () => {
   });
 
   it('retries a failing job with its backoff, then moves it to dead_jobs with the last error', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     const attempts: number[] = [];
     const flaky = defineJob({
       name: 'flaky',
@@ -88,7 +81,7 @@ describe('Worker', () => {
   });
 
   it('lets a job’s own maxRetries override its definition’s', async () => {
-    const { sluice } = setup();
+    const { sluice } = openRecorded(db);
     let calls = 0;
     const fails = defineJob({
       name: 'fails',
@@ -106,7 +99,7 @@ describe('Worker', () => {
   });
 
   it('uses a job’s own backoff over its definition’s', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     const fails = defineJob({
       name: 'fails',
       maxRetries: 5,
@@ -128,7 +121,7 @@ describe('Worker', () => {
   });
 
   it('dead-letters at once when the handler throws PermanentJobError', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     let calls = 0;
     const strict = defineJob({
       name: 'strict',
@@ -150,7 +143,7 @@ describe('Worker', () => {
   });
 
   it('fails a job with no handler through the retry path, with UnknownJobTypeError in last_error', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     const known = defineJob({ name: 'known', handle: () => undefined });
     const { id } = await sluice.enqueue({ name: 'ghost', maxRetries: 3 });
     await withWorker(sluice, [known], { backoff: { type: 'fixed', delayMs: 3_600_000 } }, () =>
@@ -170,7 +163,7 @@ describe('Worker', () => {
   });
 
   it('aborts ctx.signal when timeoutMs passes and counts the attempt as failed, even if the handler then returns', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     let signal: AbortSignal | undefined;
     const slow = defineJob({
       name: 'slow',
@@ -195,7 +188,7 @@ describe('Worker', () => {
   });
 
   it('dead-letters without running a job whose expired claims already used up its retries', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     let calls = 0;
     const work = defineJob({ name: 'work', handle: () => void calls++ });
     const id = await insertJob(db, { name: 'work', retryTimes: 3, maxRetries: 2, lastError: 'claim x expired' });

@@ -1,22 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { defineJob, type Sluice } from '../../src/index.ts';
+import { defineJob } from '../../src/index.ts';
 import { jobRow } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
-import { aborted, deferred, type Recorded, recordEvents, withWorker } from '../helpers/workerHarness.ts';
+import { aborted, deferred, openRecorded, withWorker } from '../helpers/workerHarness.ts';
 
 /** A worker's claims: heartbeats extend them, and a claim lost meanwhile is fenced out of completion. */
 const db = useTestDatabase('worker_claims');
 
-/** A fresh instance per test, so each test sees only its own events. */
-function setup(): { sluice: Sluice; events: Recorded } {
-  const sluice = db.open();
-  return { sluice, events: recordEvents(sluice) };
-}
-
 describe('Worker', () => {
   it('heartbeats extend the claim of a long-running job', async () => {
-    const { sluice } = setup();
+    const { sluice } = openRecorded(db);
     const started = deferred();
     const gate = deferred();
     const long = defineJob({
@@ -46,7 +40,7 @@ describe('Worker', () => {
   });
 
   it('aborts a handler whose claim was swept, and its late completion cannot delete the next claim', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     const attempts: { retryTimes: number; lockId: string; signal: AbortSignal }[] = [];
     const second = deferred();
     const job = defineJob({
@@ -87,7 +81,7 @@ describe('Worker', () => {
   });
 
   it('with history, one lost claim in a completion batch does not hold back its finished siblings', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     const gate = deferred();
     const running: number[] = [];
     const job = defineJob({

@@ -1,22 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { defineJob, type Sluice } from '../../src/index.ts';
+import { defineJob } from '../../src/index.ts';
 import { workerKeyOf } from '../../src/model/claimKey.ts';
 import { jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
-import { aborted, deferred, type Recorded, recordEvents } from '../helpers/workerHarness.ts';
+import { aborted, deferred, openRecorded } from '../helpers/workerHarness.ts';
 
 /** Worker.stop(): it waits for running jobs up to shutdownTimeoutMs, then releases their claims. */
 const db = useTestDatabase('worker_shutdown');
 
-/** A fresh instance per test, so each test sees only its own events. */
-function setup(): { sluice: Sluice; events: Recorded } {
-  const sluice = db.open();
-  return { sluice, events: recordEvents(sluice) };
-}
-
 describe('Worker', () => {
   it('stop() waits for a running job that finishes within shutdownTimeoutMs', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     const started = deferred();
     const gate = deferred();
     const gated = defineJob({
@@ -41,7 +35,7 @@ describe('Worker', () => {
   });
 
   it('stop() releases the claim of a job still running after shutdownTimeoutMs, without counting a retry', async () => {
-    const { sluice, events } = setup();
+    const { sluice, events } = openRecorded(db);
     const started = deferred();
     let signal: AbortSignal | undefined;
     const stuck = defineJob({
