@@ -162,7 +162,8 @@ function jobCount(size: GridSize, targetSeconds: number, cell: Cell, last: Pace 
   return Math.max(size.minJobs, Math.min(size.maxJobs[cell.payload], wanted));
 }
 
-async function drainCell(
+/** One drain of one cell by one system, with its enqueue and what it cost; never throws. */
+export async function drainCell(
   bench: Bench,
   system: GridSystem,
   cell: Cell,

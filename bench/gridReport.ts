@@ -12,6 +12,7 @@ import { cpuTable } from './gridCpuReport.ts';
 import type { LatencyRow } from './gridLatency.ts';
 import type { SystemInfo, SystemKey } from './gridSystems.ts';
 import { COLUMNS, cellVerdict, PEER_NAMES } from './gridVerdict.ts';
+import { type InMemoryRow, inMemoryTable } from './inMemoryPayloads.ts';
 import { fmt, table } from './report.ts';
 import type { ServerCost } from './serverCounters.ts';
 import type { SingleEnqueueRow } from './singleEnqueue.ts';
@@ -35,6 +36,8 @@ export interface GridReportInput {
   readonly bulk: readonly BulkEnqueueRow[];
   readonly single: readonly SingleEnqueueRow[];
   readonly latency: readonly LatencyRow[];
+  /** The seed004 cells drained again with their payloads in memory (inMemoryPayloads.ts); [] when not run. */
+  readonly inMemory: readonly InMemoryRow[];
   readonly wallSeconds: number;
   readonly loadAtStart: number;
   readonly loadAtEnd: number;
@@ -52,6 +55,7 @@ export function renderGridReport(input: GridReportInput): string {
     '',
     cpuTable(input.cells),
     '',
+    ...(input.inMemory.length > 0 ? [inMemoryTable(input.inMemory), ''] : []),
     bulkTable(input.bulk),
     '',
     singleTable(input.single, input.systems),

@@ -5,6 +5,7 @@
  */
 import type { GridReportInput } from './gridReport.ts';
 import { cellVerdict } from './gridVerdict.ts';
+import { inMemoryResult } from './inMemoryPayloads.ts';
 import type { JobCpu } from './jobCpu.ts';
 import type { ServerCost } from './serverCounters.ts';
 import { ENQUEUERS } from './singleEnqueue.ts';
@@ -61,6 +62,7 @@ export function toGridResult(input: GridReportInput) {
         : {}),
       ...(l.error ? { error: l.error } : {}),
     })),
+    inMemoryPayloads: inMemoryResult(input.inMemory),
   };
 }
 

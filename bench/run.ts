@@ -8,10 +8,13 @@
  *   - bulk enqueue of one batch against raw multi-row INSERTs (enqueue.ts), both payloads;
  *   - single-job enqueue by 8 producer processes per system, against a raw autocommit INSERT,
  *     idle and while consumers drain (singleEnqueue.ts);
- *   - pickup latency into an idle consumer (gridLatency.ts).
+ *   - pickup latency into an idle consumer (gridLatency.ts);
+ *   - the seed004 cells drained again by sluice and the raw loop with a buffer pool that holds
+ *     their payloads, set back after (inMemoryPayloads.ts): how much of those cells is
+ *     the disk.
  * About 15–20 minutes on a quiet 2-core machine. `--quick` (or BENCH_QUICK=1) runs two cells of a
  * few hundred jobs and short probes, for development; `--cells` keeps only the cells it names
- * (pickCells) and runs the grid alone (no enqueue or latency sections), `--systems` only the systems
+ * (pickCells) and runs the grid alone (no enqueue or latency sections; the in-memory re-drain of a seed004 cell it names still runs), `--systems` only the systems
  * it names (pickSystems), for timing one cell against one peer. Either prints the same report and writes bench/results/partial.json, never RESULTS.md.
  * Progress goes to stderr; stdout gets the report and, as its last line, the result as JSON, also
  * written to bench/results/latest.json (kept out of git). The same report goes to bench/RESULTS.md,
@@ -31,6 +34,7 @@ import { measureGridLatency } from './gridLatency.ts';
 import { type BulkEnqueueRow, renderGridReport } from './gridReport.ts';
 import { toGridResult } from './gridResult.ts';
 import { type GridSystem, gridSystems, setUpSystems } from './gridSystems.ts';
+import { measureInMemoryPayloads } from './inMemoryPayloads.ts';
 import { restoreRedisPersistence } from './peers/redisPersistence.ts';
 import { progress } from './progress.ts';
 import { measureSingleEnqueue } from './singleEnqueue.ts';
@@ -66,9 +70,11 @@ async function main(): Promise<void> {
     let single: Awaited<ReturnType<typeof measureSingleEnqueue>> = [];
     let cells: Awaited<ReturnType<typeof measureGrid>> = [];
     let latency: Awaited<ReturnType<typeof measureGridLatency>> = [];
+    let inMemory: Awaited<ReturnType<typeof measureInMemoryPayloads>> = [];
     try {
       if (!gridOnly) single = await measureSingleEnqueue(bench, ready, SINGLE_ENQUEUE_SECONDS);
       cells = await measureGrid(bench, ready, size);
+      if (!quick) inMemory = await measureInMemoryPayloads(bench, ready, cells, size);
       if (!gridOnly) latency = await measureGridLatency(ready, LATENCY_SAMPLES);
     } finally {
       for (const system of ready)
@@ -83,6 +89,7 @@ async function main(): Promise<void> {
       bulk,
       single,
       latency,
+      inMemory,
       wallSeconds: (performance.now() - started) / 1000,
       loadAtStart,
       loadAtEnd: loadavg()[0] ?? 0,
