@@ -48,6 +48,7 @@ export async function measureConcurrentEnqueue(
       [CHILD, side.root, side.prefix, String(seconds)],
       { MYSQL_URL: url },
       enqueuers,
+      seconds,
     ));
   } catch (error) {
     await fleet?.stop();

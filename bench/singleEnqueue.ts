@@ -31,6 +31,10 @@ export const DRAINING_PROCESSES = 2;
 export const WARM_CALLS = 500;
 const DRAINING_CONCURRENCY = 50;
 const QUIET_GIVE_UP_MS = 3_000;
+/** How long an enqueuer may take to start and warm up (ENQUEUE_WARM_SECONDS, 5 s, of it) before it is killed. */
+const READY_TIMEOUT_MS = 60_000;
+/** How long past its window an enqueuer may take to answer (its last call under way) before it is killed. */
+const ANSWER_GRACE_MS = 60_000;
 const CHILD = fileURLToPath(new URL('./peers/peerEnqueueChild.ts', import.meta.url));
 
 export interface SingleEnqueueRow {
@@ -92,6 +96,7 @@ export async function measureOne(
       [CHILD, system.key, String(seconds), bench.tables.raw],
       { MYSQL_URL: bench.url, ENQUEUE_WARM_CALLS: String(WARM_CALLS) },
       ENQUEUERS,
+      seconds,
       server.window,
     );
   } catch (error) {
@@ -116,6 +121,8 @@ export async function timeEnqueuers(
   childArgs: readonly string[],
   env: NodeJS.ProcessEnv,
   count: number,
+  /** The window each child times, which it was given in its arguments: it answers this long after 'go'. */
+  seconds: number,
   window?: { begin(): Promise<void>; end(): Promise<void> },
 ): Promise<{ jobsPerSec: number; jobs: number; clientCpuUs: number | null }> {
   const children = Array.from({ length: count }, () =>
@@ -125,11 +132,14 @@ export async function timeEnqueuers(
     }),
   );
   try {
-    await Promise.all(children.map((c) => reply(c)));
+    await Promise.all(children.map((c) => reply(c, READY_TIMEOUT_MS)));
     await window?.begin();
     const started = performance.now();
     for (const child of children) child.send('go');
-    const counts = (await Promise.all(children.map((c) => reply(c)))) as { jobs: number; cpuUs?: number }[];
+    const counts = (await Promise.all(children.map((c) => reply(c, seconds * 1000 + ANSWER_GRACE_MS)))) as {
+      jobs: number;
+      cpuUs?: number;
+    }[];
     const elapsed = (performance.now() - started) / 1000;
     await window?.end();
     // A child that waits to close its connections until the window is read (peerEnqueueChild.ts) closes now.
@@ -146,9 +156,22 @@ export async function timeEnqueuers(
   }
 }
 
-function reply(child: ChildProcess): Promise<unknown> {
+/**
+ * The child's next message, or an error after `timeoutMs` (the caller kills the children): a
+ * producer stuck behind the server's locks must not hold the bench. Once, a raw INSERT row while
+ * raw consumers drained spent ten minutes in its warm-up on MariaDB 10.11 (inserts waiting on the
+ * claim loop's next-key locks, one claim's DELETE not returning for 570 s).
+ */
+function reply(child: ChildProcess, timeoutMs: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`enqueuer exited with ${code}`)));
+    const timer = setTimeout(() => reject(new Error(`an enqueuer did not answer in ${timeoutMs / 1000} s`)), timeoutMs);
+    child.once('message', (message) => {
+      clearTimeout(timer);
+      resolve(message);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`enqueuer exited with ${code}`));
+    });
   });
 }

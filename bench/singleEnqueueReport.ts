@@ -37,7 +37,7 @@ export function singleTable(single: readonly SingleEnqueueRow[], systems: readon
       ];
     });
   return [
-    `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited, after ${WARM_CALLS} untimed calls each (the steady state); with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue`,
+    `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited, after ${WARM_CALLS} untimed calls each (or 5 s of them: the steady state); with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue`,
     table(
       [
         'system',

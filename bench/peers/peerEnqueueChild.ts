@@ -21,8 +21,11 @@ const PRODUCERS: Record<string, () => Promise<Producer>> = {
 const make = PRODUCERS[system];
 if (!make) throw new Error(`peerEnqueueChild: unknown system "${system}" (${Object.keys(PRODUCERS).join(', ')})`);
 const producer = await make();
-// ENQUEUE_WARM_CALLS (bench:ratio --warm): calls made before 'ready', outside the window, to time the steady state.
-for (let n = 0; n < Number(process.env.ENQUEUE_WARM_CALLS ?? 0); n++)
+// ENQUEUE_WARM_CALLS (bench:ratio --warm): calls made before 'ready', outside the window, to time the
+// steady state; for at most ENQUEUE_WARM_SECONDS (a producer that conflicts with draining consumers
+// can take a second a call).
+const warmUntil = performance.now() + Number(process.env.ENQUEUE_WARM_SECONDS ?? 5) * 1000;
+for (let n = 0; n < Number(process.env.ENQUEUE_WARM_CALLS ?? 0) && performance.now() < warmUntil; n++)
   await producer.enqueueOne({ n, email: `user${n}@example.com` });
 process.once('message', async () => {
   const until = performance.now() + Number(seconds) * 1000;
