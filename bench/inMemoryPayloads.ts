@@ -6,12 +6,14 @@
  * InnoDB reads with O_DIRECT, so the drain then waits on the disk for about 0.7 pages per job,
  * while PostgreSQL reads pg-boss's rows through the OS page cache and Redis holds BullMQ's in
  * memory. This section says how much of a seed004 cell is that disk. It changes nothing in the
- * grid: the verdict per cell stays the grid's, at the server's defaults.
+ * grid: the verdict per cell stays the grid's, at the server's defaults. The pool is set back
+ * after the drains, after a failure, and on SIGINT or SIGTERM (onInterrupt.ts).
  */
 import type { Bench } from './benchDatabase.ts';
 import { type CellResult, type CellRun, cellLabel, drainCell, type GridSize } from './grid.ts';
 import type { GridSystem } from './gridSystems.ts';
 import { cellVerdict, PEER_NAMES } from './gridVerdict.ts';
+import { onInterrupt } from './onInterrupt.ts';
 import { progress } from './progress.ts';
 import { fmt, table } from './report.ts';
 import { makeJobs } from './workload.ts';
@@ -43,9 +45,12 @@ export async function measureInMemoryPayloads(
     progress(`in-memory payloads: skipped, the buffer pool is already ${fmt(before / 1024 ** 2)} MiB`);
     return [];
   }
+  const setBack = () => resizePool(bench, before);
+  const unregister = onInterrupt(setBack);
   try {
     await resizePool(bench, POOL_BYTES);
   } catch (error) {
+    unregister();
     progress(`in-memory payloads: skipped, could not resize the buffer pool: ${(error as Error).message}`);
     return [];
   }
@@ -63,7 +68,8 @@ export async function measureInMemoryPayloads(
       progress(`in-memory payloads: ${cellLabel(result.cell)} done`);
     }
   } finally {
-    await resizePool(bench, before).catch((error) =>
+    unregister();
+    await setBack().catch((error) =>
       progress(`buffer pool NOT set back to ${before} bytes: ${(error as Error).message}`),
     );
   }

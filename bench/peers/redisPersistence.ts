@@ -10,6 +10,7 @@
  * ignores them).
  */
 import { Redis, type RedisOptions } from 'ioredis';
+import { onInterrupt } from '../onInterrupt.ts';
 
 export type RedisPersistence = 'none' | 'aof-everysec';
 
@@ -38,10 +39,7 @@ export async function useRedisPersistence(connection: RedisOptions, mode: RedisP
   if (!admin) admin = new Redis({ ...connection, maxRetriesPerRequest: 1 });
   if (!original) {
     original = await configGet(admin);
-    for (const signal of ['SIGINT', 'SIGTERM'] as const)
-      process.once(signal, () => {
-        void restoreRedisPersistence().finally(() => process.exit(130));
-      });
+    onInterrupt(restoreRedisPersistence);
   }
   for (const [key, value] of Object.entries(SETTINGS[mode])) await admin.config('SET', key, value);
   current = mode;
