@@ -82,6 +82,8 @@ export async function measureOne(
   system: GridSystem,
   workers: number,
   seconds: number,
+  /** Calls each producer makes before the window (at most 5 s of them: peerEnqueueChild.ts). */
+  warmCalls = WARM_CALLS,
 ): Promise<{ jobsPerSec: number; cost: ServerCost | null; cpu: JobCpu | null }> {
   await system.peer.clear();
   const setting = system.settingFor({ payload: 'small', processes: workers, concurrency: DRAINING_CONCURRENCY });
@@ -94,7 +96,7 @@ export async function measureOne(
     await quietHost(`single enqueue ${system.key}`, QUIET_GIVE_UP_MS);
     timed = await timeEnqueuers(
       [CHILD, system.key, String(seconds), bench.tables.raw],
-      { MYSQL_URL: bench.url, ENQUEUE_WARM_CALLS: String(WARM_CALLS) },
+      { MYSQL_URL: bench.url, ENQUEUE_WARM_CALLS: String(warmCalls) },
       ENQUEUERS,
       seconds,
       server.window,
