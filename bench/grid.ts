@@ -39,6 +39,8 @@ export interface GridSize {
   readonly quietGiveUpMs: number;
   /** Seconds the whole grid should take; later cells' drains shrink to keep to it. */
   readonly budgetSeconds: number;
+  /** Every drain this many jobs (up to maxJobs) instead of sized to the target: `--jobs`, for `--cells` runs. */
+  readonly fixedJobs?: number;
 }
 
 const PROCESSES = [1, 4] as const;
@@ -152,6 +154,7 @@ export async function measureGrid(bench: Bench, systems: readonly GridSystem[], 
  * seconds, at most what its last enqueue rate writes in ENQUEUE_TARGETS targets, within bounds.
  */
 function jobCount(size: GridSize, targetSeconds: number, cell: Cell, last: Pace | undefined): number {
+  if (size.fixedJobs !== undefined) return Math.min(size.fixedJobs, size.maxJobs[cell.payload]);
   const guess = last
     ? Math.min(
         last.enqueuePerSec * ENQUEUE_TARGETS,

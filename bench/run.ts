@@ -14,7 +14,7 @@
  *     the disk.
  * About 15–20 minutes on a quiet 2-core machine. `--quick` (or BENCH_QUICK=1) runs two cells of a
  * few hundred jobs and short probes, for development; `--cells` keeps only the cells it names
- * (pickCells) and runs the grid alone (no enqueue or latency sections; the in-memory re-drain of a seed004 cell it names still runs), `--systems` only the systems
+ * (pickCells) and runs the grid alone (no enqueue or latency sections; the in-memory re-drain of a seed004 cell it names still runs), with `--jobs N` every drain N jobs, `--systems` only the systems
  * it names (pickSystems), for timing one cell against one peer. Either prints the same report and writes bench/results/partial.json, never RESULTS.md.
  * Progress goes to stderr; stdout gets the report and, as its last line, the result as JSON, also
  * written to bench/results/latest.json (kept out of git). The same report goes to bench/RESULTS.md,
@@ -44,7 +44,12 @@ const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const RESULTS_PAGE = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 
 const { values: args } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, cells: { type: 'string' }, systems: { type: 'string' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    cells: { type: 'string' },
+    systems: { type: 'string' },
+    jobs: { type: 'string' },
+  },
 });
 const quick = args.quick || process.env.BENCH_QUICK === '1';
 
@@ -58,7 +63,7 @@ const LATENCY_SAMPLES = quick ? 5 : 30;
 async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
-  const size = pickCells(quick ? QUICK_GRID : FULL_GRID, args.cells);
+  const size = pickCells(quick ? QUICK_GRID : FULL_GRID, args.cells, args.jobs);
   const bench = await openBench();
   try {
     progress(
@@ -110,9 +115,14 @@ async function main(): Promise<void> {
 
 /**
  * `--cells small:1:10,seed004:4:500` keeps only those cells (payload:processes:concurrency), at
- * the sizes of the run: for timing one cell of the full grid without running it all.
+ * the sizes of the run: for timing one cell of the full grid without running it all. With
+ * `--jobs 40000` every drain of them is that many jobs (up to the grid's most per payload) instead
+ * of sized from the system's previous drain: the first seed004 cell of a run otherwise drains a
+ * first guess small enough to stay in the server's buffer pool.
  */
-function pickCells(size: GridSize, cells: string | undefined): GridSize {
+function pickCells(size: GridSize, cells: string | undefined, jobs: string | undefined): GridSize {
+  if (jobs !== undefined && (cells === undefined || !Number.isInteger(Number(jobs)) || Number(jobs) <= 0))
+    throw new Error(`--jobs: "${jobs}" needs --cells and a whole number of jobs above 0`);
   if (cells === undefined) return size;
   const wanted = cells.split(',').map((c) => {
     const [payload, processes, concurrency] = c.split(':');
@@ -120,7 +130,7 @@ function pickCells(size: GridSize, cells: string | undefined): GridSize {
       throw new Error(`--cells: "${c}" is not payload:processes:concurrency (payload ${PAYLOAD_KINDS.join(' or ')})`);
     return { payload: payload as PayloadKind, processes: Number(processes), concurrency: Number(concurrency) };
   });
-  return { ...size, cells: wanted };
+  return { ...size, cells: wanted, ...(jobs === undefined ? {} : { fixedJobs: Number(jobs) }) };
 }
 
 /** `--systems sluice,pgBoss,raw` keeps only those systems of the grid, in the grid's order. */
