@@ -38,6 +38,7 @@ import { resolveSluiceOptions, type SluiceOptions } from './options.ts';
 import { givenRetention, InstallRetention } from './settings/InstallRetention.ts';
 import type { SluiceRuntime } from './sluiceRuntime.ts';
 import { Ringer } from './wakeups/Ringer.ts';
+import { PREFETCH_SLICES } from './worker/PayloadPrefetch.ts';
 import { Worker } from './worker/Worker.ts';
 import { resolveWorkerOptions, type WorkerOptions } from './worker/workerOptions.ts';
 
@@ -91,6 +92,7 @@ export class Sluice implements SluiceApi {
       knex: this.knex,
       db,
       workerDb: controlPool(WORKER_POOL_MAX),
+      prefetchDb: this.#url ? controlPool(PREFETCH_SLICES) : null,
       heartbeatDb: controlPool(1),
       writeLane: this.#ownsKnex ? new SingleWriteLane(this.knex) : null,
       ringer: new Ringer({

@@ -20,6 +20,12 @@ export interface SluiceRuntime {
    * jobs) cannot starve them. The same as `db` when the application passed its own knex.
    */
   readonly workerDb: Executor;
+  /**
+   * Workers' read-ahead of payloads stored apart (PayloadPrefetch: PREFETCH_SLICES statements at
+   * once) on a pool of its own, opened only while a worker reads ahead; null when the application
+   * passed its own knex (no read-ahead then).
+   */
+  readonly prefetchDb: Executor | null;
   /** Heartbeats (claim extensions, the registry row) on one connection of their own, likewise. */
   readonly heartbeatDb: Executor;
   /**

@@ -14,6 +14,7 @@ import { claimSkipLocked } from './claims/claimSkipLocked.ts';
 import { claimWithinLimits } from './claims/claimWithinLimits.ts';
 import { countGroupStarts, isGroupRated } from './claims/countGroupStarts.ts';
 import { DrainRate } from './DrainRate.ts';
+import { PayloadPrefetch } from './PayloadPrefetch.ts';
 import { QueueGates } from './QueueGates.ts';
 import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
@@ -64,6 +65,7 @@ export class ClaimLoop {
   readonly #priorities: QueuePriorities;
   readonly #gates: QueueGates;
   readonly #rate = new DrainRate();
+  readonly #prefetch: PayloadPrefetch;
   #rung = false;
   #claimLatencyMs: number | null = null;
 
@@ -78,6 +80,7 @@ export class ClaimLoop {
   ) {
     this.#priorities = new QueuePriorities(runtime.workerDb, runtime.tables, options.pollIntervalMs);
     this.#gates = new QueueGates(runtime.workerDb, runtime.tables, options.pollIntervalMs);
+    this.#prefetch = new PayloadPrefetch(runtime.prefetchDb ?? null, runtime.tables);
   }
 
   /** Moving average of the claim round trip, or null before the first claim. */
@@ -158,6 +161,7 @@ export class ClaimLoop {
       const fairCapMs = this.host.fairIdleCapMs();
       await this.idle(dueRecheck ? 0 : fairCapMs === null ? delayMs : Math.min(delayMs, fairCapMs));
     }
+    await this.#prefetch.settled();
   }
 
   /**
@@ -236,6 +240,7 @@ export class ClaimLoop {
     const latencyMs = performance.now() - started;
     this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
     this.report.claimRound(queue, rows.map(claimedJob));
+    this.#prefetch.afterClaim({ queue, priorities }, rows, want);
     if (rows.length > 0) this.report.claimed(lockId, queue, rows.length, this.options.claim);
     // Refused by the queue's row: if it turned limited, claim the limited way at once.
     if (refused.value && (await this.#gates.refused(queue))) return this.#claimWith(queue, want, priorities);

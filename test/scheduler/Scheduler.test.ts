@@ -56,6 +56,7 @@ function contextOf(sluice: Sluice): SluiceRuntime {
     knex: sluice.knex,
     db: exec,
     workerDb: exec,
+    prefetchDb: null,
     heartbeatDb: exec,
     tables: sluice.tables,
     events: sluice.events,
