@@ -114,9 +114,10 @@ describe('PayloadPrefetch', () => {
       now: () => now,
       diskReads: async () => pagesRead,
     });
-    const apart = Array.from({ length: 10 }, (_, id) => ({ id, payload_apart: 1 }) as unknown as ClaimedRow);
+    // Claims of 80 rows, each of them as many as a round reads ahead (two claims of 40 wanted).
+    const apart = Array.from({ length: 80 }, (_, id) => ({ id, payload_apart: 1 }) as unknown as ClaimedRow);
     const claim = async () => {
-      prefetch.afterClaim({ queue: 'default', priorities: [0] }, apart, 10);
+      prefetch.afterClaim({ queue: 'default', priorities: [0] }, apart, 40);
       await prefetch.settled();
     };
     const rounds = () => sqls.filter(isReadAhead).length / PREFETCH_SLICES;
@@ -131,12 +132,30 @@ describe('PayloadPrefetch', () => {
     await claim();
     expect(rounds()).toBe(2);
 
-    pagesRead += 15; // 15 pages for the 30 payloads claimed since the last look
+    pagesRead += 15; // 15 pages for the 240 payloads claimed since the last look: over 0.05 a payload
     now += 2 * DISK_CHECK_MS;
     await claim();
     await waitFor(async () => prefetch.active, { what: 'the read-ahead on again' });
     await claim();
     expect(rounds()).toBe(3);
+  });
+
+  it('sends the next round only once its claims took as many rows as the last one read', async () => {
+    await db.sluice.enqueueBatch(Array.from({ length: 50 }, (_, n) => ({ name: 'r', payload: big(n) })));
+    const sqls = statementsOf();
+    const prefetch = new PayloadPrefetch(fromKnex(db.sluice.knex), db.sluice.tables, {
+      now: () => 0,
+      diskReads: async () => 0,
+    });
+    const ten = Array.from({ length: 10 }, (_, id) => ({ id, payload_apart: 1 }) as unknown as ClaimedRow);
+    const statementsAfter: number[] = [];
+    for (let claim = 0; claim < 9; claim++) {
+      prefetch.afterClaim({ queue: 'default', priorities: [0] }, ten, 40);
+      await prefetch.settled();
+      statementsAfter.push(sqls.filter(isReadAhead).length);
+    }
+    // 80 rows ahead (two claims of 40) in four statements of 20; then 80 rows claimed before the next.
+    expect(statementsAfter).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 8]);
   });
 
   it('without a pool of its own (an application knex) it never reads ahead', async () => {
