@@ -5,12 +5,12 @@ import type { ClaimedRow } from './claimedRow.ts';
 import { loadClaimedJobs } from './loadClaimedJobs.ts';
 
 /**
- * Params: ?1 queue, ?2 priorities (list: the queue's distinct free priorities), ?3 headSize.
- * Returns the ids (and priorities) at the head of the queue: free, due, in priority / run_at / id
- * order. A plain (non-locking) read of one bounded ix_head range per priority, without filesort:
- * rows not yet due are never walked.
+ * Params: ?1 queue, ?2 priorities (list: the queue's distinct free priorities), ?3 headSize (with
+ * `skip`: ?3 rows skipped, ?4 headSize). Returns the ids (and priorities) at the head of the queue:
+ * free, due, in priority / run_at / id order. A plain (non-locking) read of one bounded ix_head
+ * range per priority, without filesort: rows not yet due are never walked.
  */
-export const sqlHead = (t: Tables) => `
+export const sqlHead = (t: Tables, skip = false) => `
 SELECT id, priority
 FROM ${t.jobs}
 WHERE queue = ?
@@ -18,7 +18,7 @@ WHERE queue = ?
   AND priority IN (?)
   AND run_at <= NOW(3)
 ORDER BY priority, run_at, id
-LIMIT ?`;
+LIMIT ${skip ? '?, ?' : '?'}`;
 
 /**
  * Params: ?1 lockId, then the idSet of the picked ids (all of queue ?3), then ?3 queue. Claims whichever of those rows

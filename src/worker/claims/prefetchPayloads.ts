@@ -1,26 +1,18 @@
 import type { Executor } from '../../db/executor.ts';
 import type { Tables } from '../../db/tables.ts';
+import { sqlHead } from './claimRandomHead.ts';
 
 /**
  * Params: ?1 queue, ?2 priorities (list), ?3 offset, ?4 rows. Reads the payloads stored apart of a
- * stretch of the queue's head — free, due jobs in claim order, `rows` of them from `offset` — and
- * returns only how many it found: what it is for is the reading itself, which leaves their pages in
- * the server's buffer pool for the claims to come. The head is walked in ix_head alone (the
- * derived table covers it); each payload is one primary-key read. A plain consistent read: no
- * lock taken, none waited on.
+ * stretch of the queue's head — free, due jobs in claim order (the claim's own head read, sqlHead),
+ * `rows` of them from `offset` — and returns only how many it found: what it is for is the reading
+ * itself, which leaves their pages in the server's buffer pool for the claims to come. The head is
+ * walked in ix_head alone (the derived table covers it); each payload is one primary-key read. A
+ * plain consistent read: no lock taken, none waited on.
  */
 const sqlReadAhead = (t: Tables) => `
 SELECT COUNT(*) AS found, COALESCE(SUM(LENGTH(p.payload)), 0) AS bytes
-FROM (
-  SELECT id
-  FROM ${t.jobs}
-  WHERE queue = ?
-    AND lock_id = ''
-    AND priority IN (?)
-    AND run_at <= NOW(3)
-  ORDER BY priority, run_at, id
-  LIMIT ?, ?
-) h
+FROM (${sqlHead(t, true)}) h
 JOIN ${t.jobPayloads} p ON p.job_id = h.id`;
 
 /**
