@@ -80,7 +80,7 @@ export class ClaimLoop {
   ) {
     this.#priorities = new QueuePriorities(runtime.workerDb, runtime.tables, options.pollIntervalMs);
     this.#gates = new QueueGates(runtime.workerDb, runtime.tables, options.pollIntervalMs);
-    this.#prefetch = new PayloadPrefetch(runtime.prefetchDb ?? null, runtime.tables);
+    this.#prefetch = new PayloadPrefetch(runtime.prefetchDb, runtime.tables);
   }
 
   /** Moving average of the claim round trip, or null before the first claim. */

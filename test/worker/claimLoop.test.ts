@@ -36,7 +36,7 @@ function watched(inner: Executor, during: (sql: string) => Promise<void>): Execu
 /** A ClaimLoop over `exec`, polling once a minute, with `host` as its worker. */
 function loopOver(exec: Executor, host: ClaimLoopHost): ClaimLoop {
   const options = resolveWorkerOptions({ queues: ['q'], pollIntervalMs: MINUTE, maxPollIntervalMs: MINUTE });
-  const runtime = { workerDb: exec, tables: db.sluice.tables } as unknown as SluiceRuntime;
+  const runtime = { workerDb: exec, prefetchDb: null, tables: db.sluice.tables } as unknown as SluiceRuntime;
   return new ClaimLoop(
     runtime,
     options,

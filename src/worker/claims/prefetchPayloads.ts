@@ -7,8 +7,9 @@ import { sqlHead } from './claimRandomHead.ts';
  * stretch of the queue's head — free, due jobs in claim order (the claim's own head read, sqlHead),
  * `rows` of them from `offset` — and returns only how many it found: what it is for is the reading
  * itself, which leaves their pages in the server's buffer pool for the claims to come. The head is
- * walked in ix_head alone (the derived table covers it); each payload is one primary-key read. A
- * plain consistent read: no lock taken, none waited on.
+ * walked in ix_head alone (the derived table covers it); each payload is one primary-key read. The
+ * SUM of LENGTH is what makes InnoDB fetch each payload, off-page parts included (a COUNT alone
+ * would stop at the index record). A plain consistent read: no lock taken, none waited on.
  */
 const sqlReadAhead = (t: Tables) => `
 SELECT COUNT(*) AS found, COALESCE(SUM(LENGTH(p.payload)), 0) AS bytes
