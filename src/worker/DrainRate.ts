@@ -9,13 +9,16 @@
  */
 const LOOKAHEAD_ROUND_TRIPS = 2;
 /**
- * The cap, in slots: jobs held beyond the slots at most. Measured with no-op jobs at 1 process ×
- * 10 slots (bench/drainAB.ts, A/B in one run): a cap of 4 drained 1.0×, 16 about 1.75× and 64
- * about 2× the rate of 4 — little more for four times the jobs held. The drain rate, not the cap,
- * is what keeps a slow job type from holding work: the cap bounds what one process can take
- * from a short queue that others could share.
+ * The cap, in slots: jobs held beyond the slots at most. It bounds what one process can take from
+ * a short queue that others could share; the drain rate, not the cap, is what keeps a slow job
+ * type from holding work. The claim goes out when half the room is free, so the cap also sets the
+ * claim's size at low concurrency, and with it the statements and commits per job. Measured with
+ * bench/drainAB.ts (the two caps alternating in one run, 3 rounds each, no-op jobs of ~100 B): at
+ * 4 processes × 10 slots a cap of 16 drained 8,214–8,773 jobs/s in claims of ~57 jobs, 64 drained
+ * 20,153–24,876 in claims of ~280 (32: 12,693–14,372 against 7,722–8,772); with 0–16 KiB payloads,
+ * 5,785–6,964 against 3,959–4,487. From 16 slots up, claimBatchSize caps the lookahead first.
  */
-const LOOKAHEAD_FACTOR = 16;
+const LOOKAHEAD_FACTOR = 64;
 /** Weight of the latest reading in the rate's moving average. */
 const WEIGHT = 0.3;
 
