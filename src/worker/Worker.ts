@@ -18,6 +18,7 @@ import { type RunningJob, runningJobOf } from './RunningJob.ts';
 import { releaseJobs } from './releaseJobs.ts';
 import { WorkerCounters } from './WorkerCounters.ts';
 import { WorkerEvents } from './WorkerEvents.ts';
+import { waitingPlace } from './waitingPlace.ts';
 import { assertPoolFits, type ResolvedWorkerOptions } from './workerOptions.ts';
 
 /** How long a job claimed ahead may wait for a slot before the slots' drain rate decides whether to keep it. */
@@ -173,16 +174,19 @@ export class Worker {
     return this.stop();
   }
 
-  /** Holds one claimed row: started in a free slot, else waiting for one (claimed ahead). */
+  /**
+   * Holds one claimed row: started in a free slot, else waiting for one (claimed ahead), placed by
+   * waitingPlace: a job of a better priority claimed later does not wait behind its queue's worse.
+   */
   #run(row: ClaimedRow, claimSize: number, traced: TracedClaim | undefined): void {
     const span = traced ? attemptSpan(traced, row, this.id, this.#deps as AttemptDeps) : undefined;
     const running = runningJobOf(row, claimSize, span);
     this.#running.add(running);
-    this.#waiting.push(running);
+    this.#waiting.splice(waitingPlace(this.#waiting, running.job), 0, running);
     this.#startWaiting();
   }
 
-  /** Starts waiting jobs in the free slots, in claim order (none once stopping: a stop releases them). */
+  /** Starts waiting jobs in the free slots, in line (none once stopping: a stop releases them). */
   #startWaiting(): void {
     while (this.#state === 'running' && this.#waiting.length > 0 && this.inFlight < this.#limit.current) {
       const running = this.#waiting.shift() as RunningJob;
