@@ -271,12 +271,14 @@ export class Worker {
   }
 
   /**
-   * Jobs claimed ahead beyond `keep` once the oldest waited SHED_AFTER_MS (the slots slowed down:
-   * a slow job type came): the newest go back for other processes to run.
+   * Jobs claimed ahead beyond `keep` once the first in line waited SHED_AFTER_MS (the slots slowed
+   * down: a slow job type came): the end of the line (the newest, or a queue's worst priorities)
+   * goes back for other processes to run. A better job placed first by waitingPlace may put this
+   * off by up to SHED_AFTER_MS.
    */
   #shed(keep: number): void {
-    const oldest = this.#waiting[0];
-    if (this.#waiting.length <= keep || !oldest || oldest.elapsedMs < SHED_AFTER_MS) return;
+    const first = this.#waiting[0];
+    if (this.#waiting.length <= keep || !first || first.elapsedMs < SHED_AFTER_MS) return;
     void this.#giveBack(this.#waiting.splice(keep), 'claimed ahead');
   }
 
