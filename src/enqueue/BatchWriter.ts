@@ -14,13 +14,14 @@ import { JOB_FLAGS } from '../model/jobFlags.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
+import { assertBatchable } from './batchableJob.ts';
 import { batchRow } from './batchRow.ts';
 import { flowAtEnqueue } from './flowAtEnqueue.ts';
 import { GroupEntry, type Placement } from './GroupEntry.ts';
 import { assertRowFits, columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
 import { type GraphPlan, graphRowsOf } from './planGraph.ts';
-import { type ApartPayload, apartIdsOf, apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
+import { type ApartPayload, ApartPayloadWrites, apartIdsOf, apartPayload } from './writeApartPayloads.ts';
 import { writeBatchMembers } from './writeGroupMembers.ts';
 
 export interface BatchWriteResult {
@@ -35,10 +36,11 @@ export interface BatchWriteResult {
   readonly queues: ReadonlyMap<string, number>;
 }
 
-/** What one job of a chunk needs beyond its normalized form: its index in the whole batch. */
+/** What one job of a chunk needs beyond its normalized form: its index in the whole batch, its payload stored apart. */
 interface Pending {
   readonly job: NormalizedJob;
   readonly index: number;
+  readonly apart: ApartPayload | null;
 }
 
 /**
@@ -87,6 +89,8 @@ export class BatchWriter {
   readonly #groups: GroupEntry;
   /** Jobs written held for their group whose ids are still to be read, by index in the batch. */
   readonly #groupHeld = new Map<number, NormalizedJob>();
+  /** The payloads stored apart of the INSERTs settled; the last statement stays in flight while the next chunk gathers. */
+  readonly #payloads: ApartPayloadWrites;
 
   private constructor(
     private readonly tx: Executor,
@@ -98,6 +102,7 @@ export class BatchWriter {
     private readonly graph: GraphPlan | null,
   ) {
     this.#groups = new GroupEntry(tx, tables);
+    this.#payloads = new ApartPayloadWrites(tx, tables, limits);
   }
 
   static async open(
@@ -119,15 +124,7 @@ export class BatchWriter {
   async write(specs: Iterable<JobSpec>): Promise<void> {
     for (const spec of specs) {
       const index = this.#next++;
-      const job = validateJob(spec, index, { maxPayloadBytes: this.maxPayloadBytes });
-      if (job.graph !== null && this.graph === null && (job.graph.ref !== null || job.graph.parents.length > 0)) {
-        throw new JobValidationError(
-          index,
-          job.graph.ref === null ? 'parents' : 'ref',
-          'needs enqueueBatch with an array of jobs (a workflow is checked whole before it is written)',
-        );
-      }
-      await this.#add(job, index);
+      await this.#add(validateJob(spec, index, { maxPayloadBytes: this.maxPayloadBytes }), index);
     }
   }
 
@@ -137,12 +134,7 @@ export class BatchWriter {
   }
 
   async #add(job: NormalizedJob, index: number): Promise<void> {
-    if (job.flow.debounce !== null)
-      throw new JobValidationError(
-        index,
-        'debounce',
-        'needs sluice.enqueue (one job): a batch cannot replace a waiting job',
-      );
+    assertBatchable(job, index, this.graph !== null);
     if (job.idempotencyKey !== null) {
       const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
       if (this.#keys.has(key)) {
@@ -154,7 +146,9 @@ export class BatchWriter {
       }
       this.#keys.add(key);
     }
-    this.#pending.push({ job, index });
+    // Escaped as it arrives: while the previous chunk's payloads are still on their way to the server.
+    const apart = storedApart(job.payload) ? apartPayload(job.payload, index, this.limits) : null;
+    this.#pending.push({ job, index, apart });
     // Characters, not bytes: a chunk gathers about a statement's worth of typical (mostly ASCII) text;
     // planCountedChunks splits what comes out larger in bytes. Three bytes per character here made
     // kilobyte payloads travel in three times as many statements as they needed.
@@ -214,9 +208,7 @@ export class BatchWriter {
         assertRowFits(prefix, tuple, index, this.limits.maxStatementBytes);
         return tuple;
       });
-      const apart = wanted.map(({ job, index }) =>
-        storedApart(job.payload) ? apartPayload(job.payload, index, this.limits) : null,
-      );
+      const apart = wanted.map((p) => p.apart);
       let offset = 0;
       for (const chunk of planCountedChunks(prefix, tuples, this.limits)) {
         const rows = wanted.slice(offset, offset + chunk.rows);
@@ -254,13 +246,17 @@ export class BatchWriter {
     result.catch(() => undefined); // observed in #settle; never an unhandled rejection meanwhile
     this.#inFlight = { result, expected, indexes, payloads, grouped };
     this.#chunks++;
+    // Its payloads go now, the last of their statements left in flight while the next chunk gathers.
+    if (payloads.length > 0) await this.#settle(true);
   }
 
   /**
-   * Waits for the INSERT in flight and checks that every row of it landed; then writes the
-   * payloads of its rows stored apart (found by the batch's id from the INSERT's first id).
+   * Waits for what is in flight and checks that every row of it landed; then writes the payloads
+   * stored apart of the INSERT's rows (found by the batch's id from its first id), all of them
+   * settled unless `payloadInFlight` (only #send: nothing else is sent before the next #settle).
    */
-  async #settle(): Promise<void> {
+  async #settle(payloadInFlight = false): Promise<void> {
+    await this.#payloads.settle();
     const inFlight = this.#inFlight;
     if (!inFlight) return;
     this.#inFlight = null;
@@ -283,7 +279,8 @@ export class BatchWriter {
     if (inFlight.grouped) await writeBatchMembers(this.tx, this.tables, insertId, this.batchId, inserted);
     if (inFlight.payloads.length === 0) return;
     const ids = await apartIdsOf(this.tx, this.tables, this.batchId, insertId, inFlight.payloads.length);
-    await writeApartPayloads(this.tx, this.tables, ids, inFlight.payloads, this.limits);
+    await this.#payloads.write(ids, inFlight.payloads);
+    if (!payloadInFlight) await this.#payloads.settle();
   }
 
   async close(): Promise<BatchWriteResult> {

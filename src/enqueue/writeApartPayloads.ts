@@ -1,6 +1,6 @@
 import { escape as sqlLiteral } from 'mysql2';
-import type { Executor } from '../db/executor.ts';
-import { planCountedChunks, type ServerChunkLimits } from '../db/planChunks.ts';
+import type { Executor, WriteResult } from '../db/executor.ts';
+import type { ChunkLimits, ServerChunkLimits } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 
@@ -26,9 +26,10 @@ WHERE id >= ?
 ORDER BY id
 LIMIT ?`;
 
-/** A payload on its way to job_payloads: its escaped literal, and the index of its job in the call (for errors). */
+/** A payload on its way to job_payloads: its escaped literal, its length in bytes, and the index of its job in the call (for errors). */
 export interface ApartPayload {
   readonly literal: string;
+  readonly bytes: number;
   readonly index: number;
 }
 
@@ -38,15 +39,50 @@ export interface ApartPayload {
  */
 export function apartPayload(payload: string, index: number, limits: ServerChunkLimits): ApartPayload {
   const literal = sqlLiteral(payload);
-  const bytes = Buffer.byteLength(literal) + 64;
-  if (bytes > limits.maxStatementBytes) {
+  const bytes = Buffer.byteLength(literal);
+  if (bytes + 64 > limits.maxStatementBytes) {
     throw new JobValidationError(
       index,
       'payload',
-      `is ${bytes} bytes once escaped for the server, over its max_allowed_packet (${limits.maxStatementBytes} usable)`,
+      `is ${bytes + 64} bytes once escaped for the server, over its max_allowed_packet (${limits.maxStatementBytes} usable)`,
     );
   }
-  return { literal, index };
+  return { literal, bytes, index };
+}
+
+/**
+ * Pure: the INSERTs of job_payloads writing `payloads[i]` for `jobIds[i]`, each within the limits
+ * (a payload larger than maxBytes travels alone), with the rows each carries. Each statement is
+ * one join of its pieces: no string per row, which for kilobyte payloads cost a copy of every
+ * payload and a byte count of each copy.
+ */
+export function* payloadStatements(
+  tables: Tables,
+  jobIds: readonly number[],
+  payloads: readonly ApartPayload[],
+  limits: ChunkLimits,
+): Generator<{ sql: string; rows: number }> {
+  if (jobIds.length !== payloads.length)
+    throw new Error(`${payloads.length} payloads stored apart, but ${jobIds.length} jobs found for them`);
+  const prefix = insertPayloadsPrefix(tables);
+  let parts = [prefix];
+  const prefixBytes = Buffer.byteLength(prefix);
+  let bytes = prefixBytes;
+  let rows = 0;
+  for (const [i, payload] of payloads.entries()) {
+    const id = String(jobIds[i]);
+    const size = payload.bytes + id.length + 4; // ,( , )
+    if (rows > 0 && (bytes + size > limits.maxBytes || rows >= limits.maxRows)) {
+      yield { sql: parts.join(''), rows };
+      parts = [prefix];
+      bytes = prefixBytes;
+      rows = 0;
+    }
+    parts.push(rows === 0 ? '(' : ',(', id, ',', payload.literal, ')');
+    bytes += size;
+    rows++;
+  }
+  if (rows > 0) yield { sql: parts.join(''), rows };
 }
 
 /**
@@ -61,12 +97,42 @@ export async function writeApartPayloads(
   payloads: readonly ApartPayload[],
   limits: ServerChunkLimits,
 ): Promise<void> {
-  if (jobIds.length !== payloads.length)
-    throw new Error(`${payloads.length} payloads stored apart, but ${jobIds.length} jobs found for them`);
-  const tuples = payloads.map((p, i) => `(${jobIds[i]},${p.literal})`);
-  for (const chunk of planCountedChunks(insertPayloadsPrefix(tables), tuples, limits)) {
-    const { affectedRows } = await tx.write(chunk.sql);
-    if (affectedRows !== chunk.rows) throw new Error(`job_payloads took ${affectedRows} of ${chunk.rows} rows`);
+  const writes = new ApartPayloadWrites(tx, tables, limits);
+  await writes.write(jobIds, payloads);
+  await writes.settle();
+}
+
+/**
+ * A batch's payloads stored apart, written with the last statement left in flight: the client
+ * validates and escapes the next chunk while the server stores this one. The batch still sends one
+ * statement at a time (BatchWriter): settle() before anything else goes on the transaction.
+ */
+export class ApartPayloadWrites {
+  #inFlight: { result: Promise<WriteResult>; rows: number } | null = null;
+
+  constructor(
+    private readonly tx: Executor,
+    private readonly tables: Tables,
+    private readonly limits: ChunkLimits,
+  ) {}
+
+  /** Sends the payloads of `jobIds`, every statement but the last awaited. */
+  async write(jobIds: readonly number[], payloads: readonly ApartPayload[]): Promise<void> {
+    for (const statement of payloadStatements(this.tables, jobIds, payloads, this.limits)) {
+      await this.settle();
+      const result = this.tx.write(statement.sql);
+      result.catch(() => undefined); // observed in settle(); never an unhandled rejection meanwhile
+      this.#inFlight = { result, rows: statement.rows };
+    }
+  }
+
+  /** Waits for the statement in flight and checks that every row of it landed. */
+  async settle(): Promise<void> {
+    const inFlight = this.#inFlight;
+    if (inFlight === null) return;
+    this.#inFlight = null;
+    const { affectedRows } = await inFlight.result;
+    if (affectedRows !== inFlight.rows) throw new Error(`job_payloads took ${affectedRows} of ${inFlight.rows} rows`);
   }
 }
 

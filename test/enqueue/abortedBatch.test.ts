@@ -17,57 +17,81 @@ const ROWS_PER_INSERT = 500;
 describe('a batch whose transaction the server aborts between chunks', () => {
   it('lands whole: no chunk of the aborted attempt commits on its own, and the retry writes each job once', async () => {
     const sluice = db.open({ maxRowsPerInsert: ROWS_PER_INSERT });
-    const rival = await mysql.createConnection({ uri: db.url });
-    await rival.query('CREATE TABLE IF NOT EXISTS heavy (id INT PRIMARY KEY) ENGINE=InnoDB');
-    // A heavier transaction (many rows written) that blocks every insert into the jobs table: it
-    // holds the gap above the last job. The deadlock it is about to make picks the lighter
-    // transaction — the batch's — as its victim.
-    await rival.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-    await rival.query('BEGIN');
-    await rival.query(`INSERT INTO heavy (id) SELECT seq FROM seq_1_to_2000`);
-    await rival.query('SELECT id FROM sluice_jobs WHERE id > 0 FOR UPDATE');
+    const jobs = Array.from({ length: JOBS }, (_, n) => ({ name: 'work', payload: { n } }));
+    const result = await abortedOnce(() => sluice.enqueueBatch(jobs), 'sluice_jobs', 'id');
+    await expectWholeOnce(result.batchId);
+  });
 
-    const enqueue = sluice.enqueueBatch(Array.from({ length: JOBS }, (_, n) => ({ name: 'work', payload: { n } })));
-    // The batch row is written; its first INSERT waits for the rival's gap lock.
-    // (information_schema.innodb_trx was seen empty on MariaDB 10.11 during such a wait; the
-    // processlist shows the INSERT that waits.)
-    const observer = await mysql.createConnection({ uri: db.url });
-    await waitFor(
-      async () => {
-        const [rows] = (await observer.query(
-          "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE db = DATABASE() AND info LIKE 'INSERT INTO `sluice_jobs`%'",
-        )) as unknown as [{ n: number }[]];
-        return Number(rows[0]?.n) > 0;
-      },
-      { what: 'the batch waiting on the rival' },
+  it('lands whole when the abort meets a chunk’s payloads stored apart, written while the next chunk gathers', async () => {
+    const sluice = db.open({ maxRowsPerInsert: ROWS_PER_INSERT });
+    // Over 1 KiB: each payload goes to job_payloads, the last statement of a chunk's left in flight.
+    const jobs = Array.from({ length: JOBS }, (_, n) => ({ name: 'work', payload: { n, pad: 'p'.repeat(1500) } }));
+    const result = await abortedOnce(() => sluice.enqueueBatch(jobs), 'sluice_job_payloads', 'job_id');
+    await expectWholeOnce(result.batchId);
+    const [payloads] = await db.query<{ rows: number; orphans: number; n: number }>(
+      `SELECT COUNT(*) AS \`rows\`,
+              SUM(j.id IS NULL) AS orphans,
+              COUNT(DISTINCT JSON_VALUE(p.payload, '$.n')) AS n
+       FROM sluice_job_payloads p LEFT JOIN sluice_jobs j ON j.id = p.job_id`,
     );
-    await observer.end();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    // The rival now waits on the batch's row: a cycle. The server rolls the batch back (1213).
-    const rivalWait = rival.query('SELECT id FROM sluice_batches FOR UPDATE').catch((e: unknown) => e);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await rival.query('COMMIT').catch(() => undefined);
-    await rivalWait;
-    await rival.query('COMMIT');
-    await rival.end();
-
-    const result = await enqueue;
-    expect(result.count).toBe(JOBS);
-    const [counts] = await db.query<{ jobs: number; distinct_n: number; orphans: number }>(
-      `SELECT COUNT(*) AS jobs,
-              COUNT(DISTINCT JSON_VALUE(payload, '$.n')) AS distinct_n,
-              SUM(batch_id IS NULL OR batch_id NOT IN (SELECT id FROM sluice_batches)) AS orphans
-       FROM sluice_jobs`,
-    );
-    expect({
-      jobs: Number(counts?.jobs),
-      distinct: Number(counts?.distinct_n),
-      orphans: Number(counts?.orphans),
-    }).toEqual({
-      jobs: JOBS,
-      distinct: JOBS,
+    expect({ rows: Number(payloads?.rows), orphans: Number(payloads?.orphans), n: Number(payloads?.n) }).toEqual({
+      rows: JOBS,
       orphans: 0,
+      n: JOBS,
     });
-    expect(await db.query('SELECT id, size FROM sluice_batches')).toEqual([{ id: result.batchId, size: JOBS }]);
   });
 });
+
+/**
+ * Makes the server abort the batch's transaction once: a heavier rival transaction holds the gap
+ * above the last row of `table`, the batch's first INSERT into it waits, then the rival waits on
+ * the batch's row, a cycle. The server rolls the lighter transaction — the batch's — back (1213),
+ * and sluice retries it whole. Returns the batch's result.
+ */
+async function abortedOnce<T>(start: () => Promise<T>, table: string, key: string): Promise<T> {
+  const rival = await mysql.createConnection({ uri: db.url });
+  await rival.query('CREATE TABLE IF NOT EXISTS heavy (id INT PRIMARY KEY) ENGINE=InnoDB');
+  await rival.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+  await rival.query('BEGIN');
+  await rival.query('INSERT INTO heavy (id) SELECT seq FROM seq_1_to_2000');
+  await rival.query(`SELECT ${key} FROM ${table} WHERE ${key} > 0 FOR UPDATE`);
+  const enqueue = start();
+  // (information_schema.innodb_trx was seen empty on MariaDB 10.11 during such a wait; the
+  // processlist shows the INSERT that waits.)
+  const observer = await mysql.createConnection({ uri: db.url });
+  await waitFor(
+    async () => {
+      const [rows] = (await observer.query(
+        `SELECT COUNT(*) AS n FROM information_schema.processlist WHERE db = DATABASE() AND info LIKE 'INSERT INTO \`${table}\`%'`,
+      )) as unknown as [{ n: number }[]];
+      return Number(rows[0]?.n) > 0;
+    },
+    { what: 'the batch waiting on the rival' },
+  );
+  await observer.end();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const rivalWait = rival.query('SELECT id FROM sluice_batches FOR UPDATE').catch((e: unknown) => e);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await rival.query('COMMIT').catch(() => undefined);
+  await rivalWait;
+  await rival.query('COMMIT');
+  await rival.query('DROP TABLE heavy');
+  await rival.end();
+  return enqueue;
+}
+
+/** Every job once, all of them in the one batch, which says so. */
+async function expectWholeOnce(batchId: number | null): Promise<void> {
+  const [counts] = await db.query<{ jobs: number; distinct_n: number; orphans: number }>(
+    `SELECT COUNT(*) AS jobs,
+            COUNT(DISTINCT JSON_VALUE(COALESCE(NULLIF(j.payload, ''), p.payload), '$.n')) AS distinct_n,
+            SUM(j.batch_id IS NULL OR j.batch_id NOT IN (SELECT id FROM sluice_batches)) AS orphans
+     FROM sluice_jobs j LEFT JOIN sluice_job_payloads p ON p.job_id = j.id`,
+  );
+  expect({
+    jobs: Number(counts?.jobs),
+    distinct: Number(counts?.distinct_n),
+    orphans: Number(counts?.orphans),
+  }).toEqual({ jobs: JOBS, distinct: JOBS, orphans: 0 });
+  expect(await db.query('SELECT id, size FROM sluice_batches')).toEqual([{ id: batchId, size: JOBS }]);
+}
