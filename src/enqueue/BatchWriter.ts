@@ -1,7 +1,6 @@
 import type { Executor, WriteResult } from '../db/executor.ts';
 import { planCountedChunks, type ServerChunkLimits } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
-import { JobValidationError } from '../errors.ts';
 import {
   type KeyedJob,
   keyedInLockOrder,
@@ -14,13 +13,14 @@ import { JOB_FLAGS } from '../model/jobFlags.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
-import { assertBatchable } from './batchableJob.ts';
+import { BatchRules } from './batchableJob.ts';
 import { batchRow } from './batchRow.ts';
 import { flowAtEnqueue } from './flowAtEnqueue.ts';
 import { GroupEntry, type Placement } from './GroupEntry.ts';
 import { assertRowFits, columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
-import { type GraphPlan, graphRowsOf } from './planGraph.ts';
+import type { GraphPlan } from './planGraph.ts';
+import { ReadBack } from './ReadBack.ts';
 import { type ApartPayload, ApartPayloadWrites, apartIdsOf, apartPayload } from './writeApartPayloads.ts';
 import { writeBatchMembers } from './writeGroupMembers.ts';
 
@@ -51,10 +51,10 @@ interface Pending {
  * its index in the whole batch; the caller's rollback undoes what was written before it.
  * Idempotency keys held by other jobs are skipped and counted.
  *
- * Statements go one at a time: the next chunk is rendered while the previous INSERT runs, but it
- * is sent only once that INSERT succeeded. When the server aborts the transaction (a deadlock, a
- * Galera certification failure, a write-set limit), a statement already queued on the connection
- * would run in autocommit and commit part of the batch.
+ * Statements go one at a time: the next chunk is gathered while the previous INSERT runs (a
+ * chunk's jobs, then its payloads stored apart), and sent once that succeeded. When the server
+ * aborts the transaction (a deadlock, a Galera certification failure, a write-set limit), a
+ * statement queued on the connection would run in autocommit and commit part of the batch.
  */
 export class BatchWriter {
   #next = 0;
@@ -64,8 +64,7 @@ export class BatchWriter {
   #chunks = 0;
   #pending: Pending[] = [];
   #pendingBytes = 0;
-  /** Every (queue, key) of this batch so far: a key repeated inside one batch is an error. */
-  readonly #keys = new Set<string>();
+  readonly #rules: BatchRules;
   /** Jobs sent per queue (all of them land, or the batch rolls back). */
   readonly #queues = new Map<string, number>();
   /**
@@ -79,16 +78,11 @@ export class BatchWriter {
     payloads: readonly ApartPayload[];
     grouped: boolean;
   } | null = null;
-  /** In a graph: the id of every job with parents or dependents, by index in the batch. */
-  readonly #ids = new Map<number, number>();
-  /** In a graph: each written job, by index, for its hold row. */
-  readonly #graphJobs = new Map<number, NormalizedJob>();
   /** The smallest id the INSERTs settled since the last key reservation reported (where linkIdempotencyKeys looks). */
   #firstId = Number.POSITIVE_INFINITY;
   /** Jobs of limited groups: written held, settled on close. */
   readonly #groups: GroupEntry;
-  /** Jobs written held for their group whose ids are still to be read, by index in the batch. */
-  readonly #groupHeld = new Map<number, NormalizedJob>();
+  readonly #readBack: ReadBack;
   /** The payloads stored apart of the INSERTs settled; the last statement stays in flight while the next chunk gathers. */
   readonly #payloads: ApartPayloadWrites;
 
@@ -102,6 +96,8 @@ export class BatchWriter {
     private readonly graph: GraphPlan | null,
   ) {
     this.#groups = new GroupEntry(tx, tables);
+    this.#rules = new BatchRules(graph !== null);
+    this.#readBack = new ReadBack(tx, tables, batchId, graph, this.#groups);
     this.#payloads = new ApartPayloadWrites(tx, tables, limits);
   }
 
@@ -121,31 +117,45 @@ export class BatchWriter {
     return this.#next;
   }
 
-  async write(specs: Iterable<JobSpec>): Promise<void> {
-    for (const spec of specs) {
-      const index = this.#next++;
-      await this.#add(validateJob(spec, index, { maxPayloadBytes: this.maxPayloadBytes }), index);
-    }
+  write(specs: Iterable<JobSpec>): Promise<void> {
+    return this.#each(specs, (spec, index) => validateJob(spec, index, { maxPayloadBytes: this.maxPayloadBytes }));
   }
 
   /** As write, for jobs validateJob already checked (a graph's batch: planGraph read them all first). */
-  async writeValidated(jobs: readonly NormalizedJob[]): Promise<void> {
-    for (const job of jobs) await this.#add(job, this.#next++);
+  writeValidated(jobs: readonly NormalizedJob[]): Promise<void> {
+    return this.#each(jobs, (job) => job);
+  }
+
+  async #each<T>(items: Iterable<T>, normalized: (item: T, index: number) => NormalizedJob): Promise<void> {
+    try {
+      for (const item of items) {
+        const index = this.#next++;
+        await this.#add(normalized(item, index), index);
+      }
+    } catch (error) {
+      throw await this.#failure(error);
+    }
+  }
+
+  /**
+   * What a failed write reports. The statement still in flight is waited for, nothing more sent;
+   * when it failed too (the server aborted the transaction: in a caller's, all of it), that is the
+   * error to report: a caller that handles a bad job and carries on would run in autocommit.
+   */
+  async #failure(error: unknown): Promise<unknown> {
+    const inFlight = this.#inFlight;
+    this.#inFlight = null;
+    try {
+      await inFlight?.result;
+      await this.#payloads.settle();
+    } catch (aborted) {
+      return aborted;
+    }
+    return error;
   }
 
   async #add(job: NormalizedJob, index: number): Promise<void> {
-    assertBatchable(job, index, this.graph !== null);
-    if (job.idempotencyKey !== null) {
-      const key = keyOf({ queue: job.queue, idempotencyKey: job.idempotencyKey });
-      if (this.#keys.has(key)) {
-        throw new JobValidationError(
-          index,
-          'idempotencyKey',
-          `repeats a key used earlier in this batch (${job.idempotencyKey})`,
-        );
-      }
-      this.#keys.add(key);
-    }
+    this.#rules.check(job, index);
     // Escaped as it arrives: while the previous chunk's payloads are still on their way to the server.
     const apart = storedApart(job.payload) ? apartPayload(job.payload, index, this.limits) : null;
     this.#pending.push({ job, index, apart });
@@ -165,7 +175,7 @@ export class BatchWriter {
     const flags = this.graph?.flags.get(index) ?? 0;
     const hasParents = (flags & JOB_FLAGS.hasParents) !== 0;
     const group = this.#groups.placement(job, index, hasParents);
-    if (group.held) this.#groupHeld.set(index, job);
+    if (group.held) this.#readBack.holdForGroup(index, job);
     return { flags: flags | group.flags, held: hasParents || group.held };
   }
 
@@ -202,8 +212,8 @@ export class BatchWriter {
       const tuples = wanted.map(({ job, index }, i) => {
         const start = flow.starts?.[i] ?? null;
         // A held job of a rate-limited group keeps its reserved start as the run_at it is released to.
-        if (start !== null && this.#groupHeld.has(index))
-          this.#groupHeld.set(index, { ...job, runAt: new Date(start.atMs), delayMs: 0 });
+        if (start !== null && this.#readBack.heldForGroup(index))
+          this.#readBack.holdForGroup(index, { ...job, runAt: new Date(start.atMs), delayMs: 0 });
         const tuple = renderJobTuple(job, this.batchId, columns, places[i], start);
         assertRowFits(prefix, tuple, index, this.limits.maxStatementBytes);
         return tuple;
@@ -215,22 +225,13 @@ export class BatchWriter {
         const payloads = apart.slice(offset, offset + chunk.rows).filter((p): p is ApartPayload => p !== null);
         offset += chunk.rows;
         const grouped = flow.starts !== null || rows.some(isGrouped);
-        await this.#send(chunk.sql, chunk.rows, this.#indexesToRead(rows), payloads, grouped);
+        await this.#send(chunk.sql, chunk.rows, this.#readBack.indexesOf(rows), payloads, grouped);
       }
     }
     if (reservation) {
       await this.#settle();
       await linkIdempotencyKeys(this.tx, this.tables, reservation, this.#firstId, this.limits);
     }
-  }
-
-  /** The indexes of a statement's rows in order, or null when none of them is part of the graph or held for its group. */
-  #indexesToRead(rows: readonly Pending[]): number[] | null {
-    const graph = this.graph;
-    const inGraph = graph !== null && rows.some((p) => graph.flags.has(p.index));
-    if (!inGraph && !rows.some((p) => this.#groupHeld.has(p.index))) return null;
-    if (graph !== null) for (const p of rows) if (graph.flags.has(p.index)) this.#graphJobs.set(p.index, p.job);
-    return rows.map((p) => p.index);
   }
 
   /** Sends one INSERT once the previous one succeeded, and returns without waiting for it. */
@@ -266,16 +267,7 @@ export class BatchWriter {
       throw new Error(`batch ${this.batchId}: an INSERT wrote ${inserted} of ${inFlight.expected} rows; rolled back`);
     }
     this.#count += inserted;
-    if (inFlight.indexes !== null) {
-      const rows = await batchRow.idsWritten(this.tx, this.tables, this.batchId, insertId, inserted);
-      for (const [i, index] of inFlight.indexes.entries()) {
-        if (this.graph?.flags.has(index)) this.#ids.set(index, Number(rows[i]));
-        const held = this.#groupHeld.get(index);
-        if (held === undefined) continue;
-        this.#groupHeld.delete(index);
-        await this.#groups.hold(Number(rows[i]), held);
-      }
-    }
+    if (inFlight.indexes !== null) await this.#readBack.record(insertId, inserted, inFlight.indexes);
     if (inFlight.grouped) await writeBatchMembers(this.tx, this.tables, insertId, this.batchId, inserted);
     if (inFlight.payloads.length === 0) return;
     const ids = await apartIdsOf(this.tx, this.tables, this.batchId, insertId, inFlight.payloads.length);
@@ -292,8 +284,8 @@ export class BatchWriter {
       await batchRow.drop(this.tx, this.tables, this.batchId);
       return { batchId: null, count: 0, ...counts, queues: new Map() };
     }
-    if (this.graph !== null)
-      await writeGraphRows(this.tx, this.tables, graphRowsOf(this.graph, this.#ids, this.#graphJobs), this.limits);
+    const graphRows = this.#readBack.graphRows();
+    if (graphRows !== null) await writeGraphRows(this.tx, this.tables, graphRows, this.limits);
     await batchRow.close(this.tx, this.tables, this.batchId, this.#count);
     return { batchId: this.batchId, count: this.#count, ...counts, queues: this.#queues };
   }

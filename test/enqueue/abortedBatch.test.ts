@@ -1,5 +1,6 @@
 import mysql from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
+import { JobValidationError } from '../../src/errors.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
@@ -39,6 +40,31 @@ describe('a batch whose transaction the server aborts between chunks', () => {
       orphans: 0,
       n: JOBS,
     });
+  });
+
+  it('in the caller’s transaction, a bad job met while the server aborts a statement in flight reports the abort', async () => {
+    const sluice = db.open({ maxRowsPerInsert: ROWS_PER_INSERT });
+    // Job 550 is bad; the first chunk's payloads are in flight, waiting on the rival, when it is met.
+    const jobs = Array.from({ length: 600 }, (_, n) => ({
+      name: 'work',
+      payload: { n, pad: 'p'.repeat(1500) },
+      priority: n === 550 ? 1.5 : 0,
+    }));
+    const failure = await abortedOnce(
+      () =>
+        sluice.knex
+          .transaction((trx) => sluice.enqueueBatch(jobs, { trx }))
+          .then(
+            () => null,
+            (error: unknown) => error,
+          ),
+      'sluice_job_payloads',
+      'job_id',
+    );
+    // The caller's whole transaction is gone: a JobValidationError would let it carry on, in autocommit.
+    expect(failure).not.toBeInstanceOf(JobValidationError);
+    expect((failure as { errno?: number }).errno).toBe(1213);
+    expect(await db.query('SELECT id FROM sluice_jobs')).toEqual([]);
   });
 });
 
