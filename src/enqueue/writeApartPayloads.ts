@@ -26,11 +26,10 @@ WHERE id >= ?
 ORDER BY id
 LIMIT ?`;
 
-/** A payload on its way to job_payloads: its escaped literal, its length in bytes, and the index of its job in the call (for errors). */
+/** A payload on its way to job_payloads: its escaped literal, and that literal's length in bytes. */
 export interface ApartPayload {
   readonly literal: string;
   readonly bytes: number;
-  readonly index: number;
 }
 
 /**
@@ -47,7 +46,7 @@ export function apartPayload(payload: string, index: number, limits: ServerChunk
       `is ${bytes + 64} bytes once escaped for the server, over its max_allowed_packet (${limits.maxStatementBytes} usable)`,
     );
   }
-  return { literal, bytes, index };
+  return { literal, bytes };
 }
 
 /**
