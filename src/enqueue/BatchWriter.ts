@@ -13,7 +13,7 @@ import { JOB_FLAGS } from '../model/jobFlags.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
-import { BatchRules } from './batchableJob.ts';
+import { BatchRules } from './BatchRules.ts';
 import { batchRow } from './batchRow.ts';
 import { flowAtEnqueue } from './flowAtEnqueue.ts';
 import { GroupEntry, type Placement } from './GroupEntry.ts';
