@@ -103,7 +103,8 @@ export interface JobRow {
   id: number;
   queue: string;
   name: string;
-  payload: string;
+  /** JSON text; a claim reads it as bytes (claimedRow.ts). */
+  payload: string | Buffer;
   priority: number;
   run_at: Date;
   lock_id: string;
@@ -120,13 +121,16 @@ export interface JobRow {
 export const JOB_ROW_COLUMNS =
   'id, queue, name, payload, priority, run_at, lock_id, retry_times, max_retries, batch_id, idempotency_key, backoff, created_at, flags';
 
-/** Converts at the DB boundary. A payload that is not valid JSON (written around sluice) throws. */
-export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
+/**
+ * Converts at the DB boundary: the row as a Job carrying `payload` — a claimed job's is parsed when
+ * it starts (RunningJob.openPayload, with parseStoredPayload).
+ */
+export function jobWithPayload<P>(row: JobRow, payload: P): Job<P> {
   return {
     id: Number(row.id),
     queue: row.queue,
     name: row.name,
-    payload: JSON.parse(row.payload) as P,
+    payload,
     priority: row.priority,
     runAt: row.run_at,
     retryTimes: row.retry_times,
@@ -138,6 +142,11 @@ export function jobFromRow<P = unknown>(row: JobRow): Job<P> {
     lockId: row.lock_id,
     flags: Number(row.flags ?? 0),
   };
+}
+
+/** A stored payload as the driver returned it, text or bytes (a claim reads bytes: claimedRow.ts), parsed. Throws when it is not JSON. */
+export function parseStoredPayload(stored: string | Buffer): unknown {
+  return JSON.parse(typeof stored === 'string' ? stored : stored.toString('utf8'));
 }
 
 /** What a handler receives beside its payload. */

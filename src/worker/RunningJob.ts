@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
 import { JobCancelledError, PermanentJobError } from '../errors.ts';
-import { type Job, jobFromRow } from '../model/job.ts';
+import { type Job, jobWithPayload, parseStoredPayload } from '../model/job.ts';
 import { type AttemptOutcome, recordOutcome } from '../tracing/jobSpans.ts';
 import { AttemptLog, type LogBatch } from './AttemptLog.ts';
 import { Cancellation } from './Cancellation.ts';
@@ -53,13 +53,17 @@ export class RunningJob {
   /** The attempt's span has ended (it ends once, with the attempt's outcome). */
   #spanClosed = false;
   #job: Job;
+  /** The payload as the claim read it, until openPayload parses it into the job. */
+  #stored: string | Buffer | null;
+  /** Set when the stored payload could not be parsed: the job fails permanently without running. */
+  #payloadError: PermanentJobError | null = null;
 
   constructor(
     job: Job,
     /** How many jobs the claim statement that took this one took in all (its lock_id's rows). */
     readonly claimSize = 1,
-    /** Set when the stored payload could not be parsed: the job fails permanently without running. */
-    readonly payloadError?: Error,
+    /** The payload as the claim read it (JSON), when `job` does not carry it parsed yet. */
+    stored: string | Buffer | null = null,
     /** This attempt's span, from its claim to its outcome, when a tracer is registered (src/tracing/). */
     readonly span?: Span,
     /** Its payload is stored apart (job_payloads): a completion without history deletes it there too. */
@@ -68,11 +72,31 @@ export class RunningJob {
     readonly fairGroup: string | null = null,
   ) {
     this.#job = job;
+    this.#stored = stored;
   }
 
-  /** The job as claimed; its payload is null once the attempt succeeded (dropPayload). */
+  /** The job as claimed; its payload is null until openPayload, and once the attempt succeeded (dropPayload). */
   get job(): Job {
     return this.#job;
+  }
+
+  /**
+   * Parses the payload the claim read, once, as the attempt starts: a job claimed ahead holds only
+   * the driver's bytes while it waits for a slot (outside the JavaScript heap), not a parsed copy
+   * that the collector would copy from generation to generation. Returns the error of a payload
+   * that is not JSON (written around sluice): the job then fails permanently without running.
+   */
+  openPayload(): PermanentJobError | null {
+    const stored = this.#stored;
+    if (stored === null) return this.#payloadError;
+    this.#stored = null;
+    try {
+      this.#job = { ...this.#job, payload: parseStoredPayload(stored) };
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.#payloadError = new PermanentJobError(`payload of job ${this.#job.id} is not valid JSON: ${reason}`);
+    }
+    return this.#payloadError;
   }
 
   /**
@@ -225,16 +249,7 @@ export function groupByClaim<T extends { readonly job: { readonly lockId: string
   return groups;
 }
 
-/** A claimed row as a RunningJob; a payload that is not JSON (written around sluice) fails the job permanently. */
+/** A claimed row as a RunningJob, its payload parsed when it starts (openPayload). */
 export function runningJobOf(row: ClaimedRow, claimSize: number, span: Span | undefined): RunningJob {
-  const apart = payloadApartOf(row);
-  const fair = fairGroupOf(row);
-  try {
-    return new RunningJob(jobFromRow(row), claimSize, undefined, span, apart, fair);
-  } catch (error) {
-    const payloadError = new PermanentJobError(
-      `payload of job ${row.id} is not valid JSON: ${(error as Error).message}`,
-    );
-    return new RunningJob(jobFromRow({ ...row, payload: 'null' }), claimSize, payloadError, span, apart, fair);
-  }
+  return new RunningJob(jobWithPayload(row, null), claimSize, row.payload, span, payloadApartOf(row), fairGroupOf(row));
 }

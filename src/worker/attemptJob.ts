@@ -82,7 +82,8 @@ export async function attemptJob(deps: AttemptDeps, running: RunningJob): Promis
   if (job.retryTimes > maxRetries) {
     return { kind: 'exhausted', error: new RetriesExhaustedError(job.retryTimes, maxRetries) };
   }
-  if (running.payloadError) return { kind: 'failed', error: running.payloadError, permanent: true };
+  const payloadError = running.openPayload();
+  if (payloadError) return { kind: 'failed', error: payloadError, permanent: true };
   const definition = deps.handlers.get(job.name);
   if (!definition) {
     return { kind: 'failed', error: new UnknownJobTypeError(job.name, [...deps.handlers.keys()]), permanent: false };

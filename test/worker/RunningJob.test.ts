@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { defineJob } from '../../src/index.ts';
+import { defineJob, PermanentJobError } from '../../src/index.ts';
 import type { Job } from '../../src/model/job.ts';
 import { RunningJob } from '../../src/worker/RunningJob.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
@@ -52,6 +52,25 @@ describe('RunningJob: one state, changed only by its transitions', () => {
     r.finish();
     r.resume();
     expect(r.holdsClaim).toBe(true);
+  });
+});
+
+describe('a claimed job’s payload', () => {
+  it('stays the bytes the claim read until the attempt opens it, once; one that is not JSON is a permanent error', () => {
+    const r = new RunningJob({ ...JOB, payload: null }, 1, Buffer.from('{"to":"é 😀"}'));
+    expect(r.job.payload).toBeNull();
+    expect(r.openPayload()).toBeNull();
+    const opened = r.job.payload;
+    expect(opened).toEqual({ to: 'é 😀' });
+    expect(r.openPayload()).toBeNull();
+    expect(r.job.payload).toBe(opened);
+
+    const bad = new RunningJob({ ...JOB, payload: null }, 1, '{"to":');
+    const error = bad.openPayload();
+    expect(error).toBeInstanceOf(PermanentJobError);
+    expect(error?.message).toMatch(/^payload of job 1 is not valid JSON/);
+    expect(bad.openPayload()).toBe(error);
+    expect(bad.job.payload).toBeNull();
   });
 });
 

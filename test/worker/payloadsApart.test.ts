@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ClaimLostError } from '../../src/errors.ts';
 import { defineJob, type JobSpec, type LoadReading } from '../../src/index.ts';
 import { completeJobs } from '../../src/worker/claims/completeJobs.ts';
-import { countRows, operationsOf } from '../helpers/factory.ts';
+import { countRows, deadRow, insertJob, operationsOf } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { withWorker } from '../helpers/workerHarness.ts';
@@ -114,6 +114,29 @@ describe('the worker', () => {
     const maintenance = sluice.maintenance({ batchSize: 10, maxPruneBatches: 10, jitterMs: 0 });
     expect(await maintenance.runOnce()).toMatchObject({ tasks: { pruneHistory: { pruned: 30 } } });
     expect([await countRows(db, 'sluice_job_history'), await payloadRows()]).toEqual([0, 0]);
+  });
+
+  it('hands each handler its payload as enqueued, multi-byte text included, inline or apart; one not JSON fails unrun', async () => {
+    seen.clear();
+    // A claim reads payloads as bytes and decodes them itself (claimedRow.ts): every width of UTF-8.
+    const text = (n: number) => `é ü ß 中文 😀 ${'ä'.repeat(n)}`;
+    const specs = [10, 400, 700, 3_000].map((n) => ({ name: 'record', payload: { n, text: text(n) } }));
+    const { batchId } = await db.sluice.enqueueBatch(specs);
+    const ids = await idsOf(batchId);
+    // Written around sluice: a payload that is not JSON, inline and apart.
+    const bad = [await insertJob(db, { name: 'record' }), await insertJob(db, { name: 'record' })];
+    await db.query("UPDATE sluice_jobs SET payload = '{not json', max_retries = 3 WHERE id = ?", [bad[0]]);
+    await db.query("UPDATE sluice_jobs SET payload = '', max_retries = 3 WHERE id = ?", [bad[1]]);
+    await db.query("INSERT INTO sluice_job_payloads (job_id, payload) VALUES (?, '[1, 2')", [bad[1]]);
+    await drain();
+    expect(ids.map((id) => seen.get(id))).toEqual(specs.map((s) => s.payload));
+    expect(await payloadRows()).toBeGreaterThan(0);
+    for (const id of bad) {
+      expect(seen.has(id)).toBe(false);
+      const dead = await deadRow(db, id);
+      expect(dead?.last_error).toMatch(`PermanentJobError: payload of job ${id} is not valid JSON`);
+      expect(dead?.retry_times).toBe(1);
+    }
   });
 
   it('without history a completion deletes the payloads with their jobs, in every delivery mode', async () => {

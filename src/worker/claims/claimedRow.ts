@@ -22,9 +22,17 @@ export const claimedFrom = (t: Tables) =>
  * JOB_ROW_COLUMNS over claimedFrom: the payload wherever it is stored (a row written before
  * job_payloads existed holds its own), payload_apart, which tells the completion to delete it, and
  * the group, which a fair share's worker settles after its completion.
+ *
+ * The payload comes as bytes (the tables' utf8mb4, so UTF-8): mysql2 hands them over as a Buffer,
+ * outside the JavaScript heap, and the job parses them when it starts (RunningJob.openPayload). Read
+ * as text, each payload was a string on the heap from the claim to its job's start, copied by every
+ * young-generation collection on the way: with 0–16 KiB payloads at concurrency 500, 330 of 580 MB
+ * allocated per 20,000 jobs were promoted to the old generation, against 40 as bytes.
  */
 export const CLAIMED_COLUMNS = [
-  ...JOB_ROW_COLUMNS.split(', ').map((c) => (c === 'payload' ? 'COALESCE(p.payload, j.payload) AS payload' : `j.${c}`)),
+  ...JOB_ROW_COLUMNS.split(', ').map((c) =>
+    c === 'payload' ? 'CAST(COALESCE(p.payload, j.payload) AS BINARY) AS payload' : `j.${c}`,
+  ),
   "j.payload = '' AS payload_apart",
   'j.group_key',
 ].join(', ');
