@@ -24,6 +24,12 @@ import { serverProcessesMeter } from './serverCpu.ts';
 export const ENQUEUERS = 8;
 export const DRAINING_PROCESSES = 2;
 /**
+ * Rounds of the idle sluice and raw INSERT rows, taken in turn: one round each on this shared host
+ * put sluice at 0.83 and 0.92 of the raw INSERT in two runs of the same code an hour apart, while
+ * four interleaved rounds of `npm run bench:ratio` gave 0.91–0.96. The row shows the median round.
+ */
+export const PAIRED_ROUNDS = 3;
+/**
  * Calls each producer makes before the window, every system alike: an application enqueues from a
  * process that has been serving for hours, so the window times the steady state, not a cold start
  * (JIT, pool and connection warm-up; a few hundred calls of it at these rates).
@@ -48,8 +54,10 @@ export interface SingleEnqueueRow {
   readonly system: SystemKey;
   /** Consumer processes draining the queue meanwhile (0: none). */
   readonly workers: number;
-  /** null when the measurement failed. */
+  /** null when the measurement failed; the median round's when there were several (PAIRED_ROUNDS). */
   readonly jobsPerSec: number | null;
+  /** Every round's rate, when there were several. */
+  readonly rounds?: readonly number[];
   /** Per job enqueued in the window, metered systems only (the draining consumers' own work included). */
   readonly cost?: ServerCost | null;
   /** CPU per job: the producers', and the server processes' (the draining consumers' statements included). */
@@ -65,23 +73,53 @@ export async function measureSingleEnqueue(
   const rows: SingleEnqueueRow[] = [];
   await quietHost('single enqueue', SECTION_QUIET_GIVE_UP_MS);
   for (const workers of [0, DRAINING_PROCESSES]) {
-    for (const system of systems) {
-      const label = `single enqueue ×${ENQUEUERS} ${system.peer.name}, ${workers} consumers draining`;
-      try {
-        const { jobsPerSec, cost, cpu } = await measureOne(bench, system, workers, seconds);
-        const perJob = cost
-          ? `; ${cost.questions.toFixed(2)} statements, ${cost.redoFlushes.toFixed(2)} redo flushes per job`
-          : '';
-        progress(`${label}: ${Math.round(jobsPerSec)} jobs/s${perJob}`);
-        rows.push({ system: system.key, workers, jobsPerSec, ...(cost ? { cost } : {}), cpu });
-      } catch (error) {
-        progress(`${label}: failed: ${errorMessage(error)}`);
-        rows.push({ system: system.key, workers, jobsPerSec: null, error: errorMessage(error) });
+    // Idle, sluice and the raw INSERT take turns (the order flips each round): their ratio is the verdict.
+    const paired = workers === 0 ? systems.filter((s) => s.key === 'sluice' || s.key === 'raw') : [];
+    const rounds = paired.length === 2 ? PAIRED_ROUNDS : 1;
+    const runs = new Map<SystemKey, Measured[]>();
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? systems : [...systems].reverse();
+      for (const system of order) {
+        if (round > 0 && !paired.includes(system)) continue;
+        const label = `single enqueue ×${ENQUEUERS} ${system.peer.name}, ${workers} consumers draining${rounds > 1 && paired.includes(system) ? `, round ${round + 1}/${rounds}` : ''}`;
+        const done = runs.get(system.key) ?? [];
+        runs.set(system.key, done);
+        try {
+          const measured = await measureOne(bench, system, workers, seconds);
+          const { jobsPerSec, cost } = measured;
+          const perJob = cost
+            ? `; ${cost.questions.toFixed(2)} statements, ${cost.redoFlushes.toFixed(2)} redo flushes per job`
+            : '';
+          progress(`${label}: ${Math.round(jobsPerSec)} jobs/s${perJob}`);
+          done.push(measured);
+        } catch (error) {
+          progress(`${label}: failed: ${errorMessage(error)}`);
+          done.push({ error: errorMessage(error) });
+        }
+        await system.peer.clear().catch(() => undefined);
       }
-      await system.peer.clear().catch(() => undefined);
     }
+    for (const system of systems) rows.push(rowOf(system.key, workers, runs.get(system.key) ?? []));
   }
   return rows;
+}
+
+type Measured = Awaited<ReturnType<typeof measureOne>> | { error: string };
+
+/** A system's row from its rounds: the round of the median rate (its cost and CPU with it), every rate kept; failed if any failed. */
+function rowOf(system: SystemKey, workers: number, runs: readonly Measured[]): SingleEnqueueRow {
+  const failed = runs.find((r): r is { error: string } => 'error' in r);
+  if (failed || runs.length === 0) return { system, workers, jobsPerSec: null, error: failed?.error ?? 'not measured' };
+  const timed = (runs as Exclude<Measured, { error: string }>[]).slice().sort((a, b) => a.jobsPerSec - b.jobsPerSec);
+  const mid = timed[Math.floor((timed.length - 1) / 2)] as Exclude<Measured, { error: string }>;
+  return {
+    system,
+    workers,
+    jobsPerSec: mid.jobsPerSec,
+    ...(timed.length > 1 ? { rounds: runs.map((r) => ('jobsPerSec' in r ? r.jobsPerSec : 0)) } : {}),
+    ...(mid.cost ? { cost: mid.cost } : {}),
+    cpu: mid.cpu,
+  };
 }
 
 /** One row of measureSingleEnqueue: `system`'s ENQUEUERS producers for `seconds`, `workers` consumers draining. */

@@ -6,7 +6,7 @@
 import { cpuCell } from './gridCpuReport.ts';
 import type { SystemInfo, SystemKey } from './gridSystems.ts';
 import { fmt, table } from './report.ts';
-import { DRAINING_PROCESSES, ENQUEUERS, type SingleEnqueueRow, WARM_CALLS } from './singleEnqueue.ts';
+import { DRAINING_PROCESSES, ENQUEUERS, PAIRED_ROUNDS, type SingleEnqueueRow, WARM_CALLS } from './singleEnqueue.ts';
 
 export function singleTable(single: readonly SingleEnqueueRow[], systems: readonly SystemInfo[]): string {
   const rate = (key: SystemKey, workers: number) => {
@@ -37,7 +37,7 @@ export function singleTable(single: readonly SingleEnqueueRow[], systems: readon
       ];
     });
   return [
-    `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited, after ${WARM_CALLS} untimed calls each (or 5 s of them: the steady state); with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue`,
+    `single-job enqueue: ${ENQUEUERS} producer processes per system, one job per call, each awaited, after ${WARM_CALLS} untimed calls each (or 5 s of them: the steady state); with no consumer, and while ${DRAINING_PROCESSES} consumer processes of its own kind (concurrency 50) drain the queue; idle, sluice and the raw INSERT ran ${PAIRED_ROUNDS} rounds each, in turn (the order flipping), and show their median round`,
     table(
       [
         'system',
