@@ -104,19 +104,20 @@ export async function measureSingleEnqueue(
   return rows;
 }
 
-type Measured = Awaited<ReturnType<typeof measureOne>> | { error: string };
+type Timed = Awaited<ReturnType<typeof measureOne>>;
+type Measured = Timed | { error: string };
 
 /** A system's row from its rounds: the round of the median rate (its cost and CPU with it), every rate kept; failed if any failed. */
 function rowOf(system: SystemKey, workers: number, runs: readonly Measured[]): SingleEnqueueRow {
   const failed = runs.find((r): r is { error: string } => 'error' in r);
   if (failed || runs.length === 0) return { system, workers, jobsPerSec: null, error: failed?.error ?? 'not measured' };
-  const timed = (runs as Exclude<Measured, { error: string }>[]).slice().sort((a, b) => a.jobsPerSec - b.jobsPerSec);
-  const mid = timed[Math.floor((timed.length - 1) / 2)] as Exclude<Measured, { error: string }>;
+  const timed = runs as readonly Timed[];
+  const mid = [...timed].sort((a, b) => a.jobsPerSec - b.jobsPerSec)[Math.floor((timed.length - 1) / 2)] as Timed;
   return {
     system,
     workers,
     jobsPerSec: mid.jobsPerSec,
-    ...(timed.length > 1 ? { rounds: runs.map((r) => ('jobsPerSec' in r ? r.jobsPerSec : 0)) } : {}),
+    ...(timed.length > 1 ? { rounds: timed.map((r) => r.jobsPerSec) } : {}),
     ...(mid.cost ? { cost: mid.cost } : {}),
     cpu: mid.cpu,
   };
