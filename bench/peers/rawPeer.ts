@@ -102,18 +102,22 @@ VALUES (?, ?, ?, 0, NOW(3), NOW(3))`;
 /**
  * One job per autocommit INSERT (a single enqueuer child's producer; MYSQL_URL): one round trip, one
  * durable commit, the floor of a single enqueue on this server. An INSERT that a draining claim
- * loop's locks turn into a deadlock (1213) is sent again, as an application would.
+ * loop's locks turn into a deadlock (1213) is sent again, as an application would. Sent as text,
+ * its values escaped by mysql2 (`query`), as an application writes it; BENCH_RAW_PREPARED=1 sends
+ * it prepared (`execute`), as sluice's own single enqueue is: the floor of that protocol.
  */
 export async function rawProducer(table: string): Promise<Producer> {
   const url = process.env.MYSQL_URL;
   if (!url) throw new Error('raw producer: set MYSQL_URL');
   const conn = await connectRaw(url);
   const sql = sqlInsertOne(table);
+  const prepared = process.env.BENCH_RAW_PREPARED === '1';
+  const send = (values: string[]) => (prepared ? conn.execute(sql, values) : conn.query(sql, values));
   return {
     async enqueueOne(payload) {
       for (;;) {
         try {
-          await conn.query(sql, [BENCH_QUEUE, JOB_NAME, JSON.stringify(payload)]);
+          await send([BENCH_QUEUE, JOB_NAME, JSON.stringify(payload)]);
           return;
         } catch (error) {
           if ((error as { errno?: number }).errno !== 1213) throw error;

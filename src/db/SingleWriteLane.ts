@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { executePrepared, type PreparedWrite, type PreparingConnection } from './executePrepared.ts';
 import { type WriteResult, withoutSql } from './executor.ts';
 import { retryTransient } from './retryTransient.ts';
 import { writeOnPool } from './writeOnPool.ts';
@@ -11,8 +12,7 @@ import { writeOnPool } from './writeOnPool.ts';
 export const LANE_IDLE_MS = 1_000;
 
 /** A connection of knex's pool, as mysql2 made it, with the marks that say it is no longer usable. */
-interface LaneConnection {
-  query(sql: string, callback: (error: Error | null, result: { affectedRows: number; insertId: number }) => void): void;
+interface LaneConnection extends PreparingConnection {
   _fatalError?: unknown;
   _protocolError?: unknown;
   _closing?: boolean;
@@ -33,8 +33,8 @@ interface LaneClient {
 }
 
 /**
- * The single enqueue's way to its autocommit INSERT: one connection of knex's pool kept between
- * writes while they come one at a time. A connection taken from tarn and given back costs two
+ * The single enqueue's way to its autocommit INSERT, prepared (executePrepared): one connection of
+ * knex's pool kept between writes while they come one at a time. A connection taken from tarn and given back costs two
  * timers, a validation and half a dozen promises per statement; with eight enqueuing processes on
  * two cores that was a fifth of a single enqueue's client CPU. Past knex's query builder as
  * writeOnPool is, with the same retry of transient conflicts and the same 'query' event.
@@ -66,9 +66,9 @@ export class SingleWriteLane {
     this.#knex = knex;
   }
 
-  /** One autocommit write of SQL with its values as literals; transient conflicts re-run it. */
-  write(sql: string): Promise<WriteResult> {
-    return retryTransient(() => this.#writeOnce(sql));
+  /** One autocommit write, prepared; transient conflicts re-run it. */
+  write(statement: PreparedWrite): Promise<WriteResult> {
+    return retryTransient(() => this.#writeOnce(statement));
   }
 
   /** Gives the connection back now, or after the write under way; later writes go through the pool. */
@@ -77,12 +77,12 @@ export class SingleWriteLane {
     if (!this.#busy) this.#handBack();
   }
 
-  #writeOnce(sql: string): Promise<WriteResult> {
-    if (this.#busy || this.#closed) return writeOnPool(this.#knex, sql);
+  #writeOnce(statement: PreparedWrite): Promise<WriteResult> {
+    if (this.#busy || this.#closed) return writeOnPool(this.#knex, statement);
     const held = this.#connection;
-    if (held !== null && !isBroken(held)) return this.#send(held, sql);
+    if (held !== null && !isBroken(held)) return this.#send(held, statement);
     if (held !== null) this.#handBack();
-    return this.#take().then((connection) => this.#send(connection, sql));
+    return this.#take().then((connection) => this.#send(connection, statement));
   }
 
   /** A connection from the pool, kept: the lane is busy from here until its first write ends. */
@@ -108,13 +108,14 @@ export class SingleWriteLane {
     return this.#connection;
   }
 
-  #send(connection: LaneConnection, sql: string): Promise<WriteResult> {
+  #send(connection: LaneConnection, statement: PreparedWrite): Promise<WriteResult> {
     this.#busy = true;
     this.#writes++;
-    if (this.#knex.listenerCount('query') > 0) this.#knex.emit('query', { sql, bindings: [] });
+    if (this.#knex.listenerCount('query') > 0)
+      this.#knex.emit('query', { sql: statement.sql, bindings: statement.values });
     return new Promise<WriteResult>((resolve, reject) => {
       try {
-        connection.query(sql, (error, result) => {
+        executePrepared(connection, statement, (error, result) => {
           this.#busy = false;
           if (isBroken(connection) || this.#closed || this.#othersWaiting()) this.#handBack();
           if (error) reject(withoutSql(error));

@@ -18,6 +18,7 @@ import type { EnqueueOptions } from './enqueueBatch.ts';
 import { GroupEntry } from './GroupEntry.ts';
 import { assertRowFits, columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 import { storedApart } from './payloadApart.ts';
+import { escapedLengthAtMost, singleJobInsert } from './singleJobInsert.ts';
 import { apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
 import { writeMember } from './writeGroupMembers.ts';
 
@@ -39,8 +40,8 @@ export interface EnqueueResult {
  * Enqueues a single job (no batch row). Two paths, chosen per job:
  *
  * - **one statement** (the common job: no idempotency key, no trace context to keep, a payload
- *   kept in its row): one autocommit INSERT on sluice's own pool (SingleWriteLane, one round trip), or
- *   one INSERT inside the caller's transaction. Its statement is below any server's packet limit
+ *   kept in its row): one autocommit INSERT on sluice's own pool, prepared (singleJobInsert,
+ *   SingleWriteLane: one round trip), or one INSERT inside the caller's transaction. Its statement is below any server's packet limit
  *   (MIN_STATEMENT_BYTES), so the limit is not even looked up.
  * - **a short transaction** (anything that writes or reads a second row: an idempotency key reserved
  *   first, a payload stored apart (over 1 KiB: payloadApart.ts) written after the job's row, a
@@ -88,17 +89,24 @@ async function writeJob(
   options: EnqueueOptions,
   traceContext: StoredTraceContext | null,
 ): Promise<EnqueueResult> {
-  const columns = columnsFor([job], null);
-  // One job, one INSERT: insertId = the job's id.
-  const sql = insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns);
-  // At most 3 bytes per UTF-16 unit: below MIN_STATEMENT_BYTES, no server refuses it.
-  if (needsTransaction(job, traceContext) || sql.length * 3 > MIN_STATEMENT_BYTES)
-    return writeInTransaction(runtime, job, options, traceContext);
-  const { insertId } = options.trx
-    ? await fromKnex(options.trx, { foreign: true }).write(sql)
-    : runtime.writeLane
-      ? await runtime.writeLane.write(sql)
-      : await runtime.db.write(sql);
+  if (needsTransaction(job, traceContext)) return writeInTransaction(runtime, job, options, traceContext);
+  // One job, one INSERT: insertId = the job's id. At most 3 bytes per UTF-16 unit: below
+  // MIN_STATEMENT_BYTES, no server refuses it; a longer one goes where the limit is looked up.
+  const lane = options.trx ? null : runtime.writeLane;
+  let insertId: number;
+  if (lane) {
+    // On sluice's own pool: prepared, its text one of a few per install.
+    const statement = singleJobInsert(runtime.tables, job);
+    if (escapedLengthAtMost(statement) * 3 > MIN_STATEMENT_BYTES)
+      return writeInTransaction(runtime, job, options, traceContext);
+    ({ insertId } = await lane.write(statement));
+  } else {
+    const columns = columnsFor([job], null);
+    const sql = insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns);
+    if (sql.length * 3 > MIN_STATEMENT_BYTES) return writeInTransaction(runtime, job, options, traceContext);
+    const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
+    ({ insertId } = await db.write(sql));
+  }
   ringAfterCommit(runtime, options.trx, new Map([[job.queue, 1]]));
   return { id: insertId, duplicate: false };
 }
