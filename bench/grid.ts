@@ -80,6 +80,14 @@ export const QUICK_GRID: GridSize = {
 const ENQUEUE_TARGETS = 3;
 /** First guess of a system's rate before it drained anything, jobs/s. */
 const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 2_000 };
+/**
+ * The share of a drain's jobs run before its window opens, every system alike (peer.ts, warmJobs):
+ * a fleet runs for days, and a drain of a few seconds otherwise weighs each consumer process's
+ * warm-up (JIT, the collector's young generation growing, the first claims) as much as a steady
+ * minute's work. The drain from 'go' is kept beside it (`whole`).
+ */
+export const WARM_SHARE = 0.25;
+
 /** The smallest share of the target and limit the budget may cut a cell's drains to. */
 const MIN_SCALE = 0.25;
 
@@ -94,6 +102,8 @@ export interface CellRun {
   readonly cost: ServerCost | null;
   /** CPU per job drained in the window, µs, every system alike (/proc); null where unreadable. */
   readonly cpu: JobCpu | null;
+  /** The drain from 'go', warm-up included (the window opens after WARM_SHARE of the jobs). */
+  readonly whole?: { readonly seconds: number; readonly jobsPerSec: number };
   readonly error?: string;
 }
 
@@ -181,12 +191,13 @@ export async function drainCell(
   try {
     await system.peer.clear();
     const enqueueSeconds = await system.peer.enqueue(jobs);
-    const hooks = { quietGiveUpMs: size.quietGiveUpMs, window: server.window };
+    const warmJobs = Math.round(jobs.length * WARM_SHARE);
+    const hooks = { quietGiveUpMs: size.quietGiveUpMs, window: server.window, warmJobs };
     const drain = await system.peer.drain(setting, window.limitSeconds * 1000, hooks);
     await system.peer.clear();
     const cutOff = drain.left > 0 ? ` (cut off at ${window.limitSeconds.toFixed(1)} s, ${drain.left} left)` : '';
     progress(
-      `  ${label}: ${jobs.length} jobs enqueued in ${enqueueSeconds.toFixed(1)} s, drained ${Math.round(drain.jobsPerSec)} jobs/s${cutOff}`,
+      `  ${label}: ${jobs.length} jobs enqueued in ${enqueueSeconds.toFixed(1)} s, drained ${Math.round(drain.jobsPerSec)} jobs/s${drain.whole ? ` once warm (${Math.round(drain.whole.jobsPerSec)} from 'go')` : ''}${cutOff}`,
     );
     const run = {
       system: system.key,
@@ -197,6 +208,7 @@ export async function drainCell(
       seconds: drain.seconds,
       cost: meter?.cost(drain.jobs) ?? null,
       cpu: jobCpu(drain.jobs, drain.clientCpuUs, server.usedUs()),
+      ...(drain.whole ? { whole: { seconds: drain.whole.seconds, jobsPerSec: drain.whole.jobsPerSec } } : {}),
     };
     return { run, enqueueSeconds };
   } catch (error) {

@@ -7,7 +7,7 @@
  * plain data for the closing JSON line. Rates are whole jobs/s, ratios two decimals.
  */
 import type { EnqueueMeasurement } from './enqueue.ts';
-import { type CellResult, type CellRun, cellLabel, type GridSize } from './grid.ts';
+import { type CellResult, type CellRun, cellLabel, type GridSize, WARM_SHARE } from './grid.ts';
 import { cpuTable } from './gridCpuReport.ts';
 import type { LatencyRow } from './gridLatency.ts';
 import type { SystemInfo, SystemKey } from './gridSystems.ts';
@@ -92,7 +92,7 @@ function drainTable({ cells, size }: GridReportInput): string {
     ];
   });
   return [
-    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to the target from the system's previous drain and enqueue rates (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004), cut off at the limit (* = rate over the cut-off window); target / limit ${size.targetSeconds} / ${size.limitSeconds} s, shortened for later cells when the grid would pass its ${size.budgetSeconds} s budget; one round per cell`,
+    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to the target from the system's previous drain and enqueue rates (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004), timed once the first ${WARM_SHARE * 100} % of its jobs are drained (every system's warm-up; the rate from 'go' is in the JSON line, jobsPerSecFromGo), cut off at the limit (* = rate over the cut-off window); target / limit ${size.targetSeconds} / ${size.limitSeconds} s, shortened for later cells when the grid would pass its ${size.budgetSeconds} s budget; one round per cell`,
     table(
       ['cell', ...COLUMNS.map((c) => c.head), 'sluice ÷ best peer', '≥ 1.0', '÷ any peer row', 'sluice ÷ raw'],
       rows,

@@ -31,6 +31,10 @@ export function toGridResult(input: GridReportInput) {
       jobsPerSec: Object.fromEntries(
         runs.map((r) => [r.system, r.jobsPerSec === null ? null : Math.round(r.jobsPerSec)]),
       ),
+      // The same drains from 'go', warm-up included (grid.ts, WARM_SHARE).
+      jobsPerSecFromGo: Object.fromEntries(
+        runs.filter((r) => r.whole).map((r) => [r.system, Math.round(r.whole?.jobsPerSec ?? 0)]),
+      ),
       cutOff: runs.filter((r) => r.left > 0).map((r) => r.system),
       enqueued: Object.fromEntries(runs.map((r) => [r.system, r.enqueued])),
       ...cellVerdict(runs),

@@ -50,6 +50,8 @@ export interface DrainResult {
   readonly jobsPerSec: number;
   /** CPU the consumer processes spent over the window, µs (/proc); null where unreadable. */
   readonly clientCpuUs: number | null;
+  /** The whole drain from 'go', when the window started later (DrainProbes.warmJobs). */
+  readonly whole?: { readonly jobs: number; readonly seconds: number; readonly jobsPerSec: number };
 }
 
 export interface Peer {
@@ -105,10 +107,28 @@ export interface DrainProbes {
   readonly window?: { begin(): Promise<void>; end(): Promise<void> };
   /** How long to wait for a quiet host before timing anyway (quietHost.ts's default when unset). */
   readonly quietGiveUpMs?: number;
+  /**
+   * Jobs drained before the window opens (default 0: it opens at 'go'). The consumer processes
+   * warm up on them (JIT, the young generation's growth, the first claims), every system alike;
+   * countLeft is read every WARM_POLL_MS until they are drained, and the window's readings
+   * (`window.begin`, the processes' CPU) are taken again then. A drain over before that keeps
+   * the window from 'go'.
+   */
+  readonly warmJobs?: number;
 }
 
-/** What a caller may add to a peer's drain: a reading around the window, a shorter quiet wait. */
-export type DrainHooks = Pick<DrainProbes, 'window' | 'quietGiveUpMs'>;
+/** What a caller may add to a peer's drain: a reading around the window, a shorter quiet wait, a warm-up. */
+export type DrainHooks = Pick<DrainProbes, 'window' | 'quietGiveUpMs' | 'warmJobs'>;
+
+/** How often countLeft is read while the warm-up jobs drain. */
+const WARM_POLL_MS = 100;
+
+/** Where a drain's window opened: when, with how many jobs left, the consumers' CPU then. */
+interface WindowStart {
+  readonly at: number;
+  readonly left: number;
+  readonly cpuUs: number | null;
+}
 
 /**
  * One timed drain of an already filled queue by the setting's consumer children. A drain still
@@ -132,6 +152,9 @@ export async function timedDrain(
     const cpuAtStart = processesCpuUs(pids);
     const startedAt = performance.now();
     for (const child of children) child.go();
+    const warmJobs = probes.warmJobs ?? 0;
+    let opened: WindowStart | null = warmJobs > 0 ? null : { at: startedAt, left: initial, cpuUs: cpuAtStart };
+    let lastCount = startedAt;
     let sentAt = startedAt;
     let lastProgress = startedAt;
     let left = true;
@@ -139,6 +162,10 @@ export async function timedDrain(
       await sleep(POLL_INTERVAL_MS);
       const exited = children.find((c) => c.proc.exitCode !== null);
       if (exited) throw new Error(`${label}: consumer exited with ${exited.proc.exitCode}`);
+      if (opened === null && performance.now() - lastCount >= WARM_POLL_MS) {
+        lastCount = performance.now();
+        if (initial - (await probes.countLeft()) >= warmJobs) opened = await openWindow(probes, pids);
+      }
       sentAt = performance.now();
       left = await probes.anyLeft();
       if (left && performance.now() - lastProgress >= PROGRESS_INTERVAL_MS) {
@@ -150,18 +177,44 @@ export async function timedDrain(
     }
     const cpuAtEnd = processesCpuUs(pids);
     await probes.window?.end();
-    const clientCpuUs = cpuAtStart === null || cpuAtEnd === null ? null : cpuAtEnd - cpuAtStart;
+    const from = opened ?? { at: startedAt, left: initial, cpuUs: cpuAtStart };
+    const clientCpuUs = from.cpuUs === null || cpuAtEnd === null ? null : cpuAtEnd - from.cpuUs;
     const leftCount = left ? await probes.countLeft() : 0;
-    const seconds = (sentAt - startedAt) / 1000;
+    const seconds = (sentAt - from.at) / 1000;
     if (leftCount > 0) progress(`  ${label}: cut off after ${limitMs / 1000} s with ${leftCount} jobs left`);
-    const jobs = initial - leftCount;
-    result = { jobs, left: leftCount, seconds, jobsPerSec: jobs / seconds, clientCpuUs };
+    const jobs = from.left - leftCount;
+    const wholeSeconds = (sentAt - startedAt) / 1000;
+    const whole = {
+      jobs: initial - leftCount,
+      seconds: wholeSeconds,
+      jobsPerSec: (initial - leftCount) / wholeSeconds,
+    };
+    result = {
+      jobs,
+      left: leftCount,
+      seconds,
+      jobsPerSec: jobs / seconds,
+      clientCpuUs,
+      ...(warmJobs > 0 ? { whole } : {}),
+    };
   } catch (error) {
     for (const child of children) child.proc.kill('SIGKILL');
     throw error;
   }
   await Promise.all(children.map((child) => child.stop()));
   return result;
+}
+
+/**
+ * The window's start once the warm-up jobs are drained: the readings around it taken again, then
+ * the jobs left counted; its time is the middle of that count.
+ */
+async function openWindow(probes: DrainProbes, pids: readonly (number | undefined)[]): Promise<WindowStart> {
+  await probes.window?.begin();
+  const cpuUs = processesCpuUs(pids);
+  const before = performance.now();
+  const left = await probes.countLeft();
+  return { at: (before + performance.now()) / 2, left, cpuUs };
 }
 
 /**
