@@ -11,7 +11,8 @@ import { type Job, Queue, Worker, type WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type BenchJob, JOB_NAME } from '../workload.ts';
 import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers, wallNow } from './consumerChild.ts';
-import { answers, measurePickup, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
+import { measurePickup } from './measurePickup.ts';
+import { answers, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
 import {
   describePersistence,
   type RedisPersistence,

@@ -13,7 +13,8 @@ import { createRequire } from 'node:module';
 import { type ConstructorOptions, PgBoss, type WorkOptions } from 'pg-boss';
 import type { BenchJob } from '../workload.ts';
 import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers } from './consumerChild.ts';
-import { answers, measurePickup, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
+import { measurePickup } from './measurePickup.ts';
+import { answers, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
 
 const QUEUE = 'bench';
 const SCRIPT = new URL(import.meta.url).pathname;

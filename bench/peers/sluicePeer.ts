@@ -15,8 +15,9 @@ import { pino } from 'pino';
 import { createSluice, defineJob, type Sluice } from '../../src/index.ts';
 import { BENCH_QUEUE, type BenchJob, JOB_NAME } from '../workload.ts';
 import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers } from './consumerChild.ts';
+import { measurePickup } from './measurePickup.ts';
 import { mysqlDurability } from './mysqlDurability.ts';
-import { measurePickup, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
+import { type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
 
 const PREFIX = 'peer_';
 const DATABASE = process.env.BENCH_DATABASE ?? 'sluice_bench';
