@@ -79,6 +79,7 @@ function durabilityLines(systems: readonly SystemInfo[]): string {
 function drainTable({ cells, size }: GridReportInput): string {
   const rows = cells.map(({ cell, runs, targetSeconds, limitSeconds }) => {
     const v = cellVerdict(runs);
+    const fromGo = cellVerdict(runs.map((r) => ({ ...r, jobsPerSec: r.whole?.jobsPerSec ?? r.jobsPerSec })));
     const cellsOf = COLUMNS.map(({ key }) => rateCell(runs.find((r) => r.system === key)));
     const ratio = v.ratio === null ? '' : `${v.ratio.toFixed(2)} vs ${PEER_NAMES[v.bestPeer ?? 'pgBoss']}`;
     return [
@@ -86,15 +87,24 @@ function drainTable({ cells, size }: GridReportInput): string {
       ...cellsOf,
       ratio,
       v.ratio === null ? '' : v.ratio >= 1 ? 'yes' : 'no',
+      fromGo.ratio?.toFixed(2) ?? '',
       v.ratioToAnyPeer?.toFixed(2) ?? '',
       v.ratioToRaw?.toFixed(2) ?? '',
       `${targetSeconds.toFixed(1)} / ${limitSeconds.toFixed(1)}`,
     ];
   });
   return [
-    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to the target from the system's previous drain and enqueue rates (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004), timed once the first ${WARM_SHARE * 100} % of its jobs are drained (every system's warm-up; the rate from 'go' is in the JSON line, jobsPerSecFromGo), cut off at the limit (* = rate over the cut-off window); target / limit ${size.targetSeconds} / ${size.limitSeconds} s, shortened for later cells when the grid would pass its ${size.budgetSeconds} s budget; one round per cell`,
+    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to the target from the system's previous drain and enqueue rates (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004), timed once the first ${WARM_SHARE * 100} % of its jobs are drained (every system's warm-up; "from 'go'": the same verdict over the whole drain, whose rates are in the JSON line, jobsPerSecFromGo), cut off at the limit (* = rate over the cut-off window); target / limit ${size.targetSeconds} / ${size.limitSeconds} s, shortened for later cells when the grid would pass its ${size.budgetSeconds} s budget; one round per cell`,
     table(
-      ['cell', ...COLUMNS.map((c) => c.head), 'sluice ÷ best peer', '≥ 1.0', '÷ any peer row', 'sluice ÷ raw'],
+      [
+        'cell',
+        ...COLUMNS.map((c) => c.head),
+        'sluice ÷ best peer',
+        '≥ 1.0',
+        "from 'go'",
+        '÷ any peer row',
+        'sluice ÷ raw',
+      ],
       rows,
     ),
     '    small: {n, email}, ~40 B of JSON; seed004: sizes uniform in 0–16 KB (mean ~8 KB) from a fixed seed',

@@ -38,6 +38,7 @@ export function toGridResult(input: GridReportInput) {
       cutOff: runs.filter((r) => r.left > 0).map((r) => r.system),
       enqueued: Object.fromEntries(runs.map((r) => [r.system, r.enqueued])),
       ...cellVerdict(runs),
+      ratioFromGo: cellVerdict(runs.map((r) => ({ ...r, jobsPerSec: r.whole?.jobsPerSec ?? r.jobsPerSec }))).ratio,
       cost: Object.fromEntries(runs.filter((r) => r.cost).map((r) => [r.system, roundCost(r.cost as ServerCost)])),
       cpuUsPerJob: Object.fromEntries(runs.filter((r) => r.cpu).map((r) => [r.system, roundCpu(r.cpu as JobCpu)])),
       ...(runs.some((r) => r.error)

@@ -102,8 +102,8 @@ export interface DrainProbes {
    * Jobs drained before the window opens (default 0: it opens at 'go'). The consumer processes
    * warm up on them (JIT, the young generation's growth, the first claims), every system alike;
    * countLeft is read every WARM_POLL_MS until they are drained, and the window's readings
-   * (`window.begin`, the processes' CPU) are taken again then. A drain over before that keeps
-   * the window from 'go'.
+   * (`window.begin`, the processes' CPU) are taken again then. A drain over before that, or
+   * with less than half of its jobs left by then, keeps the window from 'go'.
    */
   readonly warmJobs?: number;
 }
@@ -155,7 +155,12 @@ export async function timedDrain(
       if (exited) throw new Error(`${label}: consumer exited with ${exited.proc.exitCode}`);
       if (opened === null && performance.now() - lastCount >= WARM_POLL_MS) {
         lastCount = performance.now();
-        if (initial - (await probes.countLeft()) >= warmJobs) opened = await openWindow(probes, pids);
+        const count = await probes.countLeft();
+        // Past the warm-up: the window opens, unless too little is left to time (a drain of a few
+        // polls), when it stays open from 'go'.
+        if (initial - count >= warmJobs)
+          opened =
+            count >= initial / 2 ? await openWindow(probes, pids) : { at: startedAt, left: initial, cpuUs: cpuAtStart };
       }
       sentAt = performance.now();
       left = await probes.anyLeft();
@@ -169,6 +174,7 @@ export async function timedDrain(
     const cpuAtEnd = processesCpuUs(pids);
     await probes.window?.end();
     const from = opened ?? { at: startedAt, left: initial, cpuUs: cpuAtStart };
+    const warmed = from.at !== startedAt;
     const clientCpuUs = from.cpuUs === null || cpuAtEnd === null ? null : cpuAtEnd - from.cpuUs;
     const leftCount = left ? await probes.countLeft() : 0;
     const seconds = (sentAt - from.at) / 1000;
@@ -186,7 +192,7 @@ export async function timedDrain(
       seconds,
       jobsPerSec: jobs / seconds,
       clientCpuUs,
-      ...(warmJobs > 0 ? { whole } : {}),
+      ...(warmed ? { whole } : {}),
     };
   } catch (error) {
     for (const child of children) child.proc.kill('SIGKILL');
