@@ -34,9 +34,9 @@ interface LaneClient {
 
 /**
  * The single enqueue's way to its autocommit INSERT, prepared (executePrepared): one connection of
- * knex's pool kept between writes while they come one at a time. A connection taken from tarn and given back costs two
- * timers, a validation and half a dozen promises per statement; with eight enqueuing processes on
- * two cores that was a fifth of a single enqueue's client CPU. Past knex's query builder as
+ * knex's pool kept between writes while they come one at a time. A connection taken from tarn and
+ * given back costs two timers, a validation and half a dozen promises per statement; with eight
+ * enqueuing processes on two cores that was a fifth of a single enqueue's client CPU. Past knex's query builder as
  * writeOnPool is, with the same retry of transient conflicts and the same 'query' event.
  *
  * The pool stays the owner, and is never starved:

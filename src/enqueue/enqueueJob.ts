@@ -41,8 +41,8 @@ export interface EnqueueResult {
  *
  * - **one statement** (the common job: no idempotency key, no trace context to keep, a payload
  *   kept in its row): one autocommit INSERT on sluice's own pool, prepared (singleJobInsert,
- *   SingleWriteLane: one round trip), or one INSERT inside the caller's transaction. Its statement is below any server's packet limit
- *   (MIN_STATEMENT_BYTES), so the limit is not even looked up.
+ *   SingleWriteLane: one round trip), or one INSERT inside the caller's transaction. Its statement
+ *   is below any server's packet limit (MIN_STATEMENT_BYTES), so the limit is not even looked up.
  * - **a short transaction** (anything that writes or reads a second row: an idempotency key reserved
  *   first, a payload stored apart (over 1 KiB: payloadApart.ts) written after the job's row, a
  *   trace context kept with the job): writeInTransaction. A job that needs more than its own row
