@@ -67,6 +67,10 @@ export function insertJobsPrefix(t: Tables, columns: JobColumns): string {
   return prefix;
 }
 
+/**
+ * renderJobTuple and singleJobInsert give their values in this order (the two rows are held equal
+ * by test/enqueue/preparedEnqueue.test.ts).
+ */
 function buildPrefix(t: Tables, columns: JobColumns): string {
   const names = ['queue', 'name', 'payload', 'priority', 'run_at'];
   if (columns.maxRetries) names.push('max_retries');
