@@ -84,7 +84,7 @@ const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 2_000
  * The share of a drain's jobs run before its window opens, every system alike (peer.ts, warmJobs):
  * a fleet runs for days, and a drain of a few seconds otherwise weighs each consumer process's
  * warm-up (JIT, the collector's young generation growing, the first claims) as much as a steady
- * minute's work. The drain from 'go' is kept beside it (`whole`).
+ * minute's work. The rate from 'go' is kept beside it (`jobsPerSecFromGo`).
  */
 export const WARM_SHARE = 0.25;
 
@@ -102,8 +102,8 @@ export interface CellRun {
   readonly cost: ServerCost | null;
   /** CPU per job drained in the window, µs, every system alike (/proc); null where unreadable. */
   readonly cpu: JobCpu | null;
-  /** The drain from 'go', warm-up included (the window opens after WARM_SHARE of the jobs). */
-  readonly whole?: { readonly seconds: number; readonly jobsPerSec: number };
+  /** The rate of the drain from 'go', warm-up included (the window opens after WARM_SHARE of the jobs). */
+  readonly jobsPerSecFromGo?: number;
   readonly error?: string;
 }
 
@@ -197,7 +197,7 @@ export async function drainCell(
     await system.peer.clear();
     const cutOff = drain.left > 0 ? ` (cut off at ${window.limitSeconds.toFixed(1)} s, ${drain.left} left)` : '';
     progress(
-      `  ${label}: ${jobs.length} jobs enqueued in ${enqueueSeconds.toFixed(1)} s, drained ${Math.round(drain.jobsPerSec)} jobs/s${drain.whole ? ` once warm (${Math.round(drain.whole.jobsPerSec)} from 'go')` : ''}${cutOff}`,
+      `  ${label}: ${jobs.length} jobs enqueued in ${enqueueSeconds.toFixed(1)} s, drained ${Math.round(drain.jobsPerSec)} jobs/s${drain.jobsPerSecFromGo === undefined ? '' : ` once warm (${Math.round(drain.jobsPerSecFromGo)} from 'go')`}${cutOff}`,
     );
     const run = {
       system: system.key,
@@ -208,7 +208,7 @@ export async function drainCell(
       seconds: drain.seconds,
       cost: meter?.cost(drain.jobs) ?? null,
       cpu: jobCpu(drain.jobs, drain.clientCpuUs, server.usedUs()),
-      ...(drain.whole ? { whole: { seconds: drain.whole.seconds, jobsPerSec: drain.whole.jobsPerSec } } : {}),
+      ...(drain.jobsPerSecFromGo === undefined ? {} : { jobsPerSecFromGo: drain.jobsPerSecFromGo }),
     };
     return { run, enqueueSeconds };
   } catch (error) {

@@ -11,7 +11,7 @@ import { type CellResult, type CellRun, cellLabel, type GridSize, WARM_SHARE } f
 import { cpuTable } from './gridCpuReport.ts';
 import type { LatencyRow } from './gridLatency.ts';
 import type { SystemInfo, SystemKey } from './gridSystems.ts';
-import { COLUMNS, cellVerdict, PEER_NAMES } from './gridVerdict.ts';
+import { COLUMNS, cellVerdict, cellVerdictFromGo, PEER_NAMES } from './gridVerdict.ts';
 import { type InMemoryRow, inMemoryTable } from './inMemoryPayloads.ts';
 import { fmt, table } from './report.ts';
 import type { ServerCost } from './serverCounters.ts';
@@ -79,7 +79,7 @@ function durabilityLines(systems: readonly SystemInfo[]): string {
 function drainTable({ cells, size }: GridReportInput): string {
   const rows = cells.map(({ cell, runs, targetSeconds, limitSeconds }) => {
     const v = cellVerdict(runs);
-    const fromGo = cellVerdict(runs.map((r) => ({ ...r, jobsPerSec: r.whole?.jobsPerSec ?? r.jobsPerSec })));
+    const fromGo = cellVerdictFromGo(runs);
     const cellsOf = COLUMNS.map(({ key }) => rateCell(runs.find((r) => r.system === key)));
     const ratio = v.ratio === null ? '' : `${v.ratio.toFixed(2)} vs ${PEER_NAMES[v.bestPeer ?? 'pgBoss']}`;
     return [

@@ -4,7 +4,7 @@
  * decimals.
  */
 import type { GridReportInput } from './gridReport.ts';
-import { cellVerdict } from './gridVerdict.ts';
+import { cellVerdict, cellVerdictFromGo } from './gridVerdict.ts';
 import { inMemoryResult } from './inMemoryPayloads.ts';
 import type { JobCpu } from './jobCpu.ts';
 import type { ServerCost } from './serverCounters.ts';
@@ -33,12 +33,12 @@ export function toGridResult(input: GridReportInput) {
       ),
       // The same drains from 'go', warm-up included (grid.ts, WARM_SHARE).
       jobsPerSecFromGo: Object.fromEntries(
-        runs.filter((r) => r.whole).map((r) => [r.system, Math.round(r.whole?.jobsPerSec ?? 0)]),
+        runs.flatMap((r) => (r.jobsPerSecFromGo === undefined ? [] : [[r.system, Math.round(r.jobsPerSecFromGo)]])),
       ),
       cutOff: runs.filter((r) => r.left > 0).map((r) => r.system),
       enqueued: Object.fromEntries(runs.map((r) => [r.system, r.enqueued])),
       ...cellVerdict(runs),
-      ratioFromGo: cellVerdict(runs.map((r) => ({ ...r, jobsPerSec: r.whole?.jobsPerSec ?? r.jobsPerSec }))).ratio,
+      ratioFromGo: cellVerdictFromGo(runs).ratio,
       cost: Object.fromEntries(runs.filter((r) => r.cost).map((r) => [r.system, roundCost(r.cost as ServerCost)])),
       cpuUsPerJob: Object.fromEntries(runs.filter((r) => r.cpu).map((r) => [r.system, roundCpu(r.cpu as JobCpu)])),
       ...(runs.some((r) => r.error)

@@ -44,6 +44,11 @@ export function cellVerdict(runs: readonly CellRun[]) {
   };
 }
 
+/** The same verdict over each system's whole drain from 'go', warm-up included (grid.ts, WARM_SHARE). */
+export function cellVerdictFromGo(runs: readonly CellRun[]) {
+  return cellVerdict(runs.map((r) => ({ ...r, jobsPerSec: r.jobsPerSecFromGo ?? r.jobsPerSec })));
+}
+
 function round2(n: number): number {
   return Math.round(n * 100) / 100;
 }

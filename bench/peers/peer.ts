@@ -46,8 +46,8 @@ export interface DrainResult {
   readonly jobsPerSec: number;
   /** CPU the consumer processes spent over the window, µs (/proc); null where unreadable. */
   readonly clientCpuUs: number | null;
-  /** The whole drain from 'go', when the window started later (DrainProbes.warmJobs). */
-  readonly whole?: { readonly jobs: number; readonly seconds: number; readonly jobsPerSec: number };
+  /** The rate of the whole drain from 'go', when the window opened later (DrainProbes.warmJobs). */
+  readonly jobsPerSecFromGo?: number;
 }
 
 export interface Peer {
@@ -144,7 +144,8 @@ export async function timedDrain(
     const startedAt = performance.now();
     for (const child of children) child.go();
     const warmJobs = probes.warmJobs ?? 0;
-    let opened: WindowStart | null = warmJobs > 0 ? null : { at: startedAt, left: initial, cpuUs: cpuAtStart };
+    const fromGo: WindowStart = { at: startedAt, left: initial, cpuUs: cpuAtStart };
+    let opened: WindowStart | null = warmJobs > 0 ? null : fromGo;
     let lastCount = startedAt;
     let sentAt = startedAt;
     let lastProgress = startedAt;
@@ -158,9 +159,7 @@ export async function timedDrain(
         const count = await probes.countLeft();
         // Past the warm-up: the window opens, unless too little is left to time (a drain of a few
         // polls), when it stays open from 'go'.
-        if (initial - count >= warmJobs)
-          opened =
-            count >= initial / 2 ? await openWindow(probes, pids) : { at: startedAt, left: initial, cpuUs: cpuAtStart };
+        if (initial - count >= warmJobs) opened = count >= initial / 2 ? await openWindow(probes, pids) : fromGo;
       }
       sentAt = performance.now();
       left = await probes.anyLeft();
@@ -173,26 +172,20 @@ export async function timedDrain(
     }
     const cpuAtEnd = processesCpuUs(pids);
     await probes.window?.end();
-    const from = opened ?? { at: startedAt, left: initial, cpuUs: cpuAtStart };
-    const warmed = from.at !== startedAt;
+    const from = opened ?? fromGo;
     const clientCpuUs = from.cpuUs === null || cpuAtEnd === null ? null : cpuAtEnd - from.cpuUs;
     const leftCount = left ? await probes.countLeft() : 0;
     const seconds = (sentAt - from.at) / 1000;
     if (leftCount > 0) progress(`  ${label}: cut off after ${limitMs / 1000} s with ${leftCount} jobs left`);
     const jobs = from.left - leftCount;
-    const wholeSeconds = (sentAt - startedAt) / 1000;
-    const whole = {
-      jobs: initial - leftCount,
-      seconds: wholeSeconds,
-      jobsPerSec: (initial - leftCount) / wholeSeconds,
-    };
+    const jobsPerSecFromGo = (initial - leftCount) / ((sentAt - startedAt) / 1000);
     result = {
       jobs,
       left: leftCount,
       seconds,
       jobsPerSec: jobs / seconds,
       clientCpuUs,
-      ...(warmed ? { whole } : {}),
+      ...(from === fromGo ? {} : { jobsPerSecFromGo }),
     };
   } catch (error) {
     for (const child of children) child.proc.kill('SIGKILL');
