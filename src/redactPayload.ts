@@ -1,6 +1,7 @@
 import type { Executor } from './db/executor.ts';
 import type { Tables } from './db/tables.ts';
 import { valuesTable } from './db/valuesTable.ts';
+import { storedPayloadJson } from './model/packedPayload.ts';
 
 /**
  * What an application keeps of a payload once its job is finished: `redactPayload` in createSluice
@@ -76,7 +77,7 @@ function redacted(
   row: { id: number | string; name: string; queue: string; payload: string },
 ): string {
   try {
-    const payload = JSON.parse(row.payload) as unknown;
+    const payload = JSON.parse(storedPayloadJson(row.payload)) as unknown;
     const kept = JSON.stringify(redactor({ id: Number(row.id), name: row.name, queue: row.queue, payload }));
     return kept === undefined ? FAILED : kept;
   } catch {

@@ -1,5 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { storedPayloadOrAsIs } from '../model/packedPayload.ts';
 import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
 /**
@@ -59,7 +60,7 @@ export async function listDeadJobs(
     id: Number(r.id),
     queue: r.queue,
     name: r.name,
-    payload: safeParse(r.payload),
+    payload: safeParse(storedPayloadOrAsIs(r.payload)),
     priority: r.priority,
     retryTimes: r.retry_times,
     maxRetries: r.max_retries,

@@ -157,13 +157,13 @@ export class BatchWriter {
   async #add(job: NormalizedJob, index: number): Promise<void> {
     this.#rules.check(job, index);
     // Escaped as it arrives: while the previous chunk's payloads are still on their way to the server.
-    const apart = storedApart(job.payload) ? apartPayload(job.payload, index, this.limits) : null;
+    const apart = storedApart(job.storedPayload) ? apartPayload(job.storedPayload, index, this.limits) : null;
     this.#pending.push({ job, index, apart });
     // Characters, not bytes: a chunk gathers about a statement's worth of typical (mostly ASCII) text;
     // planCountedChunks splits what comes out larger in bytes. Three bytes per character here made
     // kilobyte payloads travel in three times as many statements as they needed.
     this.#pendingBytes +=
-      job.payload.length + job.name.length + job.queue.length + (job.idempotencyKey?.length ?? 0) + 64;
+      job.storedPayload.length + job.name.length + job.queue.length + (job.idempotencyKey?.length ?? 0) + 64;
     if (this.#pending.length >= this.limits.maxRows || this.#pendingBytes >= this.limits.maxBytes) await this.#flush();
   }
 

@@ -90,16 +90,16 @@ export async function debounceJob(
   if (waitingId > 0) {
     const capMs = maxWaitMs === null ? Number.POSITIVE_INFINITY : Number(row?.first_ms) + maxWaitMs;
     const startAt = new Date(Math.min(nowMs + delayMs, capMs));
-    const apart = storedApart(job.payload);
+    const apart = storedApart(job.storedPayload);
     const { affectedRows } = await tx.write(sqlReplace(tables), [
       job.name,
-      apart ? PAYLOAD_APART : job.payload,
+      apart ? PAYLOAD_APART : job.storedPayload,
       job.priority,
       startAt,
       waitingId,
     ]);
     if (affectedRows === 1) {
-      if (apart) await tx.write(sqlStoreApart(tables), [waitingId, job.payload]);
+      if (apart) await tx.write(sqlStoreApart(tables), [waitingId, job.storedPayload]);
       else await tx.write(sqlDropApart(tables), [waitingId]);
       return { replaced: true, id: waitingId };
     }

@@ -75,7 +75,7 @@ export async function enqueueJob(
 
 /** Pure: whether writing `job` takes more than its own row (and so a transaction of sluice's). */
 function needsTransaction(job: NormalizedJob, traceContext: StoredTraceContext | null): boolean {
-  return job.idempotencyKey !== null || traceContext !== null || hasFlowControl(job) || storedApart(job.payload);
+  return job.idempotencyKey !== null || traceContext !== null || hasFlowControl(job) || storedApart(job.storedPayload);
 }
 
 /** Pure: the job names a group, a debounce or a throttle: rows besides its own are read or written. */
@@ -131,7 +131,7 @@ async function writeInTransaction(
   const sql = prefix + tuple;
   const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, 1);
   assertRowFits(prefix, tuple, 0, limits.maxStatementBytes);
-  const apart = storedApart(job.payload) ? apartPayload(job.payload, 0, limits) : null;
+  const apart = storedApart(job.storedPayload) ? apartPayload(job.storedPayload, 0, limits) : null;
   const wrote = new Map([[job.queue, 1]]);
   const flow = hasFlowControl(job);
   const keyed = job.idempotencyKey === null ? null : { queue: job.queue, idempotencyKey: job.idempotencyKey };

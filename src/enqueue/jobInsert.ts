@@ -105,7 +105,7 @@ export function renderJobTuple(
       ? `'${new Date(start.atMs).toISOString().slice(0, 23).replace('T', ' ')}'`
       : runAtSql(job);
   const flags = start?.rated ? graph.flags | JOB_FLAGS.groupRated : graph.flags;
-  const payload = sqlLiteral(storedApart(job.payload) ? PAYLOAD_APART : job.payload);
+  const payload = sqlLiteral(storedApart(job.storedPayload) ? PAYLOAD_APART : job.storedPayload);
   let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${payload},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
   if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : sqlLiteral(job.backoff)}`;

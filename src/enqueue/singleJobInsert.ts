@@ -31,7 +31,12 @@ export function singleJobInsert(t: Tables, job: NormalizedJob): PreparedWrite {
   const columns = columnsFor([job], null);
   const prefix = insertJobsPrefix(t, columns);
   const due = job.runAt !== null ? Due.At : job.delayMs > 0 ? Due.Delayed : Due.Now;
-  const values: unknown[] = [job.queue, job.name, storedApart(job.payload) ? PAYLOAD_APART : job.payload, job.priority];
+  const values: unknown[] = [
+    job.queue,
+    job.name,
+    storedApart(job.storedPayload) ? PAYLOAD_APART : job.storedPayload,
+    job.priority,
+  ];
   if (due === Due.At) values.push((job.runAt as Date).toISOString().slice(0, 23).replace('T', ' '));
   else if (due === Due.Delayed) values.push(job.delayMs * 1000);
   if (columns.maxRetries) values.push(job.maxRetries);

@@ -5,6 +5,7 @@ import { type GroupHold, readGroupHold } from '../groups/readGroupHold.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
+import { storedPayloadOrAsIs } from '../model/packedPayload.ts';
 import { type FlowHold, flowHold } from '../queues/flowHold.ts';
 import { type QueueHold, type QueueHoldColumns, queueHold, queueHoldColumns } from '../queues/queueHold.ts';
 import { type JobWorkflow, readWorkflow } from '../workflows/readWorkflow.ts';
@@ -185,7 +186,7 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     state: row.state,
     queue: row.queue,
     name: row.name,
-    payload: parseJson(row.apart_payload ?? row.payload),
+    payload: parseJson(storedPayloadOrAsIs(row.apart_payload ?? row.payload)),
     priority: row.priority,
     retryTimes: row.retry_times,
     maxRetries: row.max_retries,

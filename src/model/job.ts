@@ -10,6 +10,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { storedPayloadJson } from './packedPayload.ts';
 
 /** What application code submits. */
 export interface JobSpec {
@@ -144,9 +145,12 @@ export function jobWithPayload<P>(row: JobRow, payload: P): Job<P> {
   };
 }
 
-/** A stored payload as the driver returned it, text or bytes (a claim reads bytes: claimedRow.ts), parsed. Throws when it is not JSON. */
+/**
+ * A stored payload as the driver returned it, text or bytes (a claim reads bytes: claimedRow.ts),
+ * unpacked (packedPayload.ts) and parsed. Throws when it does not unpack or is not JSON.
+ */
 export function parseStoredPayload(stored: string | Buffer): unknown {
-  return JSON.parse(typeof stored === 'string' ? stored : stored.toString('utf8'));
+  return JSON.parse(storedPayloadJson(stored));
 }
 
 /** What a handler receives beside its payload. */

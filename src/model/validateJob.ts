@@ -4,6 +4,7 @@ import { describe, type Fail } from './describeValue.ts';
 import { flowControlOf, type JobFlowControl } from './flowControlOf.ts';
 import { type GroupOf, groupOf } from './groupOf.ts';
 import type { JobSpec, ParentRef } from './job.ts';
+import { packPayload } from './packedPayload.ts';
 import { QUEUE_NAME } from './queueName.ts';
 import { RESERVED_KEY_PREFIX } from './reservedKeyPrefix.ts';
 
@@ -42,6 +43,8 @@ export interface NormalizedJob {
   readonly name: string;
   /** JSON text. */
   readonly payload: string;
+  /** What the database holds for it: the JSON, or its packed form (packedPayload.ts). */
+  readonly storedPayload: string;
   readonly priority: number;
   /** An absolute time, or null to use NOW(3) + delayMs on the DB clock. */
   readonly runAt: Date | null;
@@ -86,7 +89,21 @@ export function validateJob(spec: JobSpec, index: number, limits: ValidationLimi
   const graph = graphOf(spec, fail);
   const group = groupOf(spec, fail);
   const flow = flowControlOf(spec, fail);
-  return { backoff, queue, name, payload, priority, runAt, delayMs, maxRetries, idempotencyKey, graph, group, flow };
+  return {
+    backoff,
+    queue,
+    name,
+    payload,
+    storedPayload: packPayload(payload),
+    priority,
+    runAt,
+    delayMs,
+    maxRetries,
+    idempotencyKey,
+    graph,
+    group,
+    flow,
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import mysql from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { JobValidationError } from '../../src/errors.ts';
+import { randomText } from '../helpers/randomText.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
@@ -26,7 +27,7 @@ describe('a batch whose transaction the server aborts between chunks', () => {
   it('lands whole when the abort meets a chunk’s payloads stored apart, written while the next chunk gathers', async () => {
     const sluice = db.open({ maxRowsPerInsert: ROWS_PER_INSERT });
     // Over 1 KiB: each payload goes to job_payloads, the last statement of a chunk's left in flight.
-    const jobs = Array.from({ length: JOBS }, (_, n) => ({ name: 'work', payload: { n, pad: 'p'.repeat(1500) } }));
+    const jobs = Array.from({ length: JOBS }, (_, n) => ({ name: 'work', payload: { n, pad: randomText(1500, n) } }));
     const result = await abortedOnce(() => sluice.enqueueBatch(jobs), 'sluice_job_payloads', 'job_id');
     await expectWholeOnce(result.batchId);
     const [payloads] = await db.query<{ rows: number; orphans: number; n: number }>(
@@ -47,7 +48,7 @@ describe('a batch whose transaction the server aborts between chunks', () => {
     // Job 550 is bad; the first chunk's payloads are in flight, waiting on the rival, when it is met.
     const jobs = Array.from({ length: 600 }, (_, n) => ({
       name: 'work',
-      payload: { n, pad: 'p'.repeat(1500) },
+      payload: { n, pad: randomText(1500, n) },
       priority: n === 550 ? 1.5 : 0,
     }));
     const failure = await abortedOnce(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { randomText } from '../helpers/randomText.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -16,7 +17,10 @@ describe('a batch of kilobyte payloads', () => {
     };
     db.sluice.events.on('batch:enqueued', onEnqueued);
     try {
-      const jobs = Array.from({ length: 1_000 }, (_, n) => ({ name: 'kb', payload: { n, text: 'x'.repeat(3_000) } }));
+      const jobs = Array.from({ length: 1_000 }, (_, n) => ({
+        name: 'kb',
+        payload: { n, text: randomText(3_000, n) },
+      }));
       expect((await db.sluice.enqueueBatch(jobs)).count).toBe(1_000);
     } finally {
       db.sluice.events.off('batch:enqueued', onEnqueued);

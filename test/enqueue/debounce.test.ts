@@ -3,6 +3,7 @@ import { PAYLOAD_INLINE_MAX_BYTES } from '../../src/enqueue/payloadApart.ts';
 import { pruneDebounces } from '../../src/enqueue/pruneDebounces.ts';
 import { JobValidationError } from '../../src/index.ts';
 import { countRows, operationsOf } from '../helpers/factory.ts';
+import { randomText } from '../helpers/randomText.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -75,7 +76,7 @@ describe('debounce', () => {
 
   it('replaces a payload stored apart, and drops it when the new one fits in the row', async () => {
     const debounce = { key: 'big', delayMs: 10_000 };
-    const big = (c: string) => ({ text: c.repeat(PAYLOAD_INLINE_MAX_BYTES * 2) });
+    const big = (c: string) => ({ c, text: randomText(PAYLOAD_INLINE_MAX_BYTES * 2) });
     const { id } = await db.sluice.enqueue({ name: 'n', payload: big('a'), debounce });
     await db.sluice.enqueue({ name: 'n', payload: big('b'), debounce });
     const apart = await db.query<{ payload: string }>('SELECT payload FROM sluice_job_payloads WHERE job_id = ?', [id]);

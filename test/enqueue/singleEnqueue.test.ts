@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { randomText } from '../helpers/randomText.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -50,8 +51,15 @@ describe('a single enqueue', () => {
 
   it('with a payload stored apart is one transaction of two INSERTs', async () => {
     // The server's packet limit is read once, by the first job whose statement may need it.
-    await db.sluice.enqueue({ name: 'warm-up', payload: { text: 'x'.repeat(2_000) } });
-    const sent = await statementsDuring(() => db.sluice.enqueue({ name: 'big', payload: { text: 'x'.repeat(2_000) } }));
+    await db.sluice.enqueue({ name: 'warm-up', payload: { text: randomText(2_000) } });
+    const sent = await statementsDuring(() => db.sluice.enqueue({ name: 'big', payload: { text: randomText(2_000) } }));
     expect(sent).toEqual(['INSERT', 'INSERT']);
+  });
+
+  it('with a large payload that packs into its row is one INSERT', async () => {
+    await db.sluice.enqueue({ name: 'warm-up', payload: { text: randomText(2_000) } });
+    const lines = Array.from({ length: 100 }, (_, i) => ({ sku: `SKU-${i % 7}`, qty: i % 3 }));
+    const sent = await statementsDuring(() => db.sluice.enqueue({ name: 'big', payload: { lines } }));
+    expect(sent).toEqual(['INSERT']);
   });
 });

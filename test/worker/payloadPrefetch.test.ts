@@ -5,6 +5,7 @@ import type { ClaimedRow } from '../../src/worker/claims/claimedRow.ts';
 import { prefetchPayloads, readDiskReads } from '../../src/worker/claims/prefetchPayloads.ts';
 import { DISK_CHECK_MS, PayloadPrefetch, PREFETCH_SLICES, payloadsOnDisk } from '../../src/worker/PayloadPrefetch.ts';
 import { countRows } from '../helpers/factory.ts';
+import { randomText } from '../helpers/randomText.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { withWorker } from '../helpers/workerHarness.ts';
@@ -18,8 +19,8 @@ import { withWorker } from '../helpers/workerHarness.ts';
 const db = useTestDatabase('payload_prefetch');
 
 const CALM: LoadReading = { cpu: 0.1, freeMem: 0.8 };
-/** A payload stored apart (over 1 KiB as JSON), recognisable by `n`. */
-const big = (n: number) => ({ n, text: 'y'.repeat(2_000 + (n % 7) * 500) });
+/** A payload stored apart (over 1 KiB as JSON, and not packable), recognisable by `n`. */
+const big = (n: number) => ({ n, text: randomText(2_000 + (n % 7) * 500, n) });
 
 /** The statements a sluice instance sends from now on (its own pools forward theirs to sluice.knex). */
 function statementsOf(sluice = db.sluice): string[] {

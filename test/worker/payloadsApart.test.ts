@@ -3,6 +3,7 @@ import { ClaimLostError } from '../../src/errors.ts';
 import { defineJob, type JobSpec, type LoadReading } from '../../src/index.ts';
 import { completeJobs } from '../../src/worker/claims/completeJobs.ts';
 import { countRows, deadRow, insertJob, operationsOf } from '../helpers/factory.ts';
+import { randomText } from '../helpers/randomText.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { withWorker } from '../helpers/workerHarness.ts';
@@ -19,8 +20,8 @@ const db = useTestDatabase('payloads_apart');
 const CALM: LoadReading = { cpu: 0.1, freeMem: 0.8 };
 const DAY = 24 * 3600 * 1000;
 
-/** A payload of about `bytes` bytes as JSON, recognisable by `n`. */
-const sized = (n: number, bytes: number) => ({ n, text: 'x'.repeat(bytes) });
+/** A payload of about `bytes` bytes as JSON that does not pack, recognisable by `n`. */
+const sized = (n: number, bytes: number) => ({ n, text: randomText(bytes, n) });
 
 const seen = new Map<number, unknown>();
 const record = defineJob({
@@ -119,8 +120,10 @@ describe('the worker', () => {
   it('hands each handler its payload as enqueued, multi-byte text included, inline or apart; one not JSON fails unrun', async () => {
     seen.clear();
     // A claim reads payloads as bytes and decodes them itself (claimedRow.ts): every width of UTF-8.
-    const text = (n: number) => `é ü ß 中文 😀 ${'ä'.repeat(n)}`;
+    // Inline, apart (random text does not pack), and packed (a repeated character packs to a few bytes).
+    const text = (n: number) => `é ü ß 中文 😀 ${'ä'.repeat(n / 10)}${randomText(n, n)}`;
     const specs = [10, 400, 700, 3_000].map((n) => ({ name: 'record', payload: { n, text: text(n) } }));
+    specs.push({ name: 'record', payload: { n: 5_000, text: `中文 😀 ${'ä'.repeat(5_000)}` } });
     const { batchId } = await db.sluice.enqueueBatch(specs);
     const ids = await idsOf(batchId);
     // Written around sluice: a payload that is not JSON, inline and apart.
@@ -128,9 +131,18 @@ describe('the worker', () => {
     await db.query("UPDATE sluice_jobs SET payload = '{not json', max_retries = 3 WHERE id = ?", [bad[0]]);
     await db.query("UPDATE sluice_jobs SET payload = '', max_retries = 3 WHERE id = ?", [bad[1]]);
     await db.query("INSERT INTO sluice_job_payloads (job_id, payload) VALUES (?, '[1, 2')", [bad[1]]);
+    // Packed text that does not unpack.
+    bad.push(await insertJob(db, { name: 'record' }));
+    await db.query("UPDATE sluice_jobs SET payload = 'deflate:bm90IGRlZmxhdGU=', max_retries = 3 WHERE id = ?", [
+      bad[2],
+    ]);
     await drain();
     expect(ids.map((id) => seen.get(id))).toEqual(specs.map((s) => s.payload));
     expect(await payloadRows()).toBeGreaterThan(0);
+    const [packed] = await db.query<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM sluice_job_history WHERE payload LIKE 'deflate:%'",
+    );
+    expect(Number(packed?.n)).toBe(1);
     for (const id of bad) {
       expect(seen.has(id)).toBe(false);
       const dead = await deadRow(db, id);
