@@ -25,8 +25,8 @@ async function pm2(...args: string[]): Promise<string> {
       MYSQL_URL: db.url,
       SLUICE_WORKERS: '3',
       SLUICE_QUEUES: 'demo',
-      // Slow enough that a reload and a stop/start land mid-drain even when the host is busy: at 10
-      // a loaded CI host once drained the batch before the reloaded instances were ready.
+      // Few at a time, so a reload and a stop/start meet jobs in flight (the queue's rate limit,
+      // below, keeps the drain long enough for both).
       SLUICE_CONCURRENCY: '2',
       LOG_LEVEL: 'warn',
     },
@@ -58,6 +58,10 @@ describe('PM2 fleet (ecosystem.config.js)', () => {
       Array.from({ length: 10_000 }, (_, n) => ({ name: 'demo', queue: 'demo', payload: { n } })),
     );
     expect(count).toBe(10_000);
+    // At most 500 starts a second, however fast the host: a reload of three instances (each started
+    // through tsx, then told to drain) takes seconds, and a fast host once drained the whole batch
+    // before the reloaded instances were ready.
+    await db.sluice.queues.setLimits('demo', { rate: { limit: 100, intervalMs: 200 } });
 
     await pm2('start', 'ecosystem.config.js');
     const list = JSON.parse(await pm2('jlist')) as { name: string; pm2_env: { status: string } }[];
