@@ -1,8 +1,9 @@
 /**
  * (a) Enqueue: one 100,000-job batch through `sluice.enqueueBatch` against the raw ceiling
- * (rawInsert.ts) writing the same rows into an identical empty table, with as many rows per
- * statement as sluice's own run used (read from its `batch:enqueued` event). Tables are
- * truncated before every run; sides alternate, sluice first; each side's median counts.
+ * (rawInsert.ts) writing the same jobs into an identical empty table, with as many rows per
+ * statement as sluice's own run used (read from its `batch:enqueued` event; fewer where their JSON
+ * passes 4 MiB). Tables are truncated before every run; sides alternate, sluice first; each side's
+ * median counts.
  */
 import type { EnqueueBatchResult } from 'sluice';
 import { type Bench, truncate } from './benchDatabase.ts';
