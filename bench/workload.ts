@@ -33,8 +33,43 @@ export function makeJobs(count: number, kind: PayloadKind = 'small'): BenchJob[]
     if (!size) return { name: JOB_NAME, queue: BENCH_QUEUE, priority: 0, payload };
     // `,"pad":""` adds 10 bytes to the small payload's JSON; the pad fills the rest.
     const padLength = Math.max(0, size() - JSON.stringify(payload).length - 10);
-    return { name: JOB_NAME, queue: BENCH_QUEUE, priority: 0, payload: { ...payload, pad: 'x'.repeat(padLength) } };
+    return { name: JOB_NAME, queue: BENCH_QUEUE, priority: 0, payload: { ...payload, pad: SEED004_PAD(padLength, n) } };
   });
+}
+
+/**
+ * What fills a seed004 pad, by BENCH_SEED004_PAD: 'repeat' (the default) one character, which
+ * sluice stores packed in ~100 bytes and PostgreSQL in as few (TOAST); 'words' words drawn from a
+ * vocabulary of 512, as text and JSON repeat themselves (packed, stored at about half); 'random'
+ * printable characters, which no store can pack. The same sizes whatever the fill.
+ */
+const SEED004_PAD = padFill(process.env.BENCH_SEED004_PAD ?? 'repeat');
+
+function padFill(kind: string): (length: number, n: number) => string {
+  if (kind === 'repeat') return (length) => 'x'.repeat(length);
+  if (kind === 'words') {
+    const next = mulberry32(SEED);
+    const letters = (count: number) =>
+      Array.from({ length: count }, () => String.fromCharCode(97 + Math.floor(next() * 26))).join('');
+    const words = Array.from({ length: 512 }, () => letters(3 + Math.floor(next() * 7)));
+    return (length, n) => {
+      const pick = mulberry32(n + 1);
+      let text = '';
+      while (text.length < length) text += `${words[Math.floor(pick() * words.length)]} `;
+      return text.slice(0, length);
+    };
+  }
+  if (kind === 'random') {
+    // '#' (35) to '~' (126): no '"', and '\\' (92) becomes '!': nothing JSON escapes.
+    return (length, n) => {
+      const pick = mulberry32(n + 1);
+      return Array.from({ length }, () => {
+        const code = 35 + Math.floor(pick() * 92);
+        return String.fromCharCode(code === 92 ? 33 : code);
+      }).join('');
+    };
+  }
+  throw new Error(`BENCH_SEED004_PAD is '${kind}': one of repeat, words, random`);
 }
 
 /** JSON bytes of a payload list: min, mean and max, for the report. */
@@ -46,14 +81,19 @@ export function payloadBytes(jobs: readonly BenchJob[]): { min: number; mean: nu
 
 /** Sizes uniform in 0–SEED004_MAX_BYTES from mulberry32(seed): the same sequence on every run. */
 function seededSizes(seed: number): () => number {
+  const next = mulberry32(seed);
+  return () => Math.floor(next() * (SEED004_MAX_BYTES + 1));
+}
+
+/** Numbers uniform in [0, 1) from a seed: the same sequence on every run. */
+function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    const unit = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    return Math.floor(unit * (SEED004_MAX_BYTES + 1));
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

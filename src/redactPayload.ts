@@ -1,7 +1,7 @@
 import type { Executor } from './db/executor.ts';
 import type { Tables } from './db/tables.ts';
 import { valuesTable } from './db/valuesTable.ts';
-import { storedPayloadJson } from './model/packedPayload.ts';
+import { storedPayloadJson } from './model/storedPayload.ts';
 
 /**
  * What an application keeps of a payload once its job is finished: `redactPayload` in createSluice

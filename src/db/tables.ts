@@ -16,7 +16,7 @@ export interface Tables {
   readonly jobLogs: string;
   /** The trace context each traced job was enqueued under (src/tracing/). */
   readonly jobTraces: string;
-  /** Payloads stored apart from their job's row (src/enqueue/payloadApart.ts). */
+  /** Payloads stored apart from their job's row (src/model/storedPayload.ts). */
   readonly jobPayloads: string;
   readonly doorbells: string;
   readonly queueDepths: string;

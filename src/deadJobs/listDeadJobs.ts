@@ -1,6 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { storedPayloadOrAsIs } from '../model/packedPayload.ts';
+import { storedPayloadOrAsIs } from '../model/storedPayload.ts';
 import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
 /**

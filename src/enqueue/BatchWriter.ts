@@ -10,6 +10,7 @@ import {
 } from '../idempotency/reserveIdempotencyKeys.ts';
 import type { JobSpec } from '../model/job.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
+import { storedApart } from '../model/storedPayload.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { writeGraphRows } from '../workflows/writeGraph.ts';
@@ -18,7 +19,6 @@ import { batchRow } from './batchRow.ts';
 import { flowAtEnqueue } from './flowAtEnqueue.ts';
 import { GroupEntry, type Placement } from './GroupEntry.ts';
 import { assertRowFits, columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
-import { storedApart } from './payloadApart.ts';
 import type { GraphPlan } from './planGraph.ts';
 import { ReadBack } from './ReadBack.ts';
 import { type ApartPayload, ApartPayloadWrites, apartIdsOf, apartPayload } from './writeApartPayloads.ts';

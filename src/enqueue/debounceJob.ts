@@ -1,8 +1,8 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
+import { PAYLOAD_APART, storedApart } from '../model/storedPayload.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
-import { PAYLOAD_APART, storedApart } from './payloadApart.ts';
 
 /**
  * Params: ?1 queue, ?2 key. Creates the key's row or leaves it as it is, and in both cases locks it

@@ -5,6 +5,7 @@ import { JobValidationError } from '../errors.ts';
 import { keyHolder, linkIdempotencyKeys, reserveIdempotencyKeys } from '../idempotency/reserveIdempotencyKeys.ts';
 import { linkThrottleKey, reserveThrottleKeys, throttleHolder } from '../idempotency/reserveThrottleKeys.ts';
 import type { JobSpec } from '../model/job.ts';
+import { storedApart } from '../model/storedPayload.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import { type GroupStart, reserveGroupStarts } from '../queues/reserveGroupStarts.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
@@ -17,7 +18,6 @@ import { debounceJob, pointDebounce } from './debounceJob.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { GroupEntry } from './GroupEntry.ts';
 import { assertRowFits, columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
-import { storedApart } from './payloadApart.ts';
 import { escapedLengthAtMost, singleJobInsert } from './singleJobInsert.ts';
 import { apartPayload, writeApartPayloads } from './writeApartPayloads.ts';
 import { writeMember } from './writeGroupMembers.ts';
@@ -44,7 +44,7 @@ export interface EnqueueResult {
  *   SingleWriteLane: one round trip), or one INSERT inside the caller's transaction. Its statement
  *   is below any server's packet limit (MIN_STATEMENT_BYTES), so the limit is not even looked up.
  * - **a short transaction** (anything that writes or reads a second row: an idempotency key reserved
- *   first, a payload stored apart (over 1 KiB: payloadApart.ts) written after the job's row, a
+ *   first, a payload stored apart (over 1 KiB: model/storedPayload.ts) written after the job's row, a
  *   trace context kept with the job): writeInTransaction. A job that needs more than its own row
  *   goes there (needsTransaction).
  *

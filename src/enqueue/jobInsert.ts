@@ -3,9 +3,9 @@ import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
+import { PAYLOAD_APART, storedApart } from '../model/storedPayload.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
 import type { GroupStart } from '../queues/reserveGroupStarts.ts';
-import { PAYLOAD_APART, storedApart } from './payloadApart.ts';
 
 /**
  * Which optional columns an INSERT of some jobs names. A column NULL for every one of its jobs

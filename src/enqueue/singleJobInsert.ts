@@ -1,8 +1,8 @@
 import type { PreparedWrite } from '../db/executePrepared.ts';
 import type { Tables } from '../db/tables.ts';
+import { PAYLOAD_APART, storedApart } from '../model/storedPayload.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
 import { columnsFor, insertJobsPrefix } from './jobInsert.ts';
-import { PAYLOAD_APART, storedApart } from './payloadApart.ts';
 
 /** How a job's run_at is given: at once, after a delay on the DB clock, or at a time. */
 enum Due {

@@ -5,7 +5,7 @@ import { type GroupHold, readGroupHold } from '../groups/readGroupHold.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
-import { storedPayloadOrAsIs } from '../model/packedPayload.ts';
+import { storedPayloadOrAsIs } from '../model/storedPayload.ts';
 import { type FlowHold, flowHold } from '../queues/flowHold.ts';
 import { type QueueHold, type QueueHoldColumns, queueHold, queueHoldColumns } from '../queues/queueHold.ts';
 import { type JobWorkflow, readWorkflow } from '../workflows/readWorkflow.ts';

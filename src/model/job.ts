@@ -10,7 +10,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { storedPayloadJson } from './packedPayload.ts';
+import { storedPayloadJson } from './storedPayload.ts';
 
 /** What application code submits. */
 export interface JobSpec {
@@ -147,7 +147,7 @@ export function jobWithPayload<P>(row: JobRow, payload: P): Job<P> {
 
 /**
  * A stored payload as the driver returned it, text or bytes (a claim reads bytes: claimedRow.ts),
- * unpacked (packedPayload.ts) and parsed. Throws when it does not unpack or is not JSON.
+ * unpacked (storedPayload.ts) and parsed. Throws when it does not unpack or is not JSON.
  */
 export function parseStoredPayload(stored: string | Buffer): unknown {
   return JSON.parse(storedPayloadJson(stored));

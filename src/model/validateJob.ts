@@ -4,9 +4,9 @@ import { describe, type Fail } from './describeValue.ts';
 import { flowControlOf, type JobFlowControl } from './flowControlOf.ts';
 import { type GroupOf, groupOf } from './groupOf.ts';
 import type { JobSpec, ParentRef } from './job.ts';
-import { packPayload } from './packedPayload.ts';
 import { QUEUE_NAME } from './queueName.ts';
 import { RESERVED_KEY_PREFIX } from './reservedKeyPrefix.ts';
+import { packPayload } from './storedPayload.ts';
 
 /** Job and queue names: what fits a log line, a file name and an index without quoting. */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -43,7 +43,7 @@ export interface NormalizedJob {
   readonly name: string;
   /** JSON text. */
   readonly payload: string;
-  /** What the database holds for it: the JSON, or its packed form (packedPayload.ts). */
+  /** What the database holds for it: the JSON, or its packed form (storedPayload.ts). */
   readonly storedPayload: string;
   readonly priority: number;
   /** An absolute time, or null to use NOW(3) + delayMs on the DB clock. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PAYLOAD_INLINE_MAX_BYTES } from '../../src/enqueue/payloadApart.ts';
 import { pruneDebounces } from '../../src/enqueue/pruneDebounces.ts';
 import { JobValidationError } from '../../src/index.ts';
+import { PAYLOAD_INLINE_MAX_BYTES } from '../../src/model/storedPayload.ts';
 import { countRows, operationsOf } from '../helpers/factory.ts';
 import { randomText } from '../helpers/randomText.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';

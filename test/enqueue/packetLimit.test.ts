@@ -7,7 +7,7 @@ import { testLogger } from '../helpers/testDatabase.ts';
 /**
  * A server with max_allowed_packet 1 MiB (a private one: it is a server setting), and an install
  * whose maxPayloadBytes (2 MiB) lets through a payload of 1.2 MB of text that does not pack
- * (src/model/packedPayload.ts): escaped for the server it is a statement the server refuses by
+ * (src/model/storedPayload.ts): escaped for the server it is a statement the server refuses by
  * closing the connection.
  */
 let server: ThrowawayServer;

@@ -1,6 +1,6 @@
 /**
  * Text of `length` printable ASCII characters from a fixed seed, none that JSON escapes: a payload
- * of a known size that does not pack (src/model/packedPayload.ts keeps it as JSON), for tests of
+ * of a known size that does not pack (src/model/storedPayload.ts keeps it as JSON), for tests of
  * where a kilobyte payload is stored. A repeated character packs to a few dozen bytes.
  */
 export function randomText(length: number, seed = 1): string {
