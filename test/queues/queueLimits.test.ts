@@ -174,11 +174,13 @@ describe('a limited queue', () => {
     });
     // Windows are aligned to the clock. A start lags its claim (a few ms; more on a busy host), never
     // leads it: by the end of the n-th window since the enqueue at most 5n have started, and 12 jobs
-    // at 5 a window take at least three windows.
+    // at 5 a window take at least three windows, so the last starts two windows after the enqueue's
+    // or later. (Counting the windows the starts fell in fails on a busy host: the first window's
+    // starts can lag into the second.)
     const windows = starts.map((t) => Math.floor(t / 1000));
     for (const w of new Set(windows))
       expect(windows.filter((s) => s <= w).length, JSON.stringify(windows)).toBeLessThanOrEqual((w - first + 1) * 5);
-    expect(new Set(windows).size).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...windows) - first, JSON.stringify(windows)).toBeGreaterThanOrEqual(2);
     await sluice.close();
   });
 
