@@ -8,8 +8,8 @@ import type { Tables } from '../src/db/tables.ts';
  * reference), and pruning history or dead jobs deletes it with the row that referred to it.
  * A job's `payload` column holds '' (never valid JSON) when its payload is here.
  *
- * Only payloads over 1 KiB as JSON come here (src/model/storedPayload.ts); smaller ones stay in
- * the job's row, so the ~100-byte bulk and single enqueue stay one table and one statement (apart,
+ * Only payloads over 1 KiB as JSON that do not pack into 1 KiB come here (src/model/storedPayload.ts);
+ * the others stay in the job's row, so the ~100-byte bulk and single enqueue stay one table and one statement (apart,
  * a single enqueue is a transaction of two INSERTs). Over it, the hot row stays narrow for the
  * claim's in-place UPDATE and the completion copies '' instead of the payload: at 1 KB a drained
  * job wrote 3.2 KB of redo inline against 0.76 KB apart; at 0–16 KiB, 11 KB against 0.8 KB
