@@ -1,7 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
-import { PAYLOAD_APART, storedApart } from '../model/storedPayload.ts';
+import { rowPayload, storedApart } from '../model/storedPayload.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
 
 /**
@@ -93,7 +93,7 @@ export async function debounceJob(
     const apart = storedApart(job.storedPayload);
     const { affectedRows } = await tx.write(sqlReplace(tables), [
       job.name,
-      apart ? PAYLOAD_APART : job.storedPayload,
+      rowPayload(job.storedPayload),
       job.priority,
       startAt,
       waitingId,

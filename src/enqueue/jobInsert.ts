@@ -3,7 +3,7 @@ import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
-import { PAYLOAD_APART, storedApart } from '../model/storedPayload.ts';
+import { rowPayload } from '../model/storedPayload.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
 import type { GroupStart } from '../queues/reserveGroupStarts.ts';
 
@@ -90,7 +90,7 @@ const NO_GRAPH = { flags: 0, held: false };
  * parents) is parked at HELD_RUN_AT and its run_at kept in job_holds; a job of a rate-limited group
  * starts at the time its group reserved for it (`start`, reserveGroupStarts) and is flagged
  * groupRated, so that its claim counts its start (countGroupStarts). A payload stored apart
- * (storedApart) is written as '' here and by writeApartPayloads in the same transaction.
+ * (rowPayload) is written as '' here and by writeApartPayloads in the same transaction.
  */
 export function renderJobTuple(
   job: NormalizedJob,
@@ -105,7 +105,7 @@ export function renderJobTuple(
       ? `'${new Date(start.atMs).toISOString().slice(0, 23).replace('T', ' ')}'`
       : runAtSql(job);
   const flags = start?.rated ? graph.flags | JOB_FLAGS.groupRated : graph.flags;
-  const payload = sqlLiteral(storedApart(job.storedPayload) ? PAYLOAD_APART : job.storedPayload);
+  const payload = sqlLiteral(rowPayload(job.storedPayload));
   let tuple = `(${sqlLiteral(job.queue)},${sqlLiteral(job.name)},${payload},${job.priority},${runAt}`;
   if (columns.maxRetries) tuple += `,${job.maxRetries ?? 'NULL'}`;
   if (columns.backoff) tuple += `,${job.backoff === null ? 'NULL' : sqlLiteral(job.backoff)}`;

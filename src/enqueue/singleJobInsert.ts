@@ -1,6 +1,6 @@
 import type { PreparedWrite } from '../db/executePrepared.ts';
 import type { Tables } from '../db/tables.ts';
-import { PAYLOAD_APART, storedApart } from '../model/storedPayload.ts';
+import { rowPayload } from '../model/storedPayload.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
 import { columnsFor, insertJobsPrefix } from './jobInsert.ts';
 
@@ -31,12 +31,7 @@ export function singleJobInsert(t: Tables, job: NormalizedJob): PreparedWrite {
   const columns = columnsFor([job], null);
   const prefix = insertJobsPrefix(t, columns);
   const due = job.runAt !== null ? Due.At : job.delayMs > 0 ? Due.Delayed : Due.Now;
-  const values: unknown[] = [
-    job.queue,
-    job.name,
-    storedApart(job.storedPayload) ? PAYLOAD_APART : job.storedPayload,
-    job.priority,
-  ];
+  const values: unknown[] = [job.queue, job.name, rowPayload(job.storedPayload), job.priority];
   if (due === Due.At) values.push((job.runAt as Date).toISOString().slice(0, 23).replace('T', ' '));
   else if (due === Due.Delayed) values.push(job.delayMs * 1000);
   if (columns.maxRetries) values.push(job.maxRetries);

@@ -18,7 +18,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 export const PAYLOAD_INLINE_MAX_BYTES = 1024;
 
 /** What the row holds when its payload is stored apart: '' is never valid JSON, so never a payload. */
-export const PAYLOAD_APART = '';
+const PAYLOAD_APART = '';
 
 /** What a packed payload starts with: never how JSON starts. */
 export const PACKED_PREFIX = 'deflate:';
@@ -38,6 +38,11 @@ const PROBE_CHARS = 1024;
 /** Pure: true when `stored` (the text a row would hold) goes to job_payloads. Its length in UTF-16 units (at most its bytes): no encoding pass. */
 export function storedApart(stored: string): boolean {
   return stored.length > PAYLOAD_INLINE_MAX_BYTES;
+}
+
+/** Pure: what the job's row holds for a payload stored as `stored`: the text itself, or '' when it goes apart. */
+export function rowPayload(stored: string): string {
+  return storedApart(stored) ? PAYLOAD_APART : stored;
 }
 
 /** Pure: the text to store for a payload's JSON: packed when that fits its row and the JSON does not, else the JSON. */
