@@ -13,6 +13,7 @@ import type { BatchStatus } from './batches/getBatch.ts';
 import { createDashboard, type DashboardHandler } from './dashboard/createDashboard.ts';
 import type { DashboardOptions } from './dashboard/dashboardOptions.ts';
 import { connect, resolveUrl } from './db/connect.ts';
+import { connectionsHeld } from './db/connectionsHeld.ts';
 import { fromKnex } from './db/executor.ts';
 import { explainFailure } from './db/explainFailure.ts';
 import { migrate } from './db/migrate.ts';
@@ -271,10 +272,18 @@ export class Sluice implements SluiceApi {
    */
   #guard<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return fn().catch((error: unknown) => Promise.reject(explainFailure(this.#url, error)));
+      return fn().catch((error: unknown) => Promise.reject(this.#explain(error)));
     } catch (error) {
-      return Promise.reject(explainFailure(this.#url, error));
+      return Promise.reject(this.#explain(error));
     }
+  }
+
+  #explain(error: unknown): unknown {
+    return explainFailure(
+      this.#url,
+      error,
+      connectionsHeld([...(this.#ownsKnex ? [this.knex] : []), ...this.#controlKnex]),
+    );
   }
 }
 

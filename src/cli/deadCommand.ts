@@ -2,6 +2,7 @@ import type { DeadJobFilter } from '../deadJobs/deadJobFilter.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, choice, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
+import { terminalJson } from './terminalText.ts';
 import { UsageError } from './UsageError.ts';
 
 export const DEAD_HELP = `sluice dead: inspect and act on dead jobs
@@ -72,7 +73,7 @@ export async function deadCommand(argv: string[]): Promise<number> {
   try {
     if (action === 'list') {
       const jobs = await sluice.deadJobs.list(filter, { limit, afterId });
-      if (v.json) process.stdout.write(`${JSON.stringify({ deadJobs: jobs })}\n`);
+      if (v.json) process.stdout.write(`${terminalJson({ deadJobs: jobs })}\n`);
       else {
         const rows = jobs.map((j) => [
           j.id,
@@ -91,10 +92,10 @@ export async function deadCommand(argv: string[]): Promise<number> {
         batchSize,
         onProgress: (n) => process.stderr.write(`redriven ${n}…\n`),
       });
-      process.stdout.write(`${JSON.stringify({ redriven })}\n`);
+      process.stdout.write(`${terminalJson({ redriven })}\n`);
       return 0;
     }
-    process.stdout.write(`${JSON.stringify(await sluice.deadJobs.purge(filter, { batchSize }))}\n`);
+    process.stdout.write(`${terminalJson(await sluice.deadJobs.purge(filter, { batchSize }))}\n`);
     return 0;
   } finally {
     await sluice.close();

@@ -1,3 +1,4 @@
+import { explainFailure } from '../db/explainFailure.ts';
 import { OptionsError, SluiceError } from '../errors.ts';
 import { CommandError } from './CommandError.ts';
 import { UsageError } from './UsageError.ts';
@@ -18,8 +19,10 @@ export interface Failure {
  * What the CLI says when a command fails: one line a user can act on. Usage errors and invalid
  * options exit 2, everything else 1. Stacks only in `details`.
  */
-export function describeFailure(error: unknown): Failure {
-  const details = stackOf(error);
+export function describeFailure(failure: unknown): Failure {
+  const details = stackOf(failure);
+  // What the library's calls already say of a missing table or a full server, said of any statement.
+  const error = explainFailure(null, failure);
   if (error instanceof UsageError) return { exitCode: EXIT.usage, line: error.message, details };
   if (error instanceof OptionsError) return { exitCode: EXIT.usage, line: error.message, details };
   if (error instanceof CommandError) return { exitCode: EXIT.failure, line: error.message, details };

@@ -1,5 +1,5 @@
-import { existsSync, writeFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { WORKER_DEFAULTS } from '../worker/workerOptions.ts';
 import { CommandError } from './CommandError.ts';
 import { packageVersion } from './packageVersion.ts';
@@ -34,10 +34,13 @@ export async function initCommand(argv: string[]): Promise<number> {
   const target = resolve(FILE);
   if (existsSync(target) && !v.force) throw new CommandError(`${target} exists; --force overwrites it`);
   const jobs = relative(process.cwd(), resolve(v.jobs ?? D.jobs)) || '.';
-  if (!existsSync(resolve(jobs)))
+  if (!existsSync(resolve(jobs))) {
+    // A folder named on purpose that is not there is a typo; the default may be made later.
+    if (v.jobs !== undefined) throw new UsageError(`--jobs ${resolve(jobs)} is not a folder`);
     process.stderr.write(
       `sluice init: note: ${resolve(jobs)} does not exist yet; the workers load their jobs from it\n`,
     );
+  } else refuseUnloadableTypeScript(resolve(jobs));
   const settings = {
     jobs,
     workers: intFlag('workers', v.workers, 1) ?? 2,
@@ -55,6 +58,21 @@ next:
 `,
   );
   return 0;
+}
+
+/**
+ * PM2 runs the workers on this Node with no loader: a folder of .ts job files it cannot load would
+ * be a fleet that crash-loops. Node strips types by itself from 22.18 and 23.6 on
+ * (`process.features.typescript`).
+ */
+function refuseUnloadableTypeScript(folder: string): void {
+  if ((process.features as { typescript?: unknown }).typescript) return;
+  const typescript = readdirSync(folder).find((f) => /\.m?ts$/.test(f) && !/\.d\.m?ts$/.test(f));
+  if (typescript === undefined) return;
+  throw new CommandError(
+    `${join(folder, typescript)} is TypeScript, which this Node (${process.version}) cannot load without a loader, ` +
+      'and PM2 starts the workers with none: point --jobs at the compiled .js folder, or use Node 22.18+ (it strips types)',
+  );
 }
 
 interface Settings {

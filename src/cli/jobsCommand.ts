@@ -8,6 +8,7 @@ import { jobsGraph } from './jobsGraph.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
+import { terminalJson, terminalText } from './terminalText.ts';
 
 export const JOBS_HELP = `sluice jobs: look up, list, cancel and expedite jobs (the same calls as sluice.jobs.*)
 
@@ -56,7 +57,8 @@ export async function jobsCommand(argv: string[]): Promise<number> {
     2,
   );
   const [action, target] = positionals;
-  if (v.help || !action) return help(JOBS_HELP) + (action ? 0 : 2);
+  if (v.help) return help(JOBS_HELP);
+  if (!action) return help(JOBS_HELP) + 2;
   const filter: JobFilter = {
     state: v.state as JobState | undefined,
     queue: v.queue,
@@ -74,12 +76,12 @@ export async function jobsCommand(argv: string[]): Promise<number> {
           process.stderr.write(`sluice jobs: no job ${target} (never enqueued, or finished without history)\n`);
           return 1;
         }
-        process.stdout.write(`${v.json ? JSON.stringify({ job }) : describeJob(job)}\n`);
+        process.stdout.write(`${v.json ? terminalJson({ job }) : describeJob(job)}\n`);
         return 0;
       }
       case 'list': {
         const page = await sluice.jobs.list(filter, { limit: intFlag('limit', v.limit), after: v.after });
-        if (v.json) process.stdout.write(`${JSON.stringify(page)}\n`);
+        if (v.json) process.stdout.write(`${terminalJson(page)}\n`);
         else process.stdout.write(`${listTable(page.jobs)}\n${page.next ? `next page: --after ${page.next}\n` : ''}`);
         return 0;
       }
@@ -92,7 +94,7 @@ export async function jobsCommand(argv: string[]): Promise<number> {
         );
       case 'count': {
         const { count, exact } = await sluice.jobs.count(filter, { max: intFlag('max', v.max) });
-        process.stdout.write(v.json ? `${JSON.stringify({ count, exact })}\n` : `${count}${exact ? '' : '+'}\n`);
+        process.stdout.write(v.json ? `${terminalJson({ count, exact })}\n` : `${count}${exact ? '' : '+'}\n`);
         return 0;
       }
       case 'cancel':
@@ -101,12 +103,12 @@ export async function jobsCommand(argv: string[]): Promise<number> {
       case 'retry-now': {
         const ids = idsOf(target);
         const changed = await (action === 'run-now' ? sluice.jobs.runNow(ids) : sluice.jobs.retryNow(ids));
-        process.stdout.write(`${JSON.stringify({ changed })}\n`);
+        process.stdout.write(`${terminalJson({ changed })}\n`);
         return 0;
       }
       case 'wait': {
         const result = await sluice.jobs.waitFor(idOf(target), { timeoutMs: intFlag('timeout-ms', v['timeout-ms']) });
-        process.stdout.write(`${JSON.stringify({ result: result ?? null })}\n`);
+        process.stdout.write(`${terminalJson({ result: result ?? null })}\n`);
         return 0;
       }
       default:
@@ -133,7 +135,7 @@ async function cancel(sluice: Sluice, target: string | undefined, filter: JobFil
           batchSize,
           onProgress: (n) => process.stderr.write(`cancelled ${n}…\n`),
         });
-  process.stdout.write(`${JSON.stringify({ cancelled })}\n`);
+  process.stdout.write(`${terminalJson({ cancelled })}\n`);
   return 0;
 }
 
@@ -173,14 +175,15 @@ function listTable(jobs: readonly JobSummary[]): string {
 /** A job as lines of `field  value`, then its last error's stack, its attempts' errors and its log lines. */
 export function describeJob(job: JobInfo): string {
   const time = (d: Date | null) => d?.toISOString() ?? '-';
-  const json = (value: unknown) => (value === undefined ? '-' : JSON.stringify(value));
+  const json = (value: unknown) => (value === undefined ? '-' : terminalJson(value));
+  const releasedAt = job.workflow?.held?.runAt ?? job.groupHold?.runAt ?? null;
   const fields: [string, string | number][] = [
     ['state', job.state],
     ['queue', job.queue],
     ['name', job.name],
     ['priority', job.priority],
     ['attempts', `${job.retryTimes} failed, retry limit ${job.maxRetries ?? "the definition's"}`],
-    ['run at', job.workflow?.held ? `${time(job.workflow.held.runAt)} once released` : time(job.runAt)],
+    ['run at', releasedAt ? `${time(releasedAt)} once released` : time(job.runAt)],
     ...workflowFields(job),
     [
       'held by',
@@ -196,6 +199,14 @@ export function describeJob(job: JobInfo): string {
     ['started', time(job.startedAt)],
     ['finished', time(job.finishedAt)],
     ...(job.redrivenAs ? [['re-driven as', job.redrivenAs] as [string, number]] : []),
+    ...(job.groupHold
+      ? [
+          [
+            'held back',
+            `by its group ${job.groupHold.group}: ${job.groupHold.active} slot(s) taken, ${job.groupHold.limit === null ? 'no limit' : `${job.groupHold.fair ? 'a fair-share window' : 'a limit'} of ${job.groupHold.limit}`}`,
+          ] as [string, string],
+        ]
+      : []),
     ...(job.queueHold
       ? [
           [
@@ -229,12 +240,12 @@ export function describeJob(job: JobInfo): string {
   if (job.logs.length > 0 || job.logsDropped > 0) {
     lines.push('  log');
     for (const l of job.logs) {
-      const fields = l.fields === undefined ? '' : `  ${JSON.stringify(l.fields)}`;
+      const fields = l.fields === undefined ? '' : `  ${terminalJson(l.fields)}`;
       lines.push(`    ${time(l.at)}  #${l.attempt}  ${l.message}${fields}`);
     }
     if (job.logsDropped > 0) lines.push(`    … ${job.logsDropped} more line(s) dropped`);
   }
-  return lines.join('\n');
+  return lines.map(terminalText).join('\n');
 }
 
 /** A workflow job's waits, parents (with how each ended) and children: ids, the first 20, then a count. */

@@ -1,5 +1,6 @@
 import type { Sluice } from '../Sluice.ts';
 import { renderTable } from './renderTable.ts';
+import { terminalJson } from './terminalText.ts';
 import { UsageError } from './UsageError.ts';
 
 /** Parents and children printed per job: the first this many, then a count. */
@@ -29,7 +30,7 @@ export async function jobsGraph(
   }
   const graph = await sluice.batches.graph(batchId as number, page);
   if (json) {
-    process.stdout.write(`${JSON.stringify({ batchId, ...graph })}\n`);
+    process.stdout.write(`${terminalJson({ batchId, ...graph })}\n`);
     return 0;
   }
   const list = (items: readonly string[]) =>

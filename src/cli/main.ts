@@ -1,6 +1,7 @@
 import { nearestName } from '../nearestName.ts';
 import { describeFailure, EXIT } from './describeFailure.ts';
 import { packageVersion } from './packageVersion.ts';
+import { terminalText } from './terminalText.ts';
 
 /** A command of the `sluice` CLI: its line in `sluice --help`, and its module, loaded only to run it. */
 interface CommandEntry {
@@ -110,8 +111,9 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     const failure = describeFailure(error);
     const hint = failure.exitCode === EXIT.usage ? ` (sluice ${command} --help)` : '';
-    process.stderr.write(`sluice ${command}: ${failure.line}${hint}\n`);
-    if (rest.includes('--verbose') || isDebug()) process.stderr.write(`${failure.details}\n`);
+    process.stderr.write(`sluice ${command}: ${terminalText(failure.line)}${hint}\n`);
+    if (rest.includes('--verbose') || isDebug())
+      process.stderr.write(`${failure.details.split('\n').map(terminalText).join('\n')}\n`);
     return failure.exitCode;
   }
 }

@@ -3,6 +3,7 @@ import { stopOnSignals } from '../shutdown.ts';
 import { jobsFolder, requireJobsFolder } from './jobsFolder.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse, portFlag, positiveFlag } from './parse.ts';
+import { terminalJson } from './terminalText.ts';
 
 const D = MAINTENANCE_DEFAULTS;
 
@@ -58,7 +59,7 @@ export async function maintenanceCommand(argv: string[]): Promise<number> {
     if (v.once) {
       const result = await maintenance.runOnce();
       await maintenance.stop();
-      process.stdout.write(`${JSON.stringify(result)}\n`);
+      process.stdout.write(`${terminalJson(result)}\n`);
       return 0;
     }
     const metrics =

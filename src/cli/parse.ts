@@ -35,11 +35,12 @@ export const COMMON_HELP = `  --url URL          mysql://user:password@host:port
  */
 export function parse<O extends OptionsConfig>(argv: readonly string[], options: O, maxPositionals = 0): ParsedArgs<O> {
   const all: OptionsConfig = { ...COMMON_OPTIONS, ...options };
+  const args = joinNegativeValues(argv, all);
   let parsed: ParsedArgs<O>;
   try {
-    parsed = parseArgs({ args: [...argv], options: all, strict: true, allowPositionals: true }) as ParsedArgs<O>;
+    parsed = parseArgs({ args, options: all, strict: true, allowPositionals: true }) as ParsedArgs<O>;
   } catch (error) {
-    throw explain(argv, all, error as Error);
+    throw explain(args, all, error as Error);
   }
   if (parsed.values.help !== true && parsed.positionals.length > maxPositionals) {
     const extra = parsed.positionals[maxPositionals] as string;
@@ -48,6 +49,25 @@ export function parse<O extends OptionsConfig>(argv: readonly string[], options:
     );
   }
   return parsed;
+}
+
+/**
+ * `--flag -1` as `--flag=-1`, for a flag that takes a value: parseArgs reads a value starting with
+ * a dash as "ambiguous", and the flag's own check should say what it accepts (`--concurrency must
+ * be …`) instead.
+ */
+function joinNegativeValues(argv: readonly string[], options: OptionsConfig): string[] {
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : null;
+    if (name !== null && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      args.push(`${arg}=${next}`);
+      i++;
+    } else args.push(arg);
+  }
+  return args;
 }
 
 /** Turns a parseArgs error into one line that names the flag and, for a typo, the nearest known one. */

@@ -2,6 +2,7 @@ import type { QueueLimits } from '../api/queuesApi.ts';
 import { limitFlags } from './limitFlags.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, choice, help, intFlag, parse } from './parse.ts';
+import { terminalJson } from './terminalText.ts';
 import { UsageError } from './UsageError.ts';
 
 export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; set its limits and latency promise
@@ -156,6 +157,6 @@ function promiseFlags(
 }
 
 function print(value: unknown): number {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  process.stdout.write(`${terminalJson(value)}\n`);
   return 0;
 }

@@ -1,6 +1,8 @@
-/** Left-aligned text table. */
+import { terminalText } from './terminalText.ts';
+
+/** Left-aligned text table; every cell one line, its control characters shown as escapes (terminalText). */
 export function renderTable(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map(String))];
+  const cells = [header, ...rows.map((r) => r.map((c) => terminalText(String(c))))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) =>
     r

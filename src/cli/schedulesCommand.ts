@@ -2,6 +2,7 @@ import { jobsFolder, requireJobsFolder } from './jobsFolder.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
+import { terminalJson } from './terminalText.ts';
 
 export const SCHEDULES_HELP = `sluice schedules: the recurring jobs (definitions with a schedule) and their slots
 
@@ -21,7 +22,7 @@ export async function schedulesCommand(argv: string[]): Promise<number> {
   try {
     const schedules = await sluice.schedules.list(folder);
     if (v.json) {
-      process.stdout.write(`${JSON.stringify({ schedules })}\n`);
+      process.stdout.write(`${terminalJson({ schedules })}\n`);
       return 0;
     }
     const rows = schedules.map((s) => [

@@ -3,6 +3,7 @@ import { DEPTH_MAX_DEFAULT } from '../stats/queueDepth.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
+import { terminalJson } from './terminalText.ts';
 
 export const STATS_HELP = `sluice stats: jobs per queue (ready, delayed, held, running, dead, oldest ready
 age; held: waiting for parents or a limit, never due until released),
@@ -25,7 +26,7 @@ export async function statsCommand(argv: string[]): Promise<number> {
     const blocked = new Map(limits.map((l) => [l.queue, l.blocked]));
     const depth = queues.map((d) => ({ ...d, heldBack: blocked.get(d.queue) ?? null }));
     if (v.json) {
-      process.stdout.write(`${JSON.stringify({ queues: depth })}\n`);
+      process.stdout.write(`${terminalJson({ queues: depth })}\n`);
       return 0;
     }
     const n = (c: BoundedCount) => `${c.count}${c.exact ? '' : '+'}`;

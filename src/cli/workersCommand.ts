@@ -1,6 +1,7 @@
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
+import { terminalJson } from './terminalText.ts';
 
 export const WORKERS_HELP = `sluice workers: the worker fleet, from the registry (one row per live worker)
 
@@ -14,7 +15,7 @@ export async function workersCommand(argv: string[]): Promise<number> {
   try {
     const workers = await sluice.workers.list();
     if (v.json) {
-      process.stdout.write(`${JSON.stringify({ workers })}\n`);
+      process.stdout.write(`${terminalJson({ workers })}\n`);
       return 0;
     }
     const percent = (x: number | null) => (x === null ? '-' : `${Math.round(x * 100)}%`);

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { explainFailure } from '../db/explainFailure.ts';
-import { DashboardRequestError, OptionsError, SchemaVersionError } from '../errors.ts';
+import { DashboardRequestError, JobDefinitionError, OptionsError, SchemaVersionError } from '../errors.ts';
 import { errorFields } from '../errorText.ts';
 import { html } from './html.ts';
 import { layout } from './layout.ts';
@@ -15,6 +15,8 @@ import { send } from './respond.ts';
  * - a database without sluice's tables (not migrated yet) or with a schema this build does not
  *   know — 503 and what the CLI says ("run `sluice migrate` … first"), logged once until a page
  *   works again (every open page asks every few seconds);
+ * - a job file that does not load (the schedules page and a job's retry limit read them) — 500,
+ *   that file and why, and the error logged;
  * - anything else — 500, a line saying where to look, and the error logged.
  */
 export class FailurePages {
@@ -42,7 +44,12 @@ export class FailurePages {
         'dashboard: a page failed',
       );
     // The message of an unexpected error may name a host or a query: the page says only where to look.
-    const message = known ? (error as Error).message : 'the page could not be read from the database; see the log';
+    // A job file that does not load (the schedules page imports them) is named as such.
+    const message = known
+      ? (error as Error).message
+      : error instanceof JobDefinitionError
+        ? `a job file could not be loaded: ${error.message}`
+        : 'the page could not be read from the database; see the log';
     const body = html`<p class="notice failure" role="alert" data-status="${status}">${message}</p>`;
     send(res, status, layout(ctx, { title: `Error ${status}`, section: '', body }).text, headers);
   }

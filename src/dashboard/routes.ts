@@ -24,7 +24,7 @@ const PAGES: readonly [RegExp, Page][] = [
   [/^\/queues\/([^/]+)$/, queuePage],
   [/^\/jobs$/, jobsPage],
   [/^\/jobs\/([^/]+)$/, jobPage],
-  [/^\/jobs\/([^/]+)\/(payload|result|progress)\.json$/, jobValuePage],
+  [/^\/jobs\/([^/]+)\/(payload|result|progress|logs)\.json$/, jobValuePage],
   [/^\/dead$/, deadJobsPage],
   [/^\/workers$/, workersPage],
   [/^\/batches$/, batchesPage],

@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import { format as formatSql } from 'mysql2';
 import type { Logger } from 'pino';
-import { ConnectionError, OptionsError } from '../errors.ts';
+import { OptionsError } from '../errors.ts';
 import { parseMysqlUrl } from './parseMysqlUrl.ts';
-import { redactUrl } from './redactUrl.ts';
 
 export const DEFAULT_URL = 'mysql://root@127.0.0.1:3306/test';
 
@@ -140,14 +139,4 @@ function describe(message: unknown): string {
 /** knex's "Acquire connection error: …" (and the "aborted" ones when the pool is destroyed). */
 function isConnectionWarning(message: unknown): boolean {
   return String(message instanceof Error ? message.message : message).startsWith('Acquire connection error');
-}
-
-/** Turns a failed first query into an error that says how to fix it, without the password. */
-export function describeConnectionFailure(url: string, error: unknown): ConnectionError {
-  const reason = (error as { message?: string } | null)?.message ?? String(error);
-  return new ConnectionError(
-    `cannot use the database at ${redactUrl(url)}: ${reason}. ` +
-      'Set MYSQL_URL=mysql://user:password@host:port/database to point sluice at a MySQL 8.0+ or MariaDB 10.6+ server.',
-    { cause: error },
-  );
 }

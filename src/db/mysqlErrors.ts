@@ -13,6 +13,8 @@ export const ER = {
   CHECKREAD: 1020,
   AUTOINC_READ_FAILED: 1467,
   NO_SUCH_TABLE: 1146,
+  /** ER_CON_COUNT_ERROR: "Too many connections", the server's max_connections are all in use. */
+  CON_COUNT_ERROR: 1040,
   /** ER_ERROR_DURING_COMMIT: on Galera also "wsrep_max_ws_rows exceeded". */
   ERROR_DURING_COMMIT: 1180,
   /** ER_UNKNOWN_ERROR: on Galera also "Maximum writeset size exceeded". */

@@ -4,6 +4,7 @@ import type { Tables } from '../db/tables.ts';
 import { type GroupHold, readGroupHold } from '../groups/readGroupHold.ts';
 import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
+import { shownRunAt } from '../model/heldRunAt.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
 import { storedPayloadOrAsIs } from '../model/storedPayload.ts';
 import { type FlowHold, flowHold } from '../queues/flowHold.ts';
@@ -92,7 +93,7 @@ export interface JobInfo {
   readonly retryTimes: number;
   /** The job's own retry limit; null: its definition's (or the worker's default). */
   readonly maxRetries: number | null;
-  /** Not before (live jobs only). */
+  /** Not before (live jobs only); null for a held job (`workflow.held.runAt` is the one it gets back once released). */
   readonly runAt: Date | null;
   /** The claim of a running job. */
   readonly lock: JobLock | null;
@@ -190,7 +191,7 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
     priority: row.priority,
     retryTimes: row.retry_times,
     maxRetries: row.max_retries,
-    runAt: row.run_at,
+    runAt: shownRunAt(row.run_at),
     lock: row.lock_id && row.locked_at ? await lockOf(db, tables, row.lock_id, row.locked_at) : null,
     lastError: row.last_error,
     errors,

@@ -1,6 +1,7 @@
 import { countStatements } from '../db/countStatements.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { shownRunAt } from '../model/heldRunAt.ts';
 import { integerIn, rejectUnknownKeys } from '../options.ts';
 import { checkCursor, decodeCursor, encodeCursor, type JobCursor, type KeyValue } from './jobCursor.ts';
 import { type JobFilter, validateJobFilter } from './jobFilter.ts';
@@ -43,7 +44,7 @@ export interface JobSummary {
   readonly priority: number;
   readonly retryTimes: number;
   readonly maxRetries: number | null;
-  /** Live jobs: not before. */
+  /** Live jobs: not before; null for a held job (it has no start time until it is released). */
   readonly runAt: Date | null;
   /** Running jobs: the claim (`<host>-<pid>~<token>`). */
   readonly lockId: string | null;
@@ -170,7 +171,7 @@ function summaryOf(row: SummaryRow): JobSummary {
     priority: row.priority,
     retryTimes: row.retry_times,
     maxRetries: row.max_retries,
-    runAt: row.run_at,
+    runAt: shownRunAt(row.run_at),
     lockId: row.lock_id || null,
     lockedAt: row.locked_at,
     batchId: row.batch_id === null ? null : Number(row.batch_id),

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ afterAll(() => rmSync(app, { recursive: true, force: true }));
 /** `sluice init` (started with the real pm2 from an installed package: test/package/consumer.test.ts). */
 describe('sluice init', () => {
   it('writes ecosystem.config.cjs for the app’s jobs folder, with the URL left to the environment', async () => {
+    mkdirSync(join(app, 'src', 'jobs'), { recursive: true });
     const result = await runCli(['init', '--jobs', 'src/jobs', '--workers', '3', '--queues', 'mail,default'], {
       cwd: app,
       env: { MYSQL_URL: 'mysql://app:s3cret@db:3306/app' },

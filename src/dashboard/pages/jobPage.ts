@@ -1,5 +1,8 @@
 import { DashboardRequestError } from '../../errors.ts';
+import type { GroupHold } from '../../groups/readGroupHold.ts';
 import type { JobInfo } from '../../jobControl/getJob.ts';
+import { loadHandlers } from '../../worker/loadHandlers.ts';
+import { WORKER_DEFAULTS } from '../../worker/workerOptions.ts';
 import { actionButton } from '../actionButton.ts';
 import { time } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
@@ -39,7 +42,7 @@ export const jobPage: Page = async (ctx, [idText]) => {
 <dt>queue</dt><dd><a href="${ctx.href(`/queues/${encodeURIComponent(job.queue)}`)}">${job.queue}</a></dd>
 <dt>name</dt><dd>${job.name}</dd>
 <dt>priority</dt><dd>${job.priority}</dd>
-<dt>attempts</dt><dd>${job.retryTimes} failed${job.maxRetries === null ? ' (limit: its definition’s)' : ` of at most ${job.maxRetries + 1}`}</dd>
+<dt>attempts</dt><dd data-field="attempts">${await attemptsOf(ctx, job)}</dd>
 <dt>batch</dt><dd>${job.batchId === null ? '—' : html`<a href="${ctx.href(`/batches/${job.batchId}`)}">${job.batchId}</a>`}</dd>
 <dt>idempotency key</dt><dd>${job.idempotencyKey ?? '—'}</dd>
 ${jobWorkflow(ctx, job)}
@@ -49,6 +52,7 @@ ${jobWorkflow(ctx, job)}
       : '—'
   }</dd>
 <dt>progress</dt><dd data-field="progress-summary">${job.progress ? html`${progressOf(values.progress)} at ${time(job.progress.at)}` : '—'}</dd>
+${job.groupHold === null ? '' : html`<dt>held back</dt><dd data-field="group-hold">${groupHoldText(job.groupHold)}</dd>`}
 ${job.queueHold === null ? '' : html`<dt>held back</dt><dd data-field="queue-hold">by its queue: ${job.queueHold.reason}${job.queueHold.until ? html` until ${time(job.queueHold.until)}` : ''}</dd>`}
 ${job.flowHold === null ? '' : html`<dt>start set by</dt><dd data-field="flow-hold">${job.flowHold.reason === 'debounced' ? html`debounce: key ${job.flowHold.debounceKey}, until ${time(job.flowHold.until)}` : html`${job.flowHold.reason === 'group-rate' ? 'rate limited' : 'paused'}: group ${job.flowHold.group}, reserved start ${time(job.flowHold.until)}`}</dd>`}
 ${job.redrivenAs === null ? '' : html`<dt>re-driven as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
@@ -60,15 +64,15 @@ ${timeline(job)}
 ${shownValue(ctx, id, 'payload', values.payload)}
 <h2>Result</h2>
 ${shownValue(ctx, id, 'result', values.result)}
-${job.progress ? html`<h2>Progress</h2>\n${shownValue(ctx, id, 'progress', values.progress)}` : ''}
+${job.progress && !isFraction(values.progress) ? html`<h2>Progress</h2>\n${shownValue(ctx, id, 'progress', values.progress)}` : ''}
 <h2>Last error</h2>
 ${shownError(job.lastError)}
-${jobAttempts(job, maskerOf(ctx, job))}`;
+${jobAttempts(job, maskerOf(ctx, job), ctx.href(`/jobs/${id}/logs.json`))}`;
   return { title: `Job ${id}`, section: 'jobs', body };
 };
 
 /**
- * GET /jobs/<id>/<payload|result|progress>.json: the whole value, through the same mask as the
+ * GET /jobs/<id>/<payload|result|progress|logs>.json: the whole value (or every kept log line), through the same mask as the
  * page, as compact JSON written piece by piece (no indentation to blow up, no recursion to
  * overflow), behind the same auth as every page.
  */
@@ -76,6 +80,11 @@ export const jobValuePage: Page = async (ctx, [idText, field]) => {
   const id = jobIdOf(idText);
   const job = await ctx.sluice.jobs.get(id);
   if (!job) return notFound(id);
+  if (field === 'logs') {
+    const mask = maskerOf(ctx, job);
+    const logs = job.logs.map((l) => (l.fields === undefined ? l : { ...l, fields: mask(l.fields) }));
+    return { download: { filename: `job-${id}-logs.json`, pieces: jsonPieces({ logs, dropped: job.logsDropped }) } };
+  }
   const name = field as ValueName;
   const value = maskedValues(ctx, job)[name];
   if (value === undefined)
@@ -129,14 +138,40 @@ function shownError(error: string | null): SafeHtml {
   return html`<pre class="error" data-field="error">${text}${cut ? '\n…' : ''}</pre>`;
 }
 
+/** A progress of 0 to 1: shown as a bar and a percentage, and only so. */
+function isFraction(value: unknown): value is number {
+  return typeof value === 'number' && value >= 0 && value <= 1;
+}
+
 /** Progress as a bar when it is a fraction (0 to 1), else as bounded JSON. */
 function progressOf(value: unknown): SafeHtml {
-  if (typeof value === 'number' && value >= 0 && value <= 1) {
+  if (isFraction(value)) {
     const percent = `${Math.round(value * 100)}%`;
     return html`<progress value="${value}" max="1" data-progress="${value}">${percent}</progress> ${percent}`;
   }
   const { text, cut } = boundedPrettyJson(value, 200, 3);
   return html`<code>${text.replace(/\s*\n\s*/g, ' ')}${cut ? ' …' : ''}</code>`;
+}
+
+/**
+ * Failed attempts and the most a job gets: its own limit, else its definition's when the
+ * dashboard was given the job files, else a worker's default (WORKER_DEFAULTS.maxRetries).
+ */
+async function attemptsOf(ctx: PageContext, job: JobInfo): Promise<string> {
+  if (job.maxRetries !== null) return `${job.retryTimes} failed of at most ${job.maxRetries + 1}`;
+  const definition = ctx.options.jobs === null ? undefined : (await loadHandlers(ctx.options.jobs)).get(job.name);
+  if (definition?.maxRetries !== undefined)
+    return `${job.retryTimes} failed of at most ${definition.maxRetries + 1} (its definition’s retry limit)`;
+  const limit = `${job.retryTimes} failed of at most ${WORKER_DEFAULTS.maxRetries + 1} (a worker’s default retry limit)`;
+  return definition
+    ? limit
+    : `${limit}, unless its definition sets maxRetries: start the dashboard with --jobs to read it`;
+}
+
+/** Why a job waits for its group: the group, its slots taken and its limit. */
+function groupHoldText(hold: GroupHold): string {
+  const limit = hold.limit === null ? 'no limit' : `${hold.fair ? 'a fair-share window' : 'a limit'} of ${hold.limit}`;
+  return `by its group ${hold.group}: ${hold.active} slot(s) taken, ${limit}; runs from ${hold.runAt.toISOString()} once released`;
 }
 
 function timeline(job: JobInfo): SafeHtml {
