@@ -94,8 +94,6 @@ export interface GroupChange {
   readonly freed: number;
   /** A concurrency limit to write onto the group (a job's or an operator's), or null to keep the row's. */
   readonly limit: number | null;
-  /** Counts the slots taken afresh, under the row's lock, instead of counting `freed` off (the reconciler). */
-  readonly recount?: (tx: Executor) => Promise<number>;
 }
 
 /**
@@ -122,7 +120,7 @@ export async function settleGroup(tx: Executor, tables: Tables, change: GroupCha
     active: number | string;
   }>(sqlReadGroup(tables), [queue, group]);
   const was = Number(row?.active ?? 0);
-  const active = change.recount ? await change.recount(tx) : Math.max(0, was - change.freed);
+  const active = Math.max(0, was - change.freed);
   const ceiling = row?.effective_limit == null ? null : Number(row.effective_limit);
   const refill = ceiling === null || Number(row?.fair) !== 1 || active <= ceiling * REFILL_BELOW;
   const room = !refill ? 0 : ceiling === null ? RELEASE_PAGE : Math.min(RELEASE_PAGE, ceiling - active);

@@ -43,7 +43,7 @@ WHERE h.job_id IN (?)
 export interface ReconcileHoldsOptions {
   /** Held jobs read per page, and orphaned edges settled per page. @defaultValue 500 */
   readonly batchSize?: number;
-  /** Most pages per pass; the next pass goes on from where this one stopped. @defaultValue 20 */
+  /** Most pages per pass; the next pass goes on from where this one stopped. @defaultValue 200 */
   readonly maxBatches?: number;
   /** How a dependent cancelled here is kept (as a cancel keeps it). @defaultValue no history */
   readonly cancel?: CancelOptions;
