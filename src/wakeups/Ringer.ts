@@ -37,9 +37,11 @@ export interface RingerOptions {
  * are being sent, or within RING_GAP_MS of their queue's last round, are gathered into the next
  * round: a steady stream of single enqueues costs a round per gap, not one per job. The doorbells
  * are read at most once per DOORBELL_CACHE_MS per queue (DoorbellCache: a read, never a write, so
- * no hot row on the enqueue path), and a doorbell is rung only once this connection has seen it
+ * no hot row on the enqueue path), up to QUEUES_PER_READ queues to a statement and READS_PER_ROUND
+ * statements to a round, however many queues a commit wrote to (the rest go in the next round);
+ * and a doorbell is rung only once this connection has seen it
  * asleep in the process list (parkedSleep.ts), one read for all the new ones: after that, a ring
- * is one KILL, as cheap as before verification. A queue nobody waits on costs one read per
+ * is one KILL, as cheap as before verification. A queue nobody waits on costs its share of one read per
  * NO_DOORBELL_CACHE_MS. A failure is reported and costs only latency: the workers' polling is the
  * backstop.
  */
@@ -56,6 +58,11 @@ export class Ringer {
 
   constructor(private readonly options: RingerOptions) {
     this.#doorbells = new DoorbellCache(options.tables, () => this.#reportOnce('other-user'));
+  }
+
+  /** Queues whose doorbells this ringer keeps a copy of (at most CACHED_QUEUES). */
+  get cachedQueues(): number {
+    return this.#doorbells.size;
   }
 
   /** Rings for `jobs` new jobs in each of `queues`. Returns at once. */
@@ -145,12 +152,14 @@ export class Ringer {
 
   async #ringRemote(queues: ReadonlyMap<string, number>): Promise<void> {
     const connection = this.#acquire();
+    const { doorbells, unread } = await this.#doorbells.read(queues.keys(), connection);
+    // Past the round's reads: rung in the next round.
+    for (const queue of unread) this.#pending.set(queue, (this.#pending.get(queue) ?? 0) + (queues.get(queue) ?? 0));
     const rings = [];
-    for (const [queue, jobs] of queues) {
-      const cached = await this.#doorbells.read(queue, connection);
-      rings.push({ jobs, parked: pickRandom(cached.parked, cached.parked.length) });
+    for (const [queue, parked] of doorbells) {
+      if (parked.length > 0) rings.push({ jobs: queues.get(queue) ?? 0, parked: pickRandom(parked, parked.length) });
     }
-    if (rings.every((r) => r.parked.length === 0)) return;
+    if (rings.length === 0) return;
     const { gone, denied } = await ringParked(connection.on, rings);
     if (denied.length > 0) this.#reportOnce('denied');
     this.#doorbells.drop([...gone, ...denied]);

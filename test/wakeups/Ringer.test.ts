@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { type SluiceEventMap, SluiceEvents } from '../../src/events.ts';
+import { CACHED_QUEUES, QUEUES_PER_READ } from '../../src/wakeups/DoorbellCache.ts';
 import { RING_GAP_MS, Ringer } from '../../src/wakeups/Ringer.ts';
 import { KILLS_PER_ROUND } from '../../src/wakeups/ringParked.ts';
 import { closeObservers, parkStandIn, type StandInDoorbell } from '../helpers/standInDoorbell.ts';
@@ -89,7 +90,7 @@ describe('Ringer', () => {
     const h = harness();
     await ring(h, 'nobody', 1);
     expect(h.statements, h.statements.join('\n')).toHaveLength(1);
-    expect(h.statements[0]).toMatch(/^SELECT worker_id/);
+    expect(h.statements[0]).toMatch(/^SELECT queue, worker_id/);
     // Within the 100 ms an empty list is kept: nothing at all.
     await ring(h, 'nobody', 1);
     expect(h.statements.length).toBeLessThanOrEqual(2);
@@ -133,6 +134,37 @@ describe('Ringer', () => {
     expect(kills(h)).toHaveLength(1);
     // Rows read and found gone were deleted (the rest stay for maintenance, or the next rounds).
     expect(await doorbellCount('flood')).toBeLessThan(5_001);
+    expect(h.errors).toEqual([]);
+  });
+
+  it('a ring after a commit over 3,000 queues reads their doorbells in a handful of statements, not one per queue', async () => {
+    const h = harness();
+    const queues = Array.from({ length: 3_000 }, (_, n) => `spread-${String(n).padStart(4, '0')}`);
+    // Two workers waiting, at either end of the list (so in two different reads).
+    const first = await standIn('spread-0007', 'w-first');
+    const last = await standIn('spread-2999', 'w-last');
+    h.ringer.ring('sluice_', new Map(queues.map((q) => [q, 1])));
+    await h.ringer.settled();
+    await waitFor(() => first.rung() && last.rung(), { timeoutMs: 5_000, what: 'both doorbells rung' });
+    // 6 reads of 500 queues, who the ringer is, the process list for each read that found rows, 2 KILLs.
+    const reads = Math.ceil(queues.length / QUEUES_PER_READ);
+    expect(h.statements.length, h.statements.slice(0, 20).join('\n')).toBeLessThanOrEqual(reads + 1 + 2 + 2);
+    expect(h.statements.filter((s) => /^SELECT queue, worker_id/.test(s))).toHaveLength(reads);
+    expect(kills(h)).toHaveLength(2);
+    expect(h.errors).toEqual([]);
+  });
+
+  it(`keeps a copy of at most ${CACHED_QUEUES} queues' doorbells after rings to 50,000 distinct queues`, async () => {
+    const h = harness();
+    for (let start = 0; start < 50_000; start += 5_000) {
+      const queues = Array.from({ length: 5_000 }, (_, n) => [`tenant-${start + n}`, 1] as const);
+      h.ringer.ring('sluice_', new Map(queues));
+      await h.ringer.settled();
+      expect(h.ringer.cachedQueues).toBeLessThanOrEqual(CACHED_QUEUES);
+    }
+    // Every queue was read (in reads of QUEUES_PER_READ), none is kept past the cap.
+    expect(h.statements).toHaveLength(50_000 / QUEUES_PER_READ);
+    expect(h.ringer.cachedQueues).toBe(CACHED_QUEUES);
     expect(h.errors).toEqual([]);
   });
 
