@@ -1,4 +1,4 @@
-import { createTraceState, type SpanContext, TraceFlags } from '@opentelemetry/api';
+import { createTraceState, type SpanContext, TraceFlags, type TraceState } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { linkTo, storedContextOf } from '../../src/tracing/traceContext.ts';
 
@@ -33,6 +33,27 @@ describe('storedContextOf', () => {
     expect(kept.length).toBeLessThanOrEqual(512);
     expect(kept.split(',').every((m) => /^v\d+=x{30}$/.test(m))).toBe(true);
     expect(kept.startsWith('v31=')).toBe(true);
+  });
+
+  it("keeps only W3C's members: other text, repeated keys and surrounding spaces go; a throwing tracestate is none", () => {
+    const state = createTraceState('rojo=1').set('bad', 'caf\u00e9').set('ok', 'a b').set('Up', 'x');
+    const spaced = { serialize: () => ' rojo=1 ,\tb=2,rojo=3,k=v,v,=x,e=' } as unknown as TraceState;
+    const throwing = {
+      serialize: () => {
+        throw new Error('no');
+      },
+    } as unknown as TraceState;
+    expect(storedContextOf(spanContext({ traceState: state }))?.tracestate).toBe('ok=a b,rojo=1');
+    expect(storedContextOf(spanContext({ traceState: spaced }))?.tracestate).toBe('rojo=1,b=2,k=v');
+    expect(storedContextOf(spanContext({ traceState: throwing }))).toEqual({
+      traceparent: `00-${TRACE_ID}-${SPAN_ID}-01`,
+      tracestate: null,
+    });
+  });
+
+  it('writes the ids in lower case, as W3C does', () => {
+    const upper = spanContext({ traceId: TRACE_ID.toUpperCase(), spanId: SPAN_ID.toUpperCase() });
+    expect(storedContextOf(upper)?.traceparent).toBe(`00-${TRACE_ID}-${SPAN_ID}-01`);
   });
 
   it('is null for an invalid context (what the API hands out with no SDK)', () => {
