@@ -8,6 +8,8 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { coerceError } from '../errorText.ts';
+import { attemptErrorFields, cutUtf8, ERROR_CODE_BYTES } from '../model/attemptError.ts';
 
 /**
  * The spans sluice starts, after OpenTelemetry's messaging conventions: an enqueue or a batch is a
@@ -142,20 +144,31 @@ export function handlerContextOf(span: Span) {
   return trace.setSpan(ROOT_CONTEXT, span);
 }
 
-/** Tracing never fails a job: an error whose fields throw when read is recorded as far as it goes. */
+/**
+ * Tracing never fails a job: an error whose fields throw when read is recorded as far as it goes.
+ * Its text obeys the bounds of an attempt's stored error (attemptErrorFields): the message in the
+ * status and the exception event at most ERROR_MESSAGE_BYTES, the stack ERROR_STACK_BYTES, the
+ * type ERROR_CODE_BYTES, whatever the error holds.
+ */
 function recordError(span: Span, error: unknown): void {
   try {
-    const e = error instanceof Error ? error : new Error(String(error));
-    span.setAttribute(ATTR.errorType, errorType(e));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
-    span.recordException(e);
+    const fields = attemptErrorFields(error);
+    const type = errorType(coerceError(error));
+    span.setAttribute(ATTR.errorType, type);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: fields.message });
+    span.recordException({
+      name: type,
+      message: fields.message,
+      ...(fields.stack === null ? {} : { stack: fields.stack }),
+      ...(fields.code === null ? {} : { code: fields.code }),
+    });
   } catch {
     span.setStatus({ code: SpanStatusCode.ERROR });
   }
 }
 
-/** A coded error's code (SLUICE_CLAIM_LOST, ER_LOCK_DEADLOCK), else its class name. */
+/** A coded error's code (SLUICE_CLAIM_LOST, ER_LOCK_DEADLOCK), else its class name; at most ERROR_CODE_BYTES. */
 function errorType(error: Error): string {
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && code !== '' ? code : error.name;
+  return cutUtf8(typeof code === 'string' && code !== '' ? code : String(error.name), ERROR_CODE_BYTES, '');
 }

@@ -16,6 +16,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineJob } from '../../src/index.ts';
+import { ERROR_CODE_BYTES, ERROR_MESSAGE_BYTES, ERROR_STACK_BYTES } from '../../src/model/attemptError.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { recordEvents, withWorker } from '../helpers/workerHarness.ts';
@@ -24,7 +25,7 @@ import { recordEvents, withWorker } from '../helpers/workerHarness.ts';
  * Tracing never breaks or bloats the business write, with the real SDK: whatever trace context an
  * enqueue comes in under (a tracestate the API let through unchecked, one that throws, an
  * upper-case trace id from a hand-made context) the enqueue commits and its job keeps what W3C
- * allows of it.
+ * allows of it; an attempt's error reaches its span within the bounds of a stored error.
  */
 const db = useTestDatabase('tracing_hostile');
 const exporter = new InMemorySpanExporter();
@@ -106,5 +107,34 @@ describe('an enqueue under a hostile trace context', () => {
     });
     const [attempt] = spansNamed('process up');
     expect(attempt?.links.map((l) => l.context.traceId)).toEqual([TRACE_ID]);
+  });
+});
+
+describe("an attempt's error on its span", () => {
+  it('is cut to the bounds of a stored error: 1 MiB thrown, at most 2 KiB of message and 8 KiB of stack', async () => {
+    const sluice = db.open();
+    const events = recordEvents(sluice);
+    const huge = 'x'.repeat(1 << 20);
+    const failing = defineJob({
+      name: 'huge',
+      handle: () => {
+        throw Object.assign(new Error(huge), { code: `E_${'Y'.repeat(1 << 20)}` });
+      },
+    });
+    await sluice.enqueue({ name: 'huge', queue: 'big', maxRetries: 0 });
+    await withWorker(sluice, [failing], { queues: ['big'] }, async () => {
+      await waitFor(() => events['job:dead'].length === 1, { what: 'the job to die' });
+    });
+    const [attempt] = spansNamed('process big');
+    const bytes = (text: unknown) => Buffer.byteLength(String(text ?? ''));
+    expect(attempt?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(bytes(attempt?.status.message)).toBeLessThanOrEqual(ERROR_MESSAGE_BYTES);
+    expect(bytes(attempt?.status.message)).toBeGreaterThan(ERROR_MESSAGE_BYTES / 2);
+    expect(bytes(attempt?.attributes['error.type'])).toBeLessThanOrEqual(ERROR_CODE_BYTES);
+    const exception = attempt?.events.find((e) => e.name === 'exception')?.attributes ?? {};
+    expect(bytes(exception['exception.message'])).toBeLessThanOrEqual(ERROR_MESSAGE_BYTES);
+    expect(bytes(exception['exception.stacktrace'])).toBeLessThanOrEqual(ERROR_STACK_BYTES);
+    expect(bytes(exception['exception.type'])).toBeLessThanOrEqual(ERROR_CODE_BYTES);
+    expect(String(exception['exception.stacktrace'])).toContain('x');
   });
 });
