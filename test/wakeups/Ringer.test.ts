@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { type SluiceEventMap, SluiceEvents } from '../../src/events.ts';
-import { CACHED_QUEUES, QUEUES_PER_READ } from '../../src/wakeups/DoorbellCache.ts';
+import { CACHED_QUEUES, QUEUES_PER_READ, READS_PER_ROUND } from '../../src/wakeups/DoorbellCache.ts';
 import { RING_GAP_MS, Ringer } from '../../src/wakeups/Ringer.ts';
 import { KILLS_PER_ROUND } from '../../src/wakeups/ringParked.ts';
 import { closeObservers, parkStandIn, type StandInDoorbell } from '../helpers/standInDoorbell.ts';
@@ -151,6 +151,19 @@ describe('Ringer', () => {
     expect(h.statements.length, h.statements.slice(0, 20).join('\n')).toBeLessThanOrEqual(reads + 1 + 2 + 2);
     expect(h.statements.filter((s) => /^SELECT queue, worker_id/.test(s))).toHaveLength(reads);
     expect(kills(h)).toHaveLength(2);
+    expect(h.errors).toEqual([]);
+  });
+
+  it('a commit over more queues than a round reads rings the rest in the next round', async () => {
+    const h = harness();
+    const count = QUEUES_PER_READ * READS_PER_ROUND + QUEUES_PER_READ;
+    const queues = Array.from({ length: count }, (_, n) => `many-${String(n).padStart(5, '0')}`);
+    // The last in binary order: past the first round's reads.
+    const last = await standIn(queues.at(-1) as string, 'w-last');
+    h.ringer.ring('sluice_', new Map(queues.map((q) => [q, 1])));
+    await h.ringer.settled();
+    await waitFor(() => last.rung(), { timeoutMs: 5_000, what: 'the last queue rung' });
+    expect(h.statements.filter((s) => /^SELECT queue, worker_id/.test(s))).toHaveLength(count / QUEUES_PER_READ);
     expect(h.errors).toEqual([]);
   });
 
