@@ -5,14 +5,17 @@ import { type ResolvedRetentionOptions, type RetentionOptions, RetentionTask } f
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of dead jobs past
- * their retention, oldest first (ix_failed), skipping rows another transaction holds. Returns ids,
- * and which have a payload stored apart.
+ * their retention, oldest first (ix_failed), skipping rows another transaction holds and dead
+ * parents whose children are not settled yet (a pending edge: job_edges' primary key prefix) —
+ * reconcileHolds settles those from the dead row, which must still be there. Returns ids, and
+ * which have a payload stored apart.
  */
 const sqlLockExpired = (t: Tables) => `
-SELECT id, payload = '' AS apart
-FROM ${t.deadJobs}
-WHERE failed_at < NOW(3) - INTERVAL ? MICROSECOND
-ORDER BY failed_at
+SELECT d.id, d.payload = '' AS apart
+FROM ${t.deadJobs} d
+WHERE d.failed_at < NOW(3) - INTERVAL ? MICROSECOND
+  AND NOT EXISTS (SELECT 1 FROM ${t.jobEdges} e WHERE e.parent_id = d.id AND e.parent_outcome IS NULL)
+ORDER BY d.failed_at
 LIMIT ?
 FOR UPDATE SKIP LOCKED`;
 
@@ -26,7 +29,10 @@ const sqlDeletePayloads = (t: Tables) => `
 DELETE FROM ${t.jobPayloads}
 WHERE job_id IN (?)`;
 
-/** dead_jobs retention: dead jobs older than deadRetentionMs, deleted a bounded batch at a time. */
+/**
+ * dead_jobs retention: dead jobs older than deadRetentionMs, deleted a bounded batch at a time; a dead
+ * parent whose children are not settled yet waits for reconcileHolds (a pass or two) first.
+ */
 export function pruneDeadJobs(
   { db, tables }: TaskDb,
   options: RetentionOptions = {},

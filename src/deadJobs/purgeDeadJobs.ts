@@ -4,11 +4,16 @@ import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
-/** Params: filter values…, ?limit. Locks one bounded batch of matching dead jobs; returns their ids. */
+/**
+ * Params: filter values…, ?limit. Locks one bounded batch of matching dead jobs, except dead parents
+ * whose children are not settled yet (a pending edge: job_edges' primary key prefix; reconcileHolds
+ * settles them from the dead row); returns their ids.
+ */
 const sqlLockBatch = (t: Tables, where: string) => `
 SELECT id
 FROM ${t.deadJobs}
 WHERE ${where}
+  AND NOT EXISTS (SELECT 1 FROM ${t.jobEdges} e WHERE e.parent_id = ${t.deadJobs}.id AND e.parent_outcome IS NULL)
 ORDER BY id
 LIMIT ?
 FOR UPDATE`;
@@ -26,7 +31,9 @@ WHERE job_id IN (?)`;
 /**
  * Deletes matching dead jobs (not re-driven ones' history) and their payloads stored apart, in
  * bounded batches with a pause between: one short transaction each (lock, delete payloads, delete
- * rows; re-run whole by withTransaction after a transient conflict).
+ * rows; re-run whole by withTransaction after a transient conflict). A dead parent whose children
+ * are not settled yet is left out (not counted in `purged`): the maintenance process's
+ * reconcileHolds settles them from its row, and a later purge removes it.
  */
 export async function purgeDeadJobs(
   db: Executor,

@@ -55,22 +55,22 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
   const onFinished = (batch: { batchId: number; completionJob: boolean }) =>
     events.emit('batch:finished', { holder, ...batch });
   const pruning = { batchSize, maxBatches, jitterMs, budgetMs: options.pruneBudgetMs };
+  // How a workflow job's dependents are kept when a task cancels them (its parent died or was lost).
+  const cancel = {
+    // Read at each cancel: the install's retention may change while the process runs.
+    get history() {
+      return historyRetentionMs() > 0;
+    },
+    keyRetentionMs: idempotencyRetentionMs,
+    redact: redactPayload,
+  };
+  const onReleased = (queues: ReadonlyMap<string, number>) => runtime.ringer.ring(tables.prefix, queues);
+  const deadLettering = { onSkipped, redactPayload, keptAttempts, cancel, onReleased };
   return [
-    releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, onSkipped, redactPayload, keptAttempts }),
-    releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, onSkipped, redactPayload, keptAttempts }),
-    reconcileHolds(taskDb, {
-      batchSize,
-      cancel: {
-        // Read at each cancel: the install's retention may change while the process runs.
-        get history() {
-          return historyRetentionMs() > 0;
-        },
-        keyRetentionMs: idempotencyRetentionMs,
-        redact: redactPayload,
-      },
-      onReleased: (queues) => runtime.ringer.ring(tables.prefix, queues),
-    }),
-    reconcileGroups(taskDb, { batchSize, onReleased: (queues) => runtime.ringer.ring(tables.prefix, queues) }),
+    releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, ...deadLettering }),
+    releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, ...deadLettering }),
+    reconcileHolds(taskDb, { batchSize, cancel, onReleased }),
+    reconcileGroups(taskDb, { batchSize, onReleased }),
     finishBatches(taskDb, { batchSize, onFinished }),
     pruneIdempotencyKeys(taskDb, {
       retentionMs: idempotencyRetentionMs,

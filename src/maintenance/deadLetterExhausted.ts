@@ -3,8 +3,9 @@ import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { DEAD_JOB_INSERT_COLUMNS } from '../deadJobs/deadJobColumns.ts';
 import { leaveGroups } from '../groups/leaveGroups.ts';
+import { type CancelOptions, cancelDependents } from '../jobControl/cancelJobs.ts';
 import { type PayloadRedactor, redactCopied } from '../redactPayload.ts';
-import { leaveAsChild } from '../workflows/leaveGraph.ts';
+import { leaveGraph } from '../workflows/leaveGraph.ts';
 
 /**
  * Params: ?1 ids (list). Locks the free jobs among those ids whose explicit max_retries is used
@@ -19,6 +20,7 @@ WHERE id IN (?)
   AND lock_id = ''
   AND max_retries IS NOT NULL
   AND retry_times > max_retries
+ORDER BY id
 FOR UPDATE SKIP LOCKED`;
 
 /** Params: ?1 ids (list, locked). Copies them to dead_jobs with their own counts and last error. */
@@ -33,23 +35,37 @@ const sqlDelete = (t: Tables) => `
 DELETE FROM ${t.jobs}
 WHERE id IN (?)`;
 
+/** What the maintenance process's dead-lettering needs besides the ids: the install's rules. */
+export interface DeadLetterRules {
+  /** The install's redactPayload hook: what the dead rows keep of each payload. */
+  readonly redact: PayloadRedactor | null;
+  /** How the dependents a dead job dooms are kept (as a cancel keeps them). */
+  readonly cancel: CancelOptions;
+  /** Told, after each commit, of the queues of jobs it released (children that continue on failure, group slots). */
+  readonly onReleased: ((queues: ReadonlyMap<string, number>) => void) | null;
+}
+
 /**
  * Moves the exhausted jobs among `ids` (just released by the maintenance process) to dead_jobs, in slices of
  * `batchSize`, one short transaction each (re-run whole by withTransaction after a transient
- * conflict). Returns how many moved. A workflow's job drops its own edges as it goes; the
- * children it leaves behind as a parent are settled by reconcileHolds.
+ * conflict). Returns how many moved. A workflow's job leaves its graph in the same transaction, as
+ * a worker's dead-lettering does: its own edges go, and its children are settled — those that
+ * continue on failure count it off (released once their last parent is done), the others are
+ * cancelled naming it, and so is what depends on them. Nothing is left for a later pass to guess.
  */
 export async function deadLetterExhausted(
   db: Executor,
   tables: Tables,
   ids: readonly number[],
   batchSize: number,
-  redact: PayloadRedactor | null = null,
+  rules: DeadLetterRules,
 ): Promise<number> {
   let moved = 0;
   for (let i = 0; i < ids.length; i += batchSize) {
     const slice = ids.slice(i, i + batchSize);
+    const released = new Map<string, number>();
     moved += await withTransaction(db, async (tx) => {
+      released.clear();
       const rows = await tx.select<{ id: number; flags: number; queue: string; group_key: string | null }>(
         sqlLockExhausted(tables),
         [slice],
@@ -57,7 +73,7 @@ export async function deadLetterExhausted(
       const locked = rows.map((r) => Number(r.id));
       if (locked.length === 0) return 0;
       await tx.write(sqlCopyToDead(tables), [locked]);
-      await redactCopied(tx, tables, 'dead', locked, redact);
+      await redactCopied(tx, tables, 'dead', locked, rules.redact);
       const { affectedRows } = await tx.write(sqlDelete(tables), [locked]);
       const leaving = rows.map((r) => ({
         id: Number(r.id),
@@ -65,11 +81,13 @@ export async function deadLetterExhausted(
         queue: r.queue,
         group_key: r.group_key,
       }));
-      await leaveAsChild(tx, tables, leaving, true);
-      // Its group's next held job takes the slot; it waits for a worker's poll (no doorbell from here).
-      await leaveGroups(tx, tables, leaving);
+      for (const [queue, n] of await leaveGroups(tx, tables, leaving)) released.set(queue, n);
+      const settled = await leaveGraph(tx, tables, leaving, 'dead');
+      await cancelDependents(tx, tables, settled.doomed, { ...rules.cancel, released });
+      for (const [queue, n] of settled.released) released.set(queue, (released.get(queue) ?? 0) + n);
       return affectedRows;
     });
+    if (released.size > 0) rules.onReleased?.(released);
   }
   return moved;
 }

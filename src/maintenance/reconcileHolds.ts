@@ -17,8 +17,8 @@ LIMIT ?`;
 
 /**
  * Params: ?1 child ids (list), ?2 limit. The pending edges of those children whose parent left the
- * live table without settling them (dead-lettered by the maintenance process, or removed around
- * sluice), each with where the parent went: dead_jobs (its primary key), else its history outcome
+ * live table without settling them (removed around sluice, or dead-lettered by an earlier sluice's
+ * maintenance process), each with where the parent went: dead_jobs (its primary key), else its history outcome
  * (primary key), else nothing known. KEY ix_child, then one primary-key probe per table and edge.
  */
 const sqlOrphanEdges = (t: Tables) => `
@@ -68,11 +68,12 @@ function resolveReconcileHoldsOptions(options: ReconcileHoldsOptions): ResolvedR
 
 /**
  * The backstop of workflows: completion, dead-lettering and cancel settle a parent's children in
- * their own transactions, but a parent can also leave the live table another way (the maintenance
- * process dead-letters a job whose worker died with its retries used up; a row deleted by hand).
+ * their own transactions, but a parent can also leave the live table another way (a row deleted by
+ * hand; dead-lettered by an earlier sluice's maintenance process, which left its children here).
  * Each pass walks held jobs in bounded pages (resuming where the last pass stopped) and, for each
  * page: settles every pending edge whose parent is gone (dead → dead; its history outcome; nothing
- * known, as with history off → completed), which releases or cancels children as a worker would;
+ * known → lost, never completed: a parent that left no trace may have failed), which releases or
+ * cancels children as a worker would;
  * then releases any held child left with no pending edge at all. Counts: parents settled,
  * children released, dependents cancelled.
  */
@@ -129,8 +130,7 @@ class HoldReconciler
         [ids, this.options.batchSize],
       );
       for (const orphan of orphans) {
-        const outcome: ParentOutcome =
-          Number(orphan.dead) === 1 ? 'dead' : orphan.outcome === 'cancelled' ? 'cancelled' : 'completed';
+        const outcome = orphanOutcome(Number(orphan.dead) === 1, orphan.outcome);
         const settled = await settleChildren(tx, this.#tables, [Number(orphan.parent_id)], outcome);
         page.settled++;
         for (const [queue, n] of settled.released) released.set(queue, (released.get(queue) ?? 0) + n);
@@ -153,4 +153,14 @@ class HoldReconciler
     counts.cancelled += done.cancelled;
     if (released.size > 0) this.options.onReleased?.(released);
   }
+}
+
+/**
+ * Where a parent that left without settling its children went: a dead row says dead, a history row
+ * its outcome; anything else (no row, or a value sluice never writes) is lost — never completed.
+ */
+function orphanOutcome(dead: boolean, historyOutcome: string | null): ParentOutcome {
+  if (dead) return 'dead';
+  if (historyOutcome === 'completed' || historyOutcome === 'cancelled') return historyOutcome;
+  return 'lost';
 }

@@ -2,13 +2,14 @@ import { escapeLike } from '../db/escapeLike.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
+import type { CancelOptions } from '../jobControl/cancelJobs.ts';
 import { workerKeyOf } from '../model/claimKey.ts';
 import { defined, integerIn, numberAtLeast } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { claimedQueues } from './claimedQueues.ts';
 import { type Beat, DeadWorkerWatch } from './DeadWorkerWatch.ts';
-import { deadLetterExhausted } from './deadLetterExhausted.ts';
+import { type DeadLetterRules, deadLetterExhausted } from './deadLetterExhausted.ts';
 import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
 import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
 import type { MonotonicClock } from './UnchangedSince.ts';
@@ -94,6 +95,10 @@ export interface ReleaseDeadWorkersOptions {
   readonly redactPayload?: PayloadRedactor | null;
   /** The install's keptAttempts: each released claim is recorded as its attempt's error (0: none). @defaultValue 0 */
   readonly keptAttempts?: number;
+  /** How the dependents of a job it dead-letters are cancelled (as a cancel keeps them). @defaultValue no history */
+  readonly cancel?: CancelOptions;
+  /** Told of the queues of jobs a dead-lettering released (the maintenance process rings their workers). @defaultValue none */
+  readonly onReleased?: ((queues: ReadonlyMap<string, number>) => void) | null;
 }
 
 export type ResolvedReleaseDeadWorkersOptions = Readonly<Required<ReleaseDeadWorkersOptions>>;
@@ -107,6 +112,8 @@ function resolveReleaseDeadWorkersOptions(options: ReleaseDeadWorkersOptions): R
     onSkipped: null,
     redactPayload: null,
     keptAttempts: 0,
+    cancel: { history: false, keyRetentionMs: 0 },
+    onReleased: null,
     ...defined(options),
   };
   numberAtLeast('missedHeartbeats', r.missedHeartbeats, 1.5);
@@ -152,6 +159,11 @@ class DeadWorkerRelease
     this.#tables = tables;
     this.#beats = new DeadWorkerWatch(db, tables, this.options);
   }
+  /** What its dead-lettering follows: the install's redaction, and how a dead job's dependents are kept. */
+  get #deadLetterRules(): DeadLetterRules {
+    const { redactPayload: redact, cancel, onReleased } = this.options;
+    return { redact, cancel, onReleased };
+  }
 
   async observe(): Promise<void> {
     await this.#beats.dead();
@@ -193,7 +205,7 @@ class DeadWorkerRelease
     pattern: string,
     counts: Counts,
   ): Promise<{ alive: boolean; skipped: number[] }> {
-    const { batchSize, redactPayload } = this.options;
+    const { batchSize } = this.options;
     const skipped: number[] = [];
     let after = 0;
     for (;;) {
@@ -204,7 +216,13 @@ class DeadWorkerRelease
       // Nothing released although claims were locked: the worker beat again since it was judged.
       if (locked.length > 0 && released === 0) return { alive: true, skipped };
       counts.claims += released;
-      counts.deadLettered += await deadLetterExhausted(this.#db, this.#tables, locked, batchSize, redactPayload);
+      counts.deadLettered += await deadLetterExhausted(
+        this.#db,
+        this.#tables,
+        locked,
+        batchSize,
+        this.#deadLetterRules,
+      );
       if (locked.length < ids.length) {
         const others = ids.filter((id) => !locked.includes(id));
         skipped.push(...(await this.#selectIds(sqlStillHeld(this.#tables), [others, pattern])));

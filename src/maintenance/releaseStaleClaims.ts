@@ -2,12 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
+import type { CancelOptions } from '../jobControl/cancelJobs.ts';
 import { claimKeyOf, workerKeyOf } from '../model/claimKey.ts';
 import { defined, integerIn } from '../options.ts';
 import type { PayloadRedactor } from '../redactPayload.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { claimedQueues } from './claimedQueues.ts';
-import { deadLetterExhausted } from './deadLetterExhausted.ts';
+import { type DeadLetterRules, deadLetterExhausted } from './deadLetterExhausted.ts';
 import { MAINTENANCE_DEFAULTS } from './maintenanceOptions.ts';
 import { recordReleasedAttempts } from './recordReleasedAttempts.ts';
 import { type MonotonicClock, UnchangedSince } from './UnchangedSince.ts';
@@ -98,6 +99,10 @@ export interface ReleaseStaleClaimsOptions {
   readonly redactPayload?: PayloadRedactor | null;
   /** The install's keptAttempts: each released claim is recorded as its attempt's error (0: none). @defaultValue 0 */
   readonly keptAttempts?: number;
+  /** How the dependents of a job it dead-letters are cancelled (as a cancel keeps them). @defaultValue no history */
+  readonly cancel?: CancelOptions;
+  /** Told of the queues of jobs a dead-lettering released (the maintenance process rings their workers). @defaultValue none */
+  readonly onReleased?: ((queues: ReadonlyMap<string, number>) => void) | null;
 }
 
 export type ResolvedReleaseStaleClaimsOptions = Readonly<Required<ReleaseStaleClaimsOptions>>;
@@ -112,6 +117,8 @@ function resolveReleaseStaleClaimsOptions(options: ReleaseStaleClaimsOptions): R
     onSkipped: null,
     redactPayload: null,
     keptAttempts: 0,
+    cancel: { history: false, keyRetentionMs: 0 },
+    onReleased: null,
     ...defined(options),
   };
   integerIn('lockTimeoutMs', r.lockTimeoutMs, 1);
@@ -172,6 +179,11 @@ class StaleClaimRelease
     this.#db = db;
     this.#tables = tables;
     this.#seen = new UnchangedSince<number>(this.options.clock);
+  }
+  /** What its dead-lettering follows: the install's redaction, and how a dead job's dependents are kept. */
+  get #deadLetterRules(): DeadLetterRules {
+    const { redactPayload: redact, cancel, onReleased } = this.options;
+    return { redact, cancel, onReleased };
   }
 
   async runOnce(): Promise<{ claims: number; deadLettered: number }> {
@@ -235,14 +247,20 @@ class StaleClaimRelease
 
   /** Releases one stale group, a slice of batchSize at a time with a jittered pause between. */
   async #releaseGroup(group: StaleGroup, timeoutMs: number): Promise<GroupRelease> {
-    const { batchSize, jitterMs, redactPayload } = this.options;
+    const { batchSize, jitterMs } = this.options;
     const result: GroupRelease = { claims: 0, deadLettered: 0, skipped: [] };
     for (let i = 0; i < group.ids.length; i += batchSize) {
       const ids = group.ids.slice(i, i + batchSize);
       const locked = await this.#release(group, ids, timeoutMs);
       result.claims += locked.length;
       for (const id of locked) this.#seen.forget(id);
-      result.deadLettered += await deadLetterExhausted(this.#db, this.#tables, locked, batchSize, redactPayload);
+      result.deadLettered += await deadLetterExhausted(
+        this.#db,
+        this.#tables,
+        locked,
+        batchSize,
+        this.#deadLetterRules,
+      );
       if (locked.length < ids.length) {
         const others = ids.filter((id) => !locked.includes(id));
         const still = await this.#db.select<{ id: number }>(sqlStillStale(this.#tables), [others, ...fenceOf(group)]);

@@ -203,7 +203,7 @@ export interface JobContext<P = unknown> {
 /** One parent of a workflow job, as `ctx.parents()` returns it. */
 export interface ParentResult {
   readonly id: number;
-  readonly outcome: 'completed' | 'dead' | 'cancelled';
+  readonly outcome: 'completed' | 'dead' | 'cancelled' | 'lost';
   readonly result: unknown;
 }
 

@@ -31,23 +31,10 @@ export async function leaveGraph(
   outcome: ParentOutcome,
 ): Promise<Settled> {
   const parents = jobs.filter((j) => (j.flags & JOB_FLAGS.hasDependents) !== 0).map((j) => j.id);
-  await leaveAsChild(tx, tables, jobs, outcome !== 'completed');
-  return settleChildren(tx, tables, parents, outcome);
-}
-
-/**
- * The child side of leaveGraph alone: the leaving jobs' own edges (and holds, `withHolds`) go. The
- * maintenance process's dead-lettering runs only this; its parent side (children left pending on
- * a parent that is gone) is reconcileHolds' to settle, where a cancel knows how to keep them.
- */
-export async function leaveAsChild(
-  tx: Executor,
-  tables: Tables,
-  jobs: readonly LeavingJob[],
-  withHolds: boolean,
-): Promise<void> {
   const children = jobs.filter((j) => (j.flags & JOB_FLAGS.hasParents) !== 0).map((j) => j.id);
-  if (children.length === 0) return;
-  await tx.write(sqlDropParentEdges(tables), [children]);
-  if (withHolds) await tx.write(sqlDropHolds(tables), [children]);
+  if (children.length > 0) {
+    await tx.write(sqlDropParentEdges(tables), [children]);
+    if (outcome !== 'completed') await tx.write(sqlDropHolds(tables), [children]);
+  }
+  return settleChildren(tx, tables, parents, outcome);
 }

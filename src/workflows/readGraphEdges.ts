@@ -25,7 +25,7 @@ export interface GraphEdge {
   readonly parentId: number;
   readonly childId: number;
   /** How the parent ended, or 'pending' while it is live. */
-  readonly parentOutcome: 'pending' | 'completed' | 'dead' | 'cancelled';
+  readonly parentOutcome: 'pending' | 'completed' | 'dead' | 'cancelled' | 'lost';
 }
 
 /**

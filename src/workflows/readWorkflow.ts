@@ -32,7 +32,7 @@ export interface JobWorkflow {
   /** Its parents while it is live: each with how it ended, or 'pending' while it is live itself. */
   readonly parents: readonly {
     readonly id: number;
-    readonly outcome: 'pending' | 'completed' | 'dead' | 'cancelled';
+    readonly outcome: 'pending' | 'completed' | 'dead' | 'cancelled' | 'lost';
     readonly continueOnFailure: boolean;
   }[];
   /** Its children that are still live (a finished child leaves the graph). */

@@ -2,8 +2,12 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 
-/** How a parent left the live table: what its edges record, and what its children see. */
-export type ParentOutcome = 'completed' | 'dead' | 'cancelled';
+/**
+ * How a parent left the live table: what its edges record, and what its children see. 'lost': it
+ * left without a trace (no dead row, no history row: deleted around sluice), so nothing says it
+ * completed; its children treat it as a failed parent.
+ */
+export type ParentOutcome = 'completed' | 'dead' | 'cancelled' | 'lost';
 
 /** Children are read, counted down and released in pages of this many (bounded statements). */
 const PAGE = 1_000;
@@ -172,5 +176,5 @@ export async function releaseWaitingForNobody(
 }
 
 function outcomeText(outcome: ParentOutcome): string {
-  return outcome === 'dead' ? 'died' : outcome;
+  return outcome === 'dead' ? 'died' : outcome === 'lost' ? 'was lost' : outcome;
 }

@@ -57,7 +57,7 @@ describe('reconcileHolds', () => {
     expect(await task.runOnce()).toEqual({ settled: 0, released: 0, cancelled: 0 });
   });
 
-  it('releases a held child whose parents are gone with nothing known of them, and one waiting for nobody', async () => {
+  it('cancels a held child whose parent is gone with nothing known of it (lost), and releases one waiting for nobody', async () => {
     await db.sluice.enqueueBatch([
       { name: 'parent', ref: 'p' },
       { name: 'child', parents: ['p'] },
@@ -66,12 +66,13 @@ describe('reconcileHolds', () => {
     ]);
     await db.query('DELETE FROM sluice_jobs WHERE name = ?', ['parent']);
     await db.query("UPDATE sluice_job_edges SET parent_outcome = 'completed' WHERE parent_id = ?", [await idOf('p2')]);
-    expect(await reconciler().runOnce()).toEqual({ settled: 1, released: 2, cancelled: 0 });
+    expect(await reconciler().runOnce()).toEqual({ settled: 1, released: 1, cancelled: 1 });
     expect(await countRows(db, 'sluice_job_holds')).toBe(0);
     expect(await countRows(db, 'sluice_jobs', "run_at = '9999-12-31 23:59:59.000'")).toBe(0);
+    expect(await countRows(db, 'sluice_job_history', "name = 'child' AND outcome = 'cancelled'")).toBe(1);
   });
 
-  it('a child dead-lettered by the maintenance process drops its edges; its parent side is settled here', async () => {
+  it('a job dead-lettered by the maintenance process leaves its graph there: nothing is left to settle here', async () => {
     await db.sluice.enqueueBatch([
       { name: 'parent', ref: 'p' },
       { name: 'middle', ref: 'm', parents: [{ job: 'p', continueOnFailure: true }], maxRetries: 0 },
@@ -82,9 +83,11 @@ describe('reconcileHolds', () => {
     await db.query("UPDATE sluice_jobs SET run_at = NOW(3), retry_times = 1 WHERE name = 'middle'");
     await db.query('DELETE FROM sluice_job_holds WHERE job_id = ?', [middle]);
     const exec = fromKnex(db.sluice.knex);
-    expect(await deadLetterExhausted(exec, tablesFor('sluice_'), [middle], 10)).toBe(1);
+    const rules = { redact: null, cancel: { history: true, keyRetentionMs: 0 }, onReleased: null };
+    expect(await deadLetterExhausted(exec, tablesFor('sluice_'), [middle], 10, rules)).toBe(1);
     expect(await countRows(db, 'sluice_job_edges', 'child_id = ?', [middle])).toBe(0);
-    expect(await reconciler().runOnce()).toEqual({ settled: 1, released: 0, cancelled: 1 });
+    expect(await countRows(db, 'sluice_job_history', "name = 'last' AND outcome = 'cancelled'")).toBe(1);
+    expect(await reconciler().runOnce()).toEqual({ settled: 0, released: 0, cancelled: 0 });
     expect(await countRows(db, 'sluice_job_edges')).toBe(0);
     expect(await countRows(db, 'sluice_jobs')).toBe(1);
     expect(await idOf('parent')).toBe(parent);
