@@ -59,6 +59,31 @@ UPDATE ${t.batches}
 SET cancelled = cancelled + ?
 WHERE id = ?`;
 
+/**
+ * Most dependents one transaction cancels, over at most CASCADE_LEVELS levels below the jobs it
+ * was asked to remove: a level costs about 10 statements (and one per job with children), so a
+ * transaction of a cascade sends at most about 10 × CASCADE_LEVELS statements plus one per job.
+ */
+export const CASCADE_JOBS = 500;
+export const CASCADE_LEVELS = 12;
+
+/**
+ * What one transaction may still cancel of a cascade, and the dependents it had to leave: each is
+ * held, its edge from the failed parent recorded (so it can never be released), and is cancelled
+ * by a follow-up transaction (cancelLeftOver) or, failing that, by reconcileHolds.
+ */
+export interface CascadeBudget {
+  jobs: number;
+  levels: number;
+  /** Dependents left for the next transaction, each with the reason it is cancelled. */
+  readonly left: Map<number, string>;
+}
+
+/** A fresh budget: make one inside each transaction's body (a re-run starts it again). */
+export function cascadeBudget(): CascadeBudget {
+  return { jobs: CASCADE_JOBS, levels: CASCADE_LEVELS, left: new Map() };
+}
+
 export interface CancelOptions {
   /** Keep the cancelled jobs in job_history (historyRetentionMs > 0). */
   readonly history: boolean;
@@ -76,7 +101,8 @@ export interface CancelOptions {
  * Cancels live jobs by id, in one short transaction (re-run whole by withTransaction after a
  * transient conflict): lock them, copy them to job_history as cancelled, delete them, count them
  * on their batches, start their keys' retention, settle their places in workflows (the jobs that
- * depend on them are cancelled too, in the same transaction, unless they continue on failure).
+ * depend on them are cancelled too, unless they continue on failure: as many as a CascadeBudget
+ * allows in the same transaction, the rest in bounded follow-up transactions, cancelLeftOver).
  * Returns the ids cancelled, dependents included (the others were not live, or not in `states`).
  *
  * Why a cancel is a move and not a request the worker would act on: the moment it commits, the
@@ -99,16 +125,52 @@ export async function cancelJobs(
 ): Promise<number[]> {
   if (ids.length === 0) return [];
   const states = options.states ?? LIVE_STATES;
-  return withTransaction(db, (tx) => cancelLocked(tx, tables, ids, states, options));
+  const first = await withTransaction(db, async (tx) => {
+    const budget = cascadeBudget();
+    return { cancelled: await cancelLocked(tx, tables, ids, states, options, budget), left: budget.left };
+  });
+  if (first.left.size === 0) return first.cancelled;
+  const rest = await cancelLeftOver(db, tables, first.left, options);
+  return [...first.cancelled, ...rest.cancelled];
 }
 
-/** The body of cancelJobs' transaction; the jobs that depend on those cancelled are cancelled in turn, in it. */
+/**
+ * Cancels the dependents a bounded cascade left (`left`, emptied as it goes), in follow-up
+ * transactions each bounded like the first (up to CASCADE_JOBS of them, and CASCADE_LEVELS levels
+ * below), at most `maxTransactions`: what is still left then stays held and doomed, for
+ * reconcileHolds. A chain of depth D takes about D / CASCADE_LEVELS transactions.
+ */
+export async function cancelLeftOver(
+  db: Executor,
+  tables: Tables,
+  left: Map<number, string>,
+  options: CancelOptions,
+  maxTransactions = Number.POSITIVE_INFINITY,
+): Promise<{ cancelled: number[]; transactions: number }> {
+  const cancelled: number[] = [];
+  let transactions = 0;
+  while (left.size > 0 && transactions < maxTransactions) {
+    const slice = new Map([...left].slice(0, CASCADE_JOBS));
+    const step = await withTransaction(db, async (tx) => {
+      const budget = cascadeBudget();
+      return { cancelled: await cancelDependents(tx, tables, slice, options, budget), left: budget.left };
+    });
+    transactions++;
+    for (const id of slice.keys()) left.delete(id);
+    for (const [id, reason] of step.left) left.set(id, reason);
+    cancelled.push(...step.cancelled);
+  }
+  return { cancelled, transactions };
+}
+
+/** The body of cancelJobs' transaction; the jobs that depend on those cancelled are cancelled in turn, in it, within `budget`. */
 async function cancelLocked(
   tx: Executor,
   tables: Tables,
   ids: readonly number[],
   states: readonly JobState[],
   options: CancelOptions,
+  budget: CascadeBudget,
 ): Promise<number[]> {
   const locked = await tx.select<{
     id: number | string;
@@ -141,25 +203,34 @@ async function cancelLocked(
   for (const [queue, n] of settled.released) options.released?.set(queue, (options.released.get(queue) ?? 0) + n);
   for (const [queue, n] of await leaveGroups(tx, tables, leaving))
     options.released?.set(queue, (options.released.get(queue) ?? 0) + n);
-  return [...lockedIds, ...(await cancelDependents(tx, tables, settled.doomed, options))];
+  return [...lockedIds, ...(await cancelDependents(tx, tables, settled.doomed, options, budget))];
 }
 
 /**
  * Cancels, inside the caller's transaction, the children a failed parent dooms (settleChildren),
- * each with the reason naming that parent as its last error; and what depends on them, in turn.
- * Returns the ids cancelled.
+ * each with the reason naming that parent as its last error; and what depends on them, in turn,
+ * level by level while `budget` lasts. Those past it go to `budget.left` (still held: their edge
+ * from the failed parent is recorded, so nothing releases them). Returns the ids cancelled.
  */
 export async function cancelDependents(
   tx: Executor,
   tables: Tables,
   doomed: ReadonlyMap<number, string>,
   options: CancelOptions,
+  budget: CascadeBudget = cascadeBudget(),
 ): Promise<number[]> {
-  if (doomed.size === 0) return [];
+  const now = new Map<number, string>();
+  for (const [id, reason] of doomed) {
+    if (budget.levels > 0 && now.size < budget.jobs) now.set(id, reason);
+    else budget.left.set(id, reason);
+  }
+  if (now.size === 0) return [];
+  budget.levels--;
+  budget.jobs -= now.size;
   const byReason = new Map<string, number[]>();
-  for (const [id, reason] of doomed) byReason.set(reason, [...(byReason.get(reason) ?? []), id]);
+  for (const [id, reason] of now) byReason.set(reason, [...(byReason.get(reason) ?? []), id]);
   for (const [reason, ids] of byReason) await tx.write(sqlGiveReason(tables), [`cancelled: ${reason}`, ids]);
-  return cancelLocked(tx, tables, [...doomed.keys()], LIVE_STATES, options);
+  return cancelLocked(tx, tables, [...now.keys()], LIVE_STATES, options, budget);
 }
 
 /**

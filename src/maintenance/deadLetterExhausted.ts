@@ -51,7 +51,8 @@ export interface DeadLetterRules {
  * conflict). Returns how many moved. A workflow's job leaves its graph in the same transaction, as
  * a worker's dead-lettering does: its own edges go, and its children are settled — those that
  * continue on failure count it off (released once their last parent is done), the others are
- * cancelled naming it, and so is what depends on them. Nothing is left for a later pass to guess.
+ * cancelled naming it, and so is what depends on them, as far as a CascadeBudget goes (deeper
+ * dependents stay held, doomed, for reconcileHolds). Nothing is left for a later pass to guess.
  */
 export async function deadLetterExhausted(
   db: Executor,

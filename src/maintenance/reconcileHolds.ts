@@ -1,10 +1,15 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { type CancelOptions, cancelDependents } from '../jobControl/cancelJobs.ts';
+import { type CancelOptions, cancelDependents, cancelLeftOver, cascadeBudget } from '../jobControl/cancelJobs.ts';
 import { defined, integerIn } from '../options.ts';
 import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
-import { type ParentOutcome, releaseWaitingForNobody, settleChildren } from '../workflows/settleChildren.ts';
+import {
+  doomReason,
+  type ParentOutcome,
+  releaseWaitingForNobody,
+  settleChildren,
+} from '../workflows/settleChildren.ts';
 
 /** Params: ?1 after job id, ?2 limit. One page of held jobs (job_holds' primary key), in id order. */
 const sqlHolds = (t: Tables) => `
@@ -32,12 +37,32 @@ WHERE e.child_id IN (?)
   AND p.id IS NULL
 LIMIT ?`;
 
-/** Params: ?1 child ids (list). Those of the held children with no pending edge left: nothing to wait for. */
+/** An edge (alias `e`) whose parent failed and whose child does not continue on failure: the child is doomed. */
+const failedEdge = (e: string) =>
+  `${e}.continue_on_failure = 0 AND ${e}.parent_outcome IN ('dead', 'cancelled', 'lost')`;
+
+/**
+ * Params: ?1 child ids (list). The held children among them that a failed parent dooms, one row
+ * each, with its first such parent and how that parent ended: what a bounded cascade left for
+ * later (cancelJobs' CascadeBudget). KEY ix_child; at most one row per child.
+ */
+const sqlDoomed = (t: Tables) => `
+SELECT e.child_id, e.parent_id, e.parent_outcome
+FROM ${t.jobEdges} e
+WHERE e.child_id IN (?)
+  AND ${failedEdge('e')}
+  AND e.parent_id = (SELECT MIN(f.parent_id) FROM ${t.jobEdges} f WHERE f.child_id = e.child_id AND ${failedEdge('f')})`;
+
+/**
+ * Params: ?1 child ids (list). Those of the held children with no pending edge left and none that
+ * dooms them: nothing to wait for.
+ */
 const sqlWaitingForNobody = (t: Tables) => `
 SELECT h.job_id
 FROM ${t.jobHolds} h
 WHERE h.job_id IN (?)
-  AND NOT EXISTS (SELECT 1 FROM ${t.jobEdges} e WHERE e.child_id = h.job_id AND e.parent_outcome IS NULL)`;
+  AND NOT EXISTS (SELECT 1 FROM ${t.jobEdges} e WHERE e.child_id = h.job_id AND e.parent_outcome IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM ${t.jobEdges} e WHERE e.child_id = h.job_id AND ${failedEdge('e')})`;
 
 /** reconcileHolds' options. Every field is optional. */
 export interface ReconcileHoldsOptions {
@@ -74,19 +99,19 @@ function resolveReconcileHoldsOptions(options: ReconcileHoldsOptions): ResolvedR
  * page: settles every pending edge whose parent is gone (dead → dead; its history outcome; nothing
  * known → lost, never completed: a parent that left no trace may have failed), which releases or
  * cancels children as a worker would;
- * then releases any held child left with no pending edge at all. Counts: parents settled,
- * children released, dependents cancelled.
+ * then cancels each held child a failed parent dooms (what a bounded cascade left: cancelJobs'
+ * CascadeBudget), going on with what those cascades leave in up to `maxBatches` follow-up
+ * transactions a pass, each as bounded; then releases any held child left with no pending edge
+ * and none that dooms it. Counts: parents settled, children released, dependents cancelled.
  */
 export function reconcileHolds(
   taskDb: TaskDb,
   options: ReconcileHoldsOptions = {},
-): MaintenanceTask<'reconcileHolds', 'settled' | 'released' | 'cancelled', ResolvedReconcileHoldsOptions> {
+): MaintenanceTask<'reconcileHolds', keyof Counts, ResolvedReconcileHoldsOptions> {
   return new HoldReconciler(taskDb, options);
 }
 
-class HoldReconciler
-  implements MaintenanceTask<'reconcileHolds', 'settled' | 'released' | 'cancelled', ResolvedReconcileHoldsOptions>
-{
+class HoldReconciler implements MaintenanceTask<'reconcileHolds', keyof Counts, ResolvedReconcileHoldsOptions> {
   readonly name = 'reconcileHolds';
   readonly options: ResolvedReconcileHoldsOptions;
   readonly #db: Executor;
@@ -100,16 +125,18 @@ class HoldReconciler
     this.#tables = tables;
   }
 
-  async runOnce(): Promise<{ settled: number; released: number; cancelled: number }> {
+  async runOnce(): Promise<Counts> {
     const counts = { settled: 0, released: 0, cancelled: 0 };
     const { batchSize, maxBatches } = this.options;
+    // Follow-up transactions of cascades left over, this pass: as many as it reads pages, at most.
+    let followUps = maxBatches;
     for (let batch = 0; batch < maxBatches; batch++) {
       const page = await this.#db.select<{ job_id: number | string }>(sqlHolds(this.#tables), [
         this.#afterId,
         batchSize,
       ]);
       const ids = page.map((r) => Number(r.job_id));
-      if (ids.length > 0) await this.#reconcile(ids, counts);
+      if (ids.length > 0) followUps -= await this.#reconcile(ids, counts, followUps);
       if (ids.length < batchSize) {
         this.#afterId = 0;
         break;
@@ -119,11 +146,16 @@ class HoldReconciler
     return counts;
   }
 
-  /** One page of held children, in one short transaction (re-run whole after a transient conflict). */
-  async #reconcile(ids: number[], counts: { settled: number; released: number; cancelled: number }): Promise<void> {
+  /**
+   * One page of held children, in one short transaction (re-run whole after a transient conflict);
+   * then what its cascades left, in up to `followUps` more. Returns the follow-ups it ran.
+   */
+  async #reconcile(ids: number[], counts: Counts, followUps: number): Promise<number> {
     const released = new Map<string, number>();
+    const cancel = { ...this.options.cancel, released };
     const done = await withTransaction(this.#db, async (tx) => {
       const page = { settled: 0, released: 0, cancelled: 0 };
+      const budget = cascadeBudget();
       released.clear();
       const orphans = await tx.select<{ parent_id: number | string; dead: number; outcome: string | null }>(
         sqlOrphanEdges(this.#tables),
@@ -134,10 +166,16 @@ class HoldReconciler
         const settled = await settleChildren(tx, this.#tables, [Number(orphan.parent_id)], outcome);
         page.settled++;
         for (const [queue, n] of settled.released) released.set(queue, (released.get(queue) ?? 0) + n);
-        page.cancelled += (
-          await cancelDependents(tx, this.#tables, settled.doomed, { ...this.options.cancel, released })
-        ).length;
+        page.cancelled += (await cancelDependents(tx, this.#tables, settled.doomed, cancel, budget)).length;
       }
+      const doomed = await tx.select<{ child_id: number | string; parent_id: number | string; parent_outcome: string }>(
+        sqlDoomed(this.#tables),
+        [ids],
+      );
+      const reasons = new Map(
+        doomed.map((d) => [Number(d.child_id), doomReason(Number(d.parent_id), d.parent_outcome as ParentOutcome)]),
+      );
+      page.cancelled += (await cancelDependents(tx, this.#tables, reasons, cancel, budget)).length;
       const nobody = await tx.select<{ job_id: number | string }>(sqlWaitingForNobody(this.#tables), [ids]);
       const freed = await releaseWaitingForNobody(
         tx,
@@ -145,15 +183,18 @@ class HoldReconciler
         nobody.map((r) => Number(r.job_id)),
       );
       for (const [queue, n] of freed) released.set(queue, (released.get(queue) ?? 0) + n);
-      for (const n of released.values()) page.released += n;
-      return page;
+      return { page, left: budget.left };
     });
-    counts.settled += done.settled;
-    counts.released += done.released;
-    counts.cancelled += done.cancelled;
+    const more = await cancelLeftOver(this.#db, this.#tables, done.left, cancel, followUps);
+    counts.settled += done.page.settled;
+    counts.cancelled += done.page.cancelled + more.cancelled.length;
+    for (const n of released.values()) counts.released += n;
     if (released.size > 0) this.options.onReleased?.(released);
+    return more.transactions;
   }
 }
+
+type Counts = { settled: number; released: number; cancelled: number };
 
 /**
  * Where a parent that left without settling its children went: a dead row says dead, a history row

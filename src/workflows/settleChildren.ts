@@ -119,7 +119,7 @@ export async function settleChildren(
       const child = Number(edge.child_id);
       byParent.set(parent, [...(byParent.get(parent) ?? []), child]);
       if (outcome !== 'completed' && Number(edge.continue_on_failure) === 0) {
-        if (!settled.doomed.has(child)) settled.doomed.set(child, `parent job ${parent} ${outcomeText(outcome)}`);
+        if (!settled.doomed.has(child)) settled.doomed.set(child, doomReason(parent, outcome));
       } else countDown.set(child, (countDown.get(child) ?? 0) + 1);
     }
     for (const [parent, children] of byParent) await tx.write(sqlRecordOutcome(tables), [outcome, parent, children]);
@@ -175,6 +175,7 @@ export async function releaseWaitingForNobody(
   return settled.released;
 }
 
-function outcomeText(outcome: ParentOutcome): string {
-  return outcome === 'dead' ? 'died' : outcome === 'lost' ? 'was lost' : outcome;
+/** Why a child is cancelled when `parent` ended with a failed `outcome`: its last error, after "cancelled: ". */
+export function doomReason(parent: number, outcome: ParentOutcome): string {
+  return `parent job ${parent} ${outcome === 'dead' ? 'died' : outcome === 'lost' ? 'was lost' : outcome}`;
 }

@@ -46,7 +46,8 @@ WHERE id = ?
  * transaction, the lines while the row is still there to fence them. A job of a workflow settles
  * its children in the same transaction: those that continue on failure count it off (and are
  * released once their last parent is done), the others are cancelled naming it (`cancel`: how a
- * cancel keeps them). Returns the queues of the children it released.
+ * cancel keeps them), as far as a CascadeBudget goes: deeper dependents stay held, doomed, for
+ * reconcileHolds. Returns the queues of the children it released.
  */
 export async function deadLetterJob(
   db: Executor,
