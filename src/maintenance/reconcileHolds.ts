@@ -23,8 +23,9 @@ LIMIT ?`;
 /**
  * Params: ?1 child ids (list), ?2 limit. The pending edges of those children whose parent left the
  * live table without settling them (removed around sluice, or dead-lettered by an earlier sluice's
- * maintenance process), each with where the parent went: dead_jobs (its primary key), else its history outcome
- * (primary key), else nothing known. KEY ix_child, then one primary-key probe per table and edge.
+ * maintenance process), each with where the parent went: dead_jobs (its primary key), else its
+ * history outcome (primary key), else nothing known. KEY ix_child, then one primary-key probe per
+ * table and edge.
  */
 const sqlOrphanEdges = (t: Tables) => `
 SELECT DISTINCT e.parent_id, d.id IS NOT NULL AS dead, h.outcome
@@ -98,11 +99,11 @@ function resolveReconcileHoldsOptions(options: ReconcileHoldsOptions): ResolvedR
  * Each pass walks held jobs in bounded pages (resuming where the last pass stopped) and, for each
  * page: settles every pending edge whose parent is gone (dead → dead; its history outcome; nothing
  * known → lost, never completed: a parent that left no trace may have failed), which releases or
- * cancels children as a worker would;
- * then cancels each held child a failed parent dooms (what a bounded cascade left: cancelJobs'
- * CascadeBudget), going on with what those cascades leave in up to `maxBatches` follow-up
- * transactions a pass, each as bounded; then releases any held child left with no pending edge
- * and none that dooms it. Counts: parents settled, children released, dependents cancelled.
+ * cancels children as a worker would; then cancels each held child a failed parent dooms (what a
+ * bounded cascade left: cancelJobs' CascadeBudget), going on with what those cascades leave in up
+ * to `maxBatches` follow-up transactions a pass, each as bounded; then releases any held child
+ * left with no pending edge and none that dooms it. Counts: parents settled, children released,
+ * dependents cancelled.
  */
 export function reconcileHolds(
   taskDb: TaskDb,
@@ -154,7 +155,7 @@ class HoldReconciler implements MaintenanceTask<'reconcileHolds', keyof Counts, 
     const released = new Map<string, number>();
     const cancel = { ...this.options.cancel, released };
     const done = await withTransaction(this.#db, async (tx) => {
-      const page = { settled: 0, released: 0, cancelled: 0 };
+      const page = { settled: 0, cancelled: 0 };
       const budget = cascadeBudget();
       released.clear();
       const orphans = await tx.select<{ parent_id: number | string; dead: number; outcome: string | null }>(
