@@ -16,7 +16,12 @@ import { storedPayloadJson } from './storedPayload.ts';
 export interface JobSpec {
   /** Handler name: a file in jobs/ or a defineJob name. 1–128 chars of [A-Za-z0-9_.:-]. */
   readonly name: string;
-  /** Any JSON-serialisable value; stored as JSON text. @defaultValue `{}` */
+  /**
+   * Plain data, stored as JSON text: objects, arrays, strings, finite numbers, booleans, null. A
+   * value JSON would store changed (NaN, a function, a Map, a class instance, a hole, …) is
+   * refused at its path; a Date is stored as its ISO text, a toJSON as what it returns, a key whose
+   * value is undefined is left out (docs/jobs.md, Payloads). @defaultValue `{}`
+   */
   readonly payload?: unknown;
   /** @defaultValue `'default'` */
   readonly queue?: string;

@@ -4,6 +4,7 @@ import { describe, type Fail } from './describeValue.ts';
 import { flowControlOf, type JobFlowControl } from './flowControlOf.ts';
 import { type GroupOf, groupOf } from './groupOf.ts';
 import type { JobSpec, ParentRef } from './job.ts';
+import { type JsonLoss, jsonLoss } from './jsonLoss.ts';
 import { QUEUE_NAME } from './queueName.ts';
 import { RESERVED_KEY_PREFIX } from './reservedKeyPrefix.ts';
 import { packPayload } from './storedPayload.ts';
@@ -138,12 +139,19 @@ function namesOf(spec: JobSpec, fail: Fail): { name: string; queue: string } {
   return { name: spec.name, queue };
 }
 
-/** The payload as JSON text, within the install's size limit. */
+/**
+ * The payload as JSON text, within the install's size limit, and plain JSON data: a value JSON
+ * would leave out, change or refuse (jsonLoss) is refused at its path, not stored changed.
+ */
 function payloadOf(spec: JobSpec, limits: ValidationLimits, fail: Fail): string {
+  const value = spec.payload === undefined ? {} : spec.payload;
   let payload: string | undefined;
   try {
-    payload = JSON.stringify(spec.payload === undefined ? {} : spec.payload);
+    payload = JSON.stringify(value);
   } catch (error) {
+    // A BigInt or a cycle: say where (a toJSON that throws has only its own message).
+    const loss = lossOrNull(value);
+    if (loss !== null) fail(loss.path, loss.reason);
     fail('payload', `is not JSON-serialisable: ${(error as Error).message}`);
   }
   if (payload === undefined) return fail('payload', `is not JSON-serialisable (got ${describe(spec.payload)})`);
@@ -152,7 +160,18 @@ function payloadOf(spec: JobSpec, limits: ValidationLimits, fail: Fail): string 
   if (bytes > limits.maxPayloadBytes) {
     fail('payload', `is ${bytes} bytes as JSON, over the limit of ${limits.maxPayloadBytes}`);
   }
+  const loss = jsonLoss(value, 'payload');
+  if (loss !== null) fail(loss.path, loss.reason);
   return payload;
+}
+
+/** jsonLoss of a payload JSON.stringify threw on, or null if its walk throws as well. */
+function lossOrNull(value: unknown): JsonLoss | null {
+  try {
+    return jsonLoss(value, 'payload');
+  } catch {
+    return null;
+  }
 }
 
 function priorityOf(spec: JobSpec, fail: Fail): number {

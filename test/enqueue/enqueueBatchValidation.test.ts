@@ -21,8 +21,8 @@ describe('enqueueBatch', () => {
     jobs[9_999] = { name: 'work', payload: { n: 10n } as never };
     const error = await db.sluice.enqueueBatch(jobs).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(JobValidationError);
-    expect(error).toMatchObject({ index: 9_999, field: 'payload', code: 'SLUICE_JOB_INVALID' });
-    expect((error as Error).message).toContain('job 9999: payload is not JSON-serialisable');
+    expect(error).toMatchObject({ index: 9_999, field: 'payload.n', code: 'SLUICE_JOB_INVALID' });
+    expect((error as Error).message).toContain('job 9999: payload.n is a BigInt, which JSON cannot store');
     expect(await countJobs()).toBe(0);
     expect(await db.query('SELECT * FROM sluice_batches')).toEqual([]);
   });

@@ -98,7 +98,7 @@ describe('validateJob', () => {
     ['a queue of 65 characters', { name: 'j', queue: 'q'.repeat(65) }, 'queue', 'must be 1–64 characters'],
     ['an empty queue', { name: 'j', queue: '' }, 'queue', 'must be 1–64 characters'],
     ['a queue with a space', { name: 'j', queue: 'a b' }, 'queue', 'must be 1–64 characters'],
-    ['a BigInt payload', { name: 'j', payload: { n: 1n } }, 'payload', 'is not JSON-serialisable'],
+    ['a BigInt payload', { name: 'j', payload: { n: 1n } }, 'payload.n', 'is a BigInt, which JSON cannot store'],
     [
       'a circular payload',
       (() => {
@@ -106,11 +106,17 @@ describe('validateJob', () => {
         p.self = p;
         return { name: 'j', payload: p };
       })(),
-      'payload',
-      'is not JSON-serialisable',
+      'payload.self',
+      'is an object that contains it (a cycle)',
     ],
     ['a function payload', { name: 'j', payload: () => 1 }, 'payload', 'is not JSON-serialisable'],
     ['a symbol payload', { name: 'j', payload: Symbol('s') }, 'payload', 'is not JSON-serialisable'],
+    [
+      'a NaN in a payload',
+      { name: 'j', payload: { a: { b: Number.NaN } } },
+      'payload.a.b',
+      'is NaN, which JSON stores as null',
+    ],
     [
       'a payload one byte over the limit',
       { name: 'j', payload: 'x'.repeat(999) },
