@@ -69,12 +69,12 @@ export class HandlerContext<P> implements JobContext<P> {
   }
 
   /**
-   * Keeps the latest value for the heartbeat to write. A value that is not JSON or is over
+   * Keeps the latest value for the heartbeat to write. A value that is not JSON as given or is over
    * MAX_PROGRESS_BYTES is dropped with a `progress:dropped` warning, as a result is: progress is
    * a report, and a bad one must not fail the attempt.
    */
   progress(value: unknown): void {
-    const encoded = boundedJson(value, MAX_PROGRESS_BYTES);
+    const encoded = boundedJson(value, MAX_PROGRESS_BYTES, 'progress');
     if ('problem' in encoded) this.scope.progressDropped(this.scope.running, `the progress value ${encoded.problem}`);
     else if (encoded.json !== null) this.scope.running.reportProgress(encoded.json);
   }

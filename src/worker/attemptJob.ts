@@ -232,12 +232,14 @@ function snoozeOf(error: Error): { delayMs: number; pauseQueue: boolean; pauseGr
 /**
  * The handler's return value as the JSON text kept with the job's history row, or null: it
  * returned nothing, no history is kept, results are off (maxResultBytes 0), or it is too big or
- * not JSON — then it is dropped with a `result:dropped` warning, and the job still succeeds.
+ * not JSON as given (a NaN, a Map: boundedJson) — then it is dropped with a `result:dropped`
+ * warning naming where, and the job still succeeds: its work is done, and failing the attempt
+ * would run that work again for the sake of a report.
  */
 function resultOf(deps: AttemptDeps, running: RunningJob, value: unknown): string | null {
   const { runtime } = deps;
   if (value === undefined || !hasHistory(runtime) || runtime.options.maxResultBytes === 0) return null;
-  const encoded = boundedJson(value, runtime.options.maxResultBytes);
+  const encoded = boundedJson(value, runtime.options.maxResultBytes, 'result');
   if ('json' in encoded) return encoded.json;
   deps.report.resultDropped(running.job, `the result ${encoded.problem}`);
   return null;

@@ -15,8 +15,9 @@ import { aborted, deferred, recordEvents, withWorker } from '../helpers/workerHa
 
 /**
  * README "Results and progress": a handler's return value is kept (as JSON, up to
- * maxResultBytes) with the finished job and returned by jobs.get and jobs.waitFor; one too big is
- * dropped with a `result:dropped` warning while the job still succeeds. ctx.progress is written by
+ * maxResultBytes) with the finished job and returned by jobs.get and jobs.waitFor; one too big, or
+ * one JSON would store changed (a NaN), is dropped with a `result:dropped` warning while the job
+ * still succeeds. ctx.progress is written by
  * the heartbeat, and a job that never reports progress writes nothing for it; a progress value
  * too big or not JSON is dropped with a `progress:dropped` warning, never failing the attempt.
  */
@@ -52,23 +53,40 @@ describe('results', () => {
     const events = recordEvents(sluice);
     const big = defineJob({ name: 'big', handle: () => 'x'.repeat(200) });
     const odd = defineJob({ name: 'odd', handle: () => ({ n: 10n }) });
-    const fits = defineJob({ name: 'fits', handle: () => 'x'.repeat(50) });
+    const lossy = defineJob({ name: 'lossy', handle: () => ({ lines: [{ total: Number.NaN }] }) });
+    const fits = defineJob({ name: 'fits', handle: () => ({ text: 'x'.repeat(50), at: new Date(0) }) });
     const { id: bigId } = await sluice.enqueue({ name: 'big', queue: 'b' });
     const { id: oddId } = await sluice.enqueue({ name: 'odd', queue: 'b' });
+    const { id: lossyId } = await sluice.enqueue({ name: 'lossy', queue: 'b' });
     const { id: fitsId } = await sluice.enqueue({ name: 'fits', queue: 'b' });
-    await withWorker(sluice, [big, odd, fits], { queues: ['b'] }, () =>
-      waitFor(() => events['job:completed'].length === 3, { what: '3 completed' }),
+    await withWorker(sluice, [big, odd, lossy, fits], { queues: ['b'] }, () =>
+      waitFor(() => events['job:completed'].length === 4, { what: '4 completed' }),
     );
     expect(await sluice.jobs.get(bigId)).toMatchObject({ state: 'completed', result: undefined });
     expect(await sluice.jobs.get(oddId)).toMatchObject({ state: 'completed', result: undefined });
-    expect(await sluice.jobs.get(fitsId)).toMatchObject({ state: 'completed', result: 'x'.repeat(50) });
-    expect(events['result:dropped']).toEqual([
-      expect.objectContaining({
-        jobId: bigId,
-        reason: expect.stringContaining('202 bytes as JSON, over the limit of 100'),
-      }),
-      expect.objectContaining({ jobId: oddId, reason: expect.stringContaining('not JSON-serialisable') }),
-    ]);
+    // Not stored as {"lines":[{"total":null}]}: a result is kept as given or not at all.
+    expect(await sluice.jobs.get(lossyId)).toMatchObject({ state: 'completed', result: undefined });
+    expect(await sluice.jobs.get(fitsId)).toMatchObject({
+      state: 'completed',
+      result: { text: 'x'.repeat(50), at: '1970-01-01T00:00:00.000Z' },
+    });
+    expect(events['result:dropped']).toHaveLength(3);
+    expect(events['result:dropped']).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          jobId: bigId,
+          reason: expect.stringContaining('202 bytes as JSON, over the limit of 100'),
+        }),
+        expect.objectContaining({
+          jobId: oddId,
+          reason: expect.stringContaining('not JSON-serialisable: result.n is a BigInt'),
+        }),
+        expect.objectContaining({
+          jobId: lossyId,
+          reason: 'the result is not plain JSON: result.lines[0].total is NaN, which JSON stores as null',
+        }),
+      ]),
+    );
     expect(() => db.open({ maxResultBytes: -1 })).toThrow(OptionsError);
   });
 
@@ -139,7 +157,7 @@ describe('progress', () => {
     const steps = defineJob({
       name: 'steps',
       async handle(_payload, ctx) {
-        for (const bad of ['x'.repeat(5_000), () => 1, { n: 10n }]) {
+        for (const bad of ['x'.repeat(5_000), () => 1, { n: 10n }, { seen: new Set([1]) }]) {
           try {
             ctx.progress(bad);
           } catch (error) {
@@ -176,6 +194,7 @@ describe('progress', () => {
       expect.stringContaining('over the limit of 4096'),
       expect.stringContaining('not JSON-serialisable'),
       expect.stringContaining('not JSON-serialisable'),
+      expect.stringContaining('not plain JSON: progress.seen is a Set'),
     ]);
     expect(events['job:failed']).toEqual([]);
   });
