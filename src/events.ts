@@ -41,8 +41,9 @@ export interface SluiceEventMap {
   /** Dead-lettered; `error` is the last attempt's (RetriesExhaustedError when it was not run again). */
   'job:dead': { workerId: string; jobId: number; name: string; queue: string; error: Error };
   'job:cancelled': { workerId: string; jobId: number; name: string; queue: string; durationMs: number };
+  /** A handler's result was not JSON as given (a NaN, a Map: docs/jobs.md, Payloads) or over maxResultBytes: not kept, and the job still succeeds. */
   'result:dropped': { workerId: string; jobId: number; name: string; queue: string; reason: string };
-  /** A ctx.progress value was not JSON or over 4 KiB: not kept, and the attempt goes on. */
+  /** A ctx.progress value was not JSON as given or over 4 KiB: not kept, and the attempt goes on. */
   'progress:dropped': { workerId: string; jobId: number; name: string; queue: string; reason: string };
   /**
    * An exactly-once job's transaction met a transient conflict (a deadlock, a lock-wait timeout, a

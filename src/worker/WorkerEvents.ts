@@ -100,13 +100,13 @@ export class WorkerEvents {
     this.events.emit('job:cancelled', { workerId: this.workerId, jobId, name, queue, durationMs });
   }
 
-  /** The handler's return value could not be kept (too big, or not JSON); the job still succeeds. */
+  /** The handler's return value could not be kept (too big, or not JSON as given); the job still succeeds. */
   resultDropped(job: Job, reason: string): void {
     const { id: jobId, name, queue } = job;
     this.events.emit('result:dropped', { workerId: this.workerId, jobId, name, queue, reason });
   }
 
-  /** A progress value could not be kept (too big, or not JSON); the attempt goes on. */
+  /** A progress value could not be kept (too big, or not JSON as given); the attempt goes on. */
   progressDropped(job: Job, reason: string): void {
     const { id: jobId, name, queue } = job;
     this.events.emit('progress:dropped', { workerId: this.workerId, jobId, name, queue, reason });
