@@ -16,8 +16,8 @@ const DATE_TO_JSON = Date.prototype.toJSON;
 /**
  * Pure: the first place, in JSON.stringify's order, where JSON would leave out, change or refuse
  * part of `value` — so that what is read back would not be what was given — or null when there is
- * none. `root` names the value in the path (`payload`). One walk; it calls toJSON and getters as
- * JSON.stringify does.
+ * none. `root` names the value in the path (`payload`). One walk, which calls toJSON and getters
+ * as JSON.stringify does (a second time, for a caller that has stringified the value already).
  *
  * Plain data passes: strings, finite numbers, booleans, null, arrays, and objects whose prototype
  * is Object.prototype or null. A value with a toJSON method (a Date, a Buffer, a class that says
@@ -26,9 +26,9 @@ const DATE_TO_JSON = Date.prototype.toJSON;
  * passes: JSON leaves it out, and the reader of the key gets undefined either way (refusing it
  * would fail an enqueue in production whenever an optional field happens to be absent).
  * A loss: undefined in an array (null there, as a hole is), a function or a symbol (left out of an
- * object; null in an array), NaN and ±Infinity (null), a BigInt (JSON throws), a Map, a Set or any other object without
- * toJSON whose prototype is not Object's ({} or its own fields: its class is gone), a symbol key
- * (left out), a cycle (JSON throws).
+ * object; null in an array), NaN and ±Infinity (null), a BigInt (JSON throws), a Map, a Set or any
+ * other object without toJSON whose prototype is not Object's ({} or its own fields: its class is
+ * gone), a symbol key (left out), a cycle (JSON throws).
  * Not looked at: non-enumerable properties, and properties of an array besides its elements.
  */
 export function jsonLoss(value: unknown, root: string): JsonLoss | null {
@@ -50,17 +50,17 @@ interface Found {
 
 /**
  * The loss in `value`, held under `key` (in an array when `inArray`), or null. `ancestors` are the
- * objects being walked above it: meeting one again is a cycle. No allocation on plain data beyond
- * the key lists JSON.stringify makes too.
+ * objects being walked above it: meeting one again is a cycle. On plain data it allocates only each
+ * object's key lists (its keys, its symbols).
  */
-function lossIn(value: unknown, key: string, inArray: boolean, ancestors: object[]): Found | null {
+function lossIn(value: unknown, key: string | number, inArray: boolean, ancestors: object[]): Found | null {
   let v = value;
   if ((typeof v === 'object' && v !== null) || typeof v === 'bigint') {
     const toJSON = (v as { toJSON?: unknown }).toJSON;
     if (toJSON === DATE_TO_JSON && v instanceof Date) {
       return Number.isNaN(v.getTime()) ? lost('is an invalid Date, which JSON stores as null') : null;
     }
-    if (typeof toJSON === 'function') v = toJSON.call(v, key);
+    if (typeof toJSON === 'function') v = toJSON.call(v, String(key));
   }
   switch (typeof v) {
     case 'string':
@@ -92,7 +92,7 @@ function lossInObject(v: object, ancestors: object[]): Found | null {
   if (proto === Array.prototype) {
     const list = v as unknown[];
     for (let i = 0; i < list.length && found === null; i++) {
-      found = lossIn(list[i], String(i), true, ancestors);
+      found = lossIn(list[i], i, true, ancestors);
       found?.keys.push(i);
     }
   } else if (proto === Object.prototype || proto === null) {

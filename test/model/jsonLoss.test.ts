@@ -41,7 +41,8 @@ describe('jsonLoss', () => {
       },
     };
     expect(jsonLoss(value, 'payload')?.path).toBe('payload.x.inner[0]');
-    expect(keys).toEqual(['x']);
+    expect(jsonLoss([1, value.x], 'payload')?.path).toBe('payload[1].inner[0]');
+    expect(keys).toEqual(['x', '1']);
   });
 
   it('quotes a key that is no identifier and keeps a deep path within its bound, saying so', () => {
