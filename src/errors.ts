@@ -120,6 +120,18 @@ export class PermanentJobError extends SluiceError {
   }
 }
 
+/**
+ * A stored payload was not read: it is not what sluice writes (packed text longer than a row holds,
+ * or packed text stored apart), it would be longer than any payload sluice accepts, or its packed
+ * text does not unpack. A worker dead-letters its job at once with this error; jobs.get and the
+ * dead-job list show its message (`payloadRefused`) instead of the payload.
+ */
+export class PayloadRefusedError extends SluiceError {
+  constructor(readonly reason: string) {
+    super('SLUICE_PAYLOAD_REFUSED', `payload refused: ${reason}`);
+  }
+}
+
 /** The longest a job can snooze or pause its queue: a day (ms). */
 export const MAX_SNOOZE_MS = 86_400_000;
 

@@ -34,6 +34,7 @@ export {
   JobSnoozedError,
   JobValidationError,
   OptionsError,
+  PayloadRefusedError,
   PermanentJobError,
   PermanentJobError as PermanentError,
   RateLimitedError,

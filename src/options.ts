@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { OptionsError } from './errors.ts';
+import { MAX_PAYLOAD_BYTES } from './model/storedPayload.ts';
 import { nearestName } from './nearestName.ts';
 import type { PayloadRedactor } from './redactPayload.ts';
 
@@ -125,7 +126,7 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
   rejectUnknownKeys('createSluice', options, SLUICE_KEYS);
   const r = { ...SLUICE_DEFAULTS, ...defined(options) };
   integerIn('poolMax', r.poolMax, 1, 1000);
-  integerIn('maxPayloadBytes', r.maxPayloadBytes, 1, 15 * 1024 * 1024);
+  integerIn('maxPayloadBytes', r.maxPayloadBytes, 1, MAX_PAYLOAD_BYTES);
   integerIn('maxBatchSize', r.maxBatchSize, 1);
   integerIn('maxRowsPerInsert', r.maxRowsPerInsert, 1, 100_000);
   integerIn('idempotencyRetentionMs', r.idempotencyRetentionMs, 1);

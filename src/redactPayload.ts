@@ -23,9 +23,12 @@ const COPIES = {
   dead: (t: Tables) => ({ table: t.deadJobs, key: 'id' }),
 } as const;
 
-/** Params: ?1 ids (list). The copied rows' payloads (apart, by primary key, when the row holds ''), to hand to the hook. */
+/**
+ * Params: ?1 ids (list). The copied rows' payloads (apart, by primary key, when the row holds ''),
+ * to hand to the hook, and whether each came from apart (payload_apart 1).
+ */
 const sqlCopied = (table: string, key: string, payloads: string) => `
-SELECT c.${key} AS id, c.name, c.queue, COALESCE(p.payload, c.payload) AS payload
+SELECT c.${key} AS id, c.name, c.queue, COALESCE(p.payload, c.payload) AS payload, p.job_id IS NOT NULL AS payload_apart
 FROM ${table} c
 LEFT JOIN ${payloads} p ON p.job_id = c.${key} AND c.payload = ''
 WHERE c.${key} IN (?)`;
@@ -47,6 +50,14 @@ WHERE c.${key} IN (?)`;
 
 const FAILED = JSON.stringify({ redacted: 'the redactPayload hook failed; the payload was not kept' });
 
+interface CopiedRow {
+  id: number | string;
+  name: string;
+  queue: string;
+  payload: string;
+  payload_apart: number | string;
+}
+
 /**
  * Inside the transaction that copied `ids` into history or dead jobs: replaces their stored
  * payloads with what `redactor` makes of them (in the row; a payload stored apart is deleted).
@@ -62,22 +73,23 @@ export async function redactCopied(
 ): Promise<void> {
   if (redactor === null || ids.length === 0) return;
   const { table, key } = COPIES[where](tables);
-  const rows = await tx.select<{ id: number | string; name: string; queue: string; payload: string }>(
-    sqlCopied(table, key, tables.jobPayloads),
-    [ids],
-  );
+  const rows = await tx.select<CopiedRow>(sqlCopied(table, key, tables.jobPayloads), [ids]);
   if (rows.length === 0) return;
   const values = rows.flatMap((row) => [Number(row.id), redacted(redactor, row)]);
   await tx.write(sqlStoreRedacted(table, key, rows.length), [...values, rows.map((r) => Number(r.id))]);
   await tx.write(sqlDeleteApart(tables.jobPayloads), [rows.map((r) => Number(r.id))]);
 }
 
-function redacted(
-  redactor: PayloadRedactor,
-  row: { id: number | string; name: string; queue: string; payload: string },
-): string {
+/** What the hook keeps of one row; a payload refused unread (storedPayloadJson) is kept as a marker saying why, the hook not called. */
+function redacted(redactor: PayloadRedactor, row: CopiedRow): string {
+  let json: string;
   try {
-    const payload = JSON.parse(storedPayloadJson(row.payload)) as unknown;
+    json = storedPayloadJson(row.payload, Number(row.payload_apart) === 1 ? 'apart' : 'row');
+  } catch (error) {
+    return JSON.stringify({ redacted: `${(error as Error).message}; the payload was not kept` });
+  }
+  try {
+    const payload = JSON.parse(json) as unknown;
     const kept = JSON.stringify(redactor({ id: Number(row.id), name: row.name, queue: row.queue, payload }));
     return kept === undefined ? FAILED : kept;
   } catch {

@@ -225,7 +225,7 @@ export function describeJob(job: JobInfo): string {
           ] as [string, string],
         ]
       : []),
-    ['payload', json(job.payload)],
+    ['payload', job.payloadRefused ?? json(job.payload)],
   ];
   const width = Math.max(...fields.map(([name]) => name.length));
   const lines = [`job ${job.id}`, ...fields.map(([name, value]) => `  ${name.padEnd(width)}  ${value}`)];

@@ -1,14 +1,16 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { storedPayloadOrAsIs } from '../model/storedPayload.ts';
+import { shownPayload } from '../model/storedPayload.ts';
 import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
 /**
  * Params: filter values…, ?after id, ?limit. Returns dead jobs (not re-driven), oldest id first,
- * each with its payload wherever it is stored (apart, by primary key, when the row holds '').
+ * each with its payload wherever it is stored (apart, by primary key, when the row holds ''), and
+ * whether it came from apart (payload_apart 1).
  */
 const sqlList = (t: Tables, where: string) => `
-SELECT id, queue, name, COALESCE(p.payload, ${t.deadJobs}.payload) AS payload, priority, retry_times, max_retries,
+SELECT id, queue, name, COALESCE(p.payload, ${t.deadJobs}.payload) AS payload, p.job_id IS NOT NULL AS payload_apart,
+  priority, retry_times, max_retries,
   batch_id, idempotency_key, last_error, created_at, failed_at
 FROM ${t.deadJobs}
 LEFT JOIN ${t.jobPayloads} p ON p.job_id = ${t.deadJobs}.id AND ${t.deadJobs}.payload = ''
@@ -21,7 +23,10 @@ export interface DeadJob {
   readonly id: number;
   readonly queue: string;
   readonly name: string;
+  /** The payload as enqueued (stored text that is not JSON comes as it is); null when it was refused. */
   readonly payload: unknown;
+  /** Why the stored payload was not read ("payload refused: …", as JobInfo.payloadRefused), or null. */
+  readonly payloadRefused: string | null;
   readonly priority: number;
   readonly retryTimes: number;
   readonly maxRetries: number;
@@ -37,6 +42,7 @@ interface DeadJobRow {
   queue: string;
   name: string;
   payload: string;
+  payload_apart: number | string;
   priority: number;
   retry_times: number;
   max_retries: number;
@@ -56,26 +62,22 @@ export async function listDeadJobs(
 ): Promise<DeadJob[]> {
   const { sql, params } = deadJobConditions(filter, tables);
   const rows = await db.select<DeadJobRow>(sqlList(tables, sql), [...params, page.afterId ?? 0, page.limit ?? 100]);
-  return rows.map((r) => ({
-    id: Number(r.id),
-    queue: r.queue,
-    name: r.name,
-    payload: safeParse(storedPayloadOrAsIs(r.payload)),
-    priority: r.priority,
-    retryTimes: r.retry_times,
-    maxRetries: r.max_retries,
-    batchId: r.batch_id === null ? null : Number(r.batch_id),
-    idempotencyKey: r.idempotency_key,
-    lastError: r.last_error,
-    createdAt: r.created_at,
-    failedAt: r.failed_at,
-  }));
-}
-
-function safeParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+  return rows.map((r) => {
+    const shown = shownPayload(r.payload, Number(r.payload_apart) === 1 ? 'apart' : 'row');
+    return {
+      id: Number(r.id),
+      queue: r.queue,
+      name: r.name,
+      payload: shown.payload,
+      payloadRefused: shown.refused,
+      priority: r.priority,
+      retryTimes: r.retry_times,
+      maxRetries: r.max_retries,
+      batchId: r.batch_id === null ? null : Number(r.batch_id),
+      idempotencyKey: r.idempotency_key,
+      lastError: r.last_error,
+      createdAt: r.created_at,
+      failedAt: r.failed_at,
+    };
+  });
 }

@@ -6,7 +6,7 @@ import type { AttemptError } from '../model/attemptError.ts';
 import { claimKeyOf } from '../model/claimKey.ts';
 import { shownRunAt } from '../model/heldRunAt.ts';
 import type { JobLogLine } from '../model/jobLogLine.ts';
-import { storedPayloadOrAsIs } from '../model/storedPayload.ts';
+import { shownPayload } from '../model/storedPayload.ts';
 import { type FlowHold, flowHold } from '../queues/flowHold.ts';
 import { type QueueHold, type QueueHoldColumns, queueHold, queueHoldColumns } from '../queues/queueHold.ts';
 import { type JobWorkflow, readWorkflow } from '../workflows/readWorkflow.ts';
@@ -87,7 +87,14 @@ export interface JobInfo {
   readonly state: JobState;
   readonly queue: string;
   readonly name: string;
+  /** The payload as enqueued (stored text that is not JSON comes as it is); null when it was refused (payloadRefused). */
   readonly payload: unknown;
+  /**
+   * Why the stored payload was not read — "payload refused: …" (PayloadRefusedError): not what
+   * sluice writes, or past the size of any payload — or null when it was read. A worker
+   * dead-letters such a job without running it.
+   */
+  readonly payloadRefused: string | null;
   readonly priority: number;
   /** Failed attempts so far (handler failures and expired claims). */
   readonly retryTimes: number;
@@ -182,12 +189,15 @@ export async function getJob(db: Executor, tables: Tables, id: number): Promise<
   if (!row) return null;
   const errors = Number(row.has_errors) ? await listAttemptErrors(db, tables, id) : [];
   const logs = Number(row.has_logs) ? await listJobLogs(db, tables, id) : { lines: [], dropped: 0 };
+  const shown =
+    row.apart_payload === null ? shownPayload(row.payload, 'row') : shownPayload(row.apart_payload, 'apart');
   return {
     id: Number(row.id),
     state: row.state,
     queue: row.queue,
     name: row.name,
-    payload: parseJson(storedPayloadOrAsIs(row.apart_payload ?? row.payload)),
+    payload: shown.payload,
+    payloadRefused: shown.refused,
     priority: row.priority,
     retryTimes: row.retry_times,
     maxRetries: row.max_retries,

@@ -10,7 +10,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { storedPayloadJson } from './storedPayload.ts';
+import { type PayloadSource, storedPayloadJson } from './storedPayload.ts';
 
 /** What application code submits. */
 export interface JobSpec {
@@ -152,10 +152,11 @@ export function jobWithPayload<P>(row: JobRow, payload: P): Job<P> {
 
 /**
  * A stored payload as the driver returned it, text or bytes (a claim reads bytes: claimedRow.ts),
- * unpacked (storedPayload.ts) and parsed. Throws when it does not unpack or is not JSON.
+ * read from its row or apart, unpacked (storedPayload.ts) and parsed. Throws PayloadRefusedError
+ * when it is not what sluice writes (storedPayloadJson), SyntaxError when it is not JSON.
  */
-export function parseStoredPayload(stored: string | Buffer): unknown {
-  return JSON.parse(storedPayloadJson(stored));
+export function parseStoredPayload(stored: string | Buffer, from: PayloadSource): unknown {
+  return JSON.parse(storedPayloadJson(stored, from));
 }
 
 /** What a handler receives beside its payload. */

@@ -1,4 +1,5 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { PayloadRefusedError } from '../errors.ts';
 
 /**
  * How a payload is stored: in its job's row, or apart in job_payloads (keyed by the job's id) with
@@ -54,23 +55,80 @@ export function packPayload(json: string): string {
 }
 
 /**
- * A stored payload's JSON text, as the driver returned it (text, or bytes where a claim reads them):
- * unpacked when it is packed. Throws when packed text does not unpack (not JSON is the caller's to find).
+ * The most bytes of JSON a stored payload is read up to, unpacked or not: the ceiling of
+ * maxPayloadBytes (options.ts), the largest payload any process of an install can have written.
+ * Not the reading process's own maxPayloadBytes: the processes of one install may run with
+ * different values (the CLI's worker and dashboard run with the default), and a reader set lower
+ * than the enqueuer would refuse payloads that were valid when written. A packed text is bounded
+ * far below it by its length (PAYLOAD_INLINE_MAX_BYTES: its 762 deflated bytes unpack to at most
+ * ~790 KB, deflate's ratio being at most 1032:1); the inflate's maxOutputLength holds it anyway.
  */
-export function storedPayloadJson(stored: string | Buffer): string {
+export const MAX_PAYLOAD_BYTES = 15 * 1024 * 1024;
+
+/** Where a stored payload was read from: its job's row, or job_payloads (apart; the row holds ''). */
+export type PayloadSource = 'row' | 'apart';
+
+/**
+ * A stored payload's JSON text, as the driver returned it (text, or bytes where a claim reads them):
+ * unpacked when it is packed. Stored values are untrusted: reads only what sluice could have
+ * written, and throws PayloadRefusedError for packed text stored apart or longer than a row holds
+ * (sluice writes neither), for text that would be over MAX_PAYLOAD_BYTES (unpacked or not), and
+ * for packed text that does not unpack. Not JSON is the caller's to find.
+ */
+export function storedPayloadJson(stored: string | Buffer, from: PayloadSource): string {
   if (typeof stored === 'string') {
-    return stored.startsWith(PACKED_PREFIX) ? unpack(stored.slice(PACKED_PREFIX.length)) : stored;
+    if (!stored.startsWith(PACKED_PREFIX)) return withinBound(stored);
+    refuseUnwritten(stored.length, from);
+    return unpack(stored.slice(PACKED_PREFIX.length));
   }
-  return isPacked(stored) ? unpack(stored.toString('latin1', PACKED_PREFIX.length)) : stored.toString('utf8');
+  if (!isPacked(stored)) {
+    if (stored.length > MAX_PAYLOAD_BYTES) throw tooLong(stored.length);
+    return stored.toString('utf8');
+  }
+  refuseUnwritten(stored.length, from);
+  return unpack(stored.toString('latin1', PACKED_PREFIX.length));
 }
 
-/** As storedPayloadJson, for a reader that shows what is stored: text that does not unpack comes back as it is. */
-export function storedPayloadOrAsIs(stored: string): string {
+/** What a reader that shows a stored payload gets: the payload parsed (text that is not JSON as it is), or why it was refused. */
+export type ShownPayload =
+  | { readonly payload: unknown; readonly refused: null }
+  | { readonly payload: null; readonly refused: string };
+
+/** As storedPayloadJson, for a reader that shows what is stored (jobs.get, the dead-job list): never throws. */
+export function shownPayload(stored: string, from: PayloadSource): ShownPayload {
+  let json: string;
   try {
-    return storedPayloadJson(stored);
-  } catch {
-    return stored;
+    json = storedPayloadJson(stored, from);
+  } catch (error) {
+    return { payload: null, refused: (error as Error).message };
   }
+  try {
+    return { payload: JSON.parse(json) as unknown, refused: null };
+  } catch {
+    return { payload: json, refused: null };
+  }
+}
+
+/** Throws PayloadRefusedError unless packed text of `length` characters read from `from` is what sluice writes. */
+function refuseUnwritten(length: number, from: PayloadSource): void {
+  if (from === 'apart')
+    throw new PayloadRefusedError('packed text stored apart (sluice keeps packed payloads in their row)');
+  if (length > PAYLOAD_INLINE_MAX_BYTES)
+    throw new PayloadRefusedError(
+      `packed text of ${length} characters (sluice packs into at most ${PAYLOAD_INLINE_MAX_BYTES})`,
+    );
+}
+
+/** `json` when it is at most MAX_PAYLOAD_BYTES as UTF-8 (counted only when it could be over). */
+function withinBound(json: string): string {
+  if (json.length * 3 <= MAX_PAYLOAD_BYTES) return json;
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > MAX_PAYLOAD_BYTES) throw tooLong(bytes);
+  return json;
+}
+
+function tooLong(bytes: number): PayloadRefusedError {
+  return new PayloadRefusedError(`${bytes} bytes of JSON, over the ${MAX_PAYLOAD_BYTES} any payload may have`);
 }
 
 /** Pure: false when the start of `json` says that, deflated, it will not fit the row (PROBE_CHARS). */
@@ -93,9 +151,13 @@ function isPacked(stored: Buffer): boolean {
 }
 
 function unpack(base64: string): string {
+  let json: Buffer;
   try {
-    return inflateRawSync(Buffer.from(base64, 'base64')).toString('utf8');
+    json = inflateRawSync(Buffer.from(base64, 'base64'), { maxOutputLength: MAX_PAYLOAD_BYTES });
   } catch (error) {
-    throw new Error(`packed payload does not unpack (${(error as Error).message})`);
+    if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new PayloadRefusedError(`packed text unpacks past the ${MAX_PAYLOAD_BYTES} bytes any payload may have`);
+    throw new PayloadRefusedError(`packed text does not unpack (${(error as Error).message})`);
   }
+  return json.toString('utf8');
 }

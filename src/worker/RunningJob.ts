@@ -1,5 +1,5 @@
 import type { Span } from '@opentelemetry/api';
-import { JobCancelledError, PermanentJobError } from '../errors.ts';
+import { JobCancelledError, PayloadRefusedError, PermanentJobError } from '../errors.ts';
 import { type Job, jobWithPayload, parseStoredPayload } from '../model/job.ts';
 import { type AttemptOutcome, recordOutcome } from '../tracing/jobSpans.ts';
 import { AttemptLog, type LogBatch } from './AttemptLog.ts';
@@ -55,8 +55,8 @@ export class RunningJob {
   #job: Job;
   /** The payload as the claim read it, until openPayload parses it into the job. */
   #stored: string | Buffer | null;
-  /** Set when the stored payload could not be parsed: the job fails permanently without running. */
-  #payloadError: PermanentJobError | null = null;
+  /** Set when the stored payload was refused or could not be parsed: the job fails permanently without running. */
+  #payloadError: PayloadRefusedError | PermanentJobError | null = null;
 
   constructor(
     job: Job,
@@ -84,17 +84,21 @@ export class RunningJob {
    * Parses the payload the claim read, once, as the attempt starts: a job claimed ahead holds only
    * the driver's bytes while it waits for a slot (outside the JavaScript heap), not a parsed copy
    * that the collector would copy from generation to generation. Returns the error of a payload
+   * refused unread (PayloadRefusedError: not what sluice writes, or past any payload's size) or
    * that is not JSON (written around sluice): the job then fails permanently without running.
    */
-  openPayload(): PermanentJobError | null {
+  openPayload(): PayloadRefusedError | PermanentJobError | null {
     const stored = this.#stored;
     if (stored === null) return this.#payloadError;
     this.#stored = null;
     try {
-      this.#job = { ...this.#job, payload: parseStoredPayload(stored) };
+      this.#job = { ...this.#job, payload: parseStoredPayload(stored, this.payloadApart ? 'apart' : 'row') };
     } catch (error) {
       const reason = (error as Error).message;
-      this.#payloadError = new PermanentJobError(`payload of job ${this.#job.id} is not valid JSON: ${reason}`);
+      this.#payloadError =
+        error instanceof PayloadRefusedError
+          ? error
+          : new PermanentJobError(`payload of job ${this.#job.id} is not valid JSON: ${reason}`);
     }
     return this.#payloadError;
   }

@@ -67,6 +67,7 @@ describe('deadJobs.list', () => {
       queue: 'mail',
       name: 'send',
       payload: { to: 'a' },
+      payloadRefused: null,
       priority: 0,
       retryTimes: 4,
       maxRetries: 3,

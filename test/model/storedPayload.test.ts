@@ -1,11 +1,14 @@
+import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { PayloadRefusedError } from '../../src/errors.ts';
 import {
+  MAX_PAYLOAD_BYTES,
   PACKED_PREFIX,
   PAYLOAD_INLINE_MAX_BYTES,
   packPayload,
+  shownPayload,
   storedApart,
   storedPayloadJson,
-  storedPayloadOrAsIs,
 } from '../../src/model/storedPayload.ts';
 import { randomText } from '../helpers/randomText.ts';
 
@@ -35,8 +38,8 @@ describe('packPayload', () => {
     const packed = packPayload(text);
     expect(packed.startsWith(PACKED_PREFIX)).toBe(true);
     expect(storedApart(packed)).toBe(false);
-    expect(storedPayloadJson(packed)).toBe(text);
-    expect(storedPayloadJson(Buffer.from(packed, 'utf8'))).toBe(text);
+    expect(storedPayloadJson(packed, 'row')).toBe(text);
+    expect(storedPayloadJson(Buffer.from(packed, 'utf8'), 'row')).toBe(text);
   });
 
   it('packs a long array of like records, and judges a long payload by its first KiB', () => {
@@ -58,18 +61,71 @@ describe('packPayload', () => {
 
   it('reads JSON as it is, as text and as bytes, multi-byte included', () => {
     const text = json({ v: '😀 ä' });
-    expect(storedPayloadJson(text)).toBe(text);
-    expect(storedPayloadJson(Buffer.from(text, 'utf8'))).toBe(text);
+    expect(storedPayloadJson(text, 'row')).toBe(text);
+    expect(storedPayloadJson(Buffer.from(text, 'utf8'), 'apart')).toBe(text);
   });
 
   it('the prefix is never how JSON starts', () => {
     expect(() => JSON.parse(`${PACKED_PREFIX}e30=`)).toThrow();
   });
 
-  it('packed text that does not unpack throws saying so; the tolerant reader returns it as it is', () => {
+  it('packed text that does not unpack is refused saying so; the reader that shows payloads says why', () => {
     const broken = `${PACKED_PREFIX}bm90IGRlZmxhdGU=`;
-    expect(() => storedPayloadJson(broken)).toThrow(/packed payload does not unpack/);
-    expect(() => storedPayloadJson(Buffer.from(broken))).toThrow(/packed payload does not unpack/);
-    expect(storedPayloadOrAsIs(broken)).toBe(broken);
+    expect(() => storedPayloadJson(broken, 'row')).toThrow(/^payload refused: packed text does not unpack/);
+    expect(() => storedPayloadJson(Buffer.from(broken), 'row')).toThrow(PayloadRefusedError);
+    expect(shownPayload(broken, 'row')).toEqual({ payload: null, refused: expect.stringMatching(/does not unpack/) });
+    expect(shownPayload('{not json', 'row')).toEqual({ payload: '{not json', refused: null });
+    expect(shownPayload('{"a":1}', 'apart')).toEqual({ payload: { a: 1 }, refused: null });
+  });
+});
+
+describe('reading a stored payload: only what sluice writes, within a bound', () => {
+  /** Packed text of `bytes` zeros: ~1,000 times shorter than what it unpacks to. */
+  const packedZeros = (bytes: number) => PACKED_PREFIX + deflateRawSync(Buffer.alloc(bytes, '0')).toString('base64');
+
+  it('refuses packed text longer than a row holds before unpacking it (85 KB would unpack to ~63 MB)', () => {
+    const bomb = packedZeros(63 * 1024 * 1024);
+    expect(bomb.length).toBeGreaterThan(80_000);
+    for (const stored of [bomb, Buffer.from(bomb)]) {
+      const error = (() => {
+        try {
+          storedPayloadJson(stored, 'row');
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(PayloadRefusedError);
+      expect(error).toMatchObject({ code: 'SLUICE_PAYLOAD_REFUSED' });
+      expect((error as Error).message).toBe(
+        `payload refused: packed text of ${bomb.length} characters (sluice packs into at most ${PAYLOAD_INLINE_MAX_BYTES})`,
+      );
+    }
+  });
+
+  it('refuses packed text read from job_payloads, where sluice never stores it', () => {
+    const packed = packPayload(json({ pad: 'x'.repeat(16_000) }));
+    expect(packed.startsWith(PACKED_PREFIX)).toBe(true);
+    expect(() => storedPayloadJson(packed, 'apart')).toThrow(/^payload refused: packed text stored apart/);
+    expect(() => storedPayloadJson(Buffer.from(packed), 'apart')).toThrow(PayloadRefusedError);
+  });
+
+  it('packed text that fits the row unpacks to under a MiB: zeros, the best deflate packs, fill 1000 characters with 750 KB', () => {
+    const most = packedZeros(750_000);
+    expect(most.length).toBeLessThanOrEqual(PAYLOAD_INLINE_MAX_BYTES);
+    expect(storedPayloadJson(most, 'row')).toHaveLength(750_000);
+    expect(MAX_PAYLOAD_BYTES).toBeGreaterThan(1024 * 1024);
+  });
+
+  it('refuses JSON, as text or bytes, over the largest payload any process may have written', () => {
+    const json = `"${'x'.repeat(MAX_PAYLOAD_BYTES - 2)}"`;
+    expect(storedPayloadJson(json, 'apart')).toBe(json);
+    const over = `${json} `;
+    expect(() => storedPayloadJson(over, 'apart')).toThrow(
+      `payload refused: ${MAX_PAYLOAD_BYTES + 1} bytes of JSON, over the ${MAX_PAYLOAD_BYTES} any payload may have`,
+    );
+    expect(() => storedPayloadJson(Buffer.from(over), 'row')).toThrow(PayloadRefusedError);
+    // Counted in UTF-8 bytes, not characters.
+    const wide = `"${'é'.repeat(MAX_PAYLOAD_BYTES / 2)}"`;
+    expect(() => storedPayloadJson(wide, 'row')).toThrow(PayloadRefusedError);
   });
 });

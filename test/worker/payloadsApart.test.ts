@@ -117,7 +117,7 @@ describe('the worker', () => {
     expect([await countRows(db, 'sluice_job_history'), await payloadRows()]).toEqual([0, 0]);
   });
 
-  it('hands each handler its payload as enqueued, multi-byte text included, inline or apart; one not JSON fails unrun', async () => {
+  it('hands each handler its payload as enqueued, multi-byte text included, inline or apart; one not JSON or not unpacking fails unrun', async () => {
     seen.clear();
     // A claim reads payloads as bytes and decodes them itself (claimedRow.ts): every width of UTF-8.
     // Inline, apart (random text does not pack), and packed (a repeated character packs to a few bytes).
@@ -143,10 +143,14 @@ describe('the worker', () => {
       "SELECT COUNT(*) AS n FROM sluice_job_history WHERE payload LIKE 'deflate:%'",
     );
     expect(Number(packed?.n)).toBe(1);
-    for (const id of bad) {
+    for (const [i, id] of bad.entries()) {
       expect(seen.has(id)).toBe(false);
       const dead = await deadRow(db, id);
-      expect(dead?.last_error).toMatch(`PermanentJobError: payload of job ${id} is not valid JSON`);
+      expect(dead?.last_error).toMatch(
+        i < 2
+          ? `PermanentJobError: payload of job ${id} is not valid JSON`
+          : 'PayloadRefusedError: payload refused: packed text does not unpack',
+      );
       expect(dead?.retry_times).toBe(1);
     }
   });

@@ -61,7 +61,7 @@ ${jobGraph(ctx, job)}
 <h2>Timeline</h2>
 ${timeline(job)}
 <h2>Payload</h2>
-${shownValue(ctx, id, 'payload', values.payload)}
+${job.payloadRefused === null ? shownValue(ctx, id, 'payload', values.payload) : html`<pre class="error" data-field="payload">${job.payloadRefused}</pre>`}
 <h2>Result</h2>
 ${shownValue(ctx, id, 'result', values.result)}
 ${job.progress && !isFraction(values.progress) ? html`<h2>Progress</h2>\n${shownValue(ctx, id, 'progress', values.progress)}` : ''}
@@ -86,6 +86,8 @@ export const jobValuePage: Page = async (ctx, [idText, field]) => {
     return { download: { filename: `job-${id}-logs.json`, pieces: jsonPieces({ logs, dropped: job.logsDropped }) } };
   }
   const name = field as ValueName;
+  if (name === 'payload' && job.payloadRefused !== null)
+    throw new DashboardRequestError(404, name, `job ${id}'s stored ${job.payloadRefused}`);
   const value = maskedValues(ctx, job)[name];
   if (value === undefined)
     throw new DashboardRequestError(404, name, `job ${id} has no ${name}${name === 'result' ? ' kept' : ''}`);
