@@ -56,6 +56,31 @@ describe('failure in a workflow', () => {
     expect(await countRows(db, 'sluice_job_holds')).toBe(0);
   });
 
+  it('docs/workflows.md, "When a parent fails": notify-team runs and sees the import dead, the reindex cancelled', async () => {
+    const ran = new Map<string, readonly ParentResult[]>();
+    // The graph of the guide, with `step` standing in for reindex and notify-team.
+    await db.sluice.enqueueBatch([
+      { name: 'doomed', ref: 'import' },
+      { name: 'step', ref: 'reindex', payload: { tag: 'reindex' }, parents: ['import'] },
+      {
+        name: 'step',
+        payload: { tag: 'notify-team' },
+        parents: [
+          { job: 'import', continueOnFailure: true },
+          { job: 'reindex', continueOnFailure: true },
+        ],
+      },
+      // What the guide warns of: naming reindex plainly cancels the notice with it.
+      { name: 'step', payload: { tag: 'plain' }, parents: [{ job: 'import', continueOnFailure: true }, 'reindex'] },
+    ]);
+    await withWorker(db.sluice, [doomed, recorder(ran)], { concurrency: 2 }, async () => {
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the graph to settle' });
+    });
+    expect([...ran.keys()]).toEqual(['notify-team']);
+    expect(ran.get('notify-team')?.map((p) => p.outcome)).toEqual(['dead', 'cancelled']);
+    expect((await historyOf('plain'))?.outcome).toBe('cancelled');
+  });
+
   it('cancelling a job cancels what depends on it, and cancelling a batch cancels its graph', async () => {
     const { batchId } = await db.sluice.enqueueBatch([
       { name: 'step', ref: 'a', payload: { tag: 'a' } },
