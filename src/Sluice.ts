@@ -62,7 +62,12 @@ export class Sluice implements SluiceApi {
   constructor(options: SluiceOptions = {}) {
     const resolved = resolveSluiceOptions(options);
     const tables = tablesFor(resolved.tablePrefix);
-    this.logger = options.logger ?? createLogger({ redact: resolved.logRedact });
+    this.logger =
+      options.logger ??
+      createLogger({
+        redact: resolved.logRedact,
+        ...(options.logLevel === undefined ? {} : { level: options.logLevel }),
+      });
     this.#ownsKnex = options.knex === undefined;
     this.#url = options.knex ? null : resolveUrl(options.url);
     this.knex =

@@ -26,13 +26,20 @@ export const DEFAULT_REDACT_PATHS = [
 ];
 
 /**
- * pino, JSON by default; pretty when stdout is a terminal. `LOG_LEVEL` sets the level. `redact`
- * adds the application's own secret paths to DEFAULT_REDACT_PATHS.
+ * The level of a logger given none and no `LOG_LEVEL`: a library is quiet in an application's
+ * scripts (an enqueue logs at info), and still says when something went wrong. The `sluice`
+ * commands ask for 'info' (cli/openSluice.ts).
+ */
+const QUIET_LEVEL = 'warn';
+
+/**
+ * pino, JSON by default; pretty when stdout is a terminal. `level`, else `LOG_LEVEL`, else 'warn'
+ * sets the level. `redact` adds the application's own secret paths to DEFAULT_REDACT_PATHS.
  */
 export function createLogger(
   options: { name?: string; level?: string; redact?: readonly string[]; destination?: DestinationStream } = {},
 ): Logger {
-  const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
+  const level = options.level ?? process.env.LOG_LEVEL ?? QUIET_LEVEL;
   const pretty = process.stdout.isTTY === true && options.destination === undefined;
   const settings: LoggerOptions = {
     name: options.name ?? 'sluice',

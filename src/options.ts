@@ -17,8 +17,15 @@ export interface SluiceOptions {
   knex?: Knex;
   /** Prefix of every sluice table. @defaultValue `'sluice_'` */
   tablePrefix?: string;
-  /** A pino logger; sluice logs through one subscriber of its events. @defaultValue a new pino logger */
+  /** A pino logger; sluice logs through one subscriber of its events. @defaultValue a new pino logger at `logLevel` */
   logger?: Logger;
+  /**
+   * The level of the logger sluice creates when given none (a pino level: 'trace', 'debug', 'info',
+   * 'warn', 'error', 'fatal' or 'silent'). A library stays quiet in an application's scripts: at
+   * 'warn' an enqueue prints nothing, a failed job or a worker's error still does. The `sluice`
+   * commands log at 'info'. @defaultValue `LOG_LEVEL`, else 'warn'
+   */
+  logLevel?: string;
   /**
    * pino redaction paths added to sluice's defaults (credentials by their usual names) in the
    * logger sluice creates; with your own `logger`, configure redaction there. @defaultValue none
@@ -90,7 +97,7 @@ export interface SluiceOptions {
 
 /** What resolveSluiceOptions returns: every tunable set (the connection and logger are not options of the install). */
 export type ResolvedSluiceOptions = Readonly<
-  Required<Omit<SluiceOptions, 'url' | 'knex' | 'logger' | 'logRedact' | 'redactPayload'>> & {
+  Required<Omit<SluiceOptions, 'url' | 'knex' | 'logger' | 'logLevel' | 'logRedact' | 'redactPayload'>> & {
     logRedact: readonly string[];
     redactPayload: PayloadRedactor | null;
   }
@@ -120,7 +127,10 @@ const MAX_RESULT_BYTES = 8 * 1024 * 1024;
 /** One attempt's log lines travel in the statements that write them, under max_allowed_packet. */
 const MAX_LOG_BYTES = 1024 * 1024;
 
-const SLUICE_KEYS = [...Object.keys(SLUICE_DEFAULTS), 'url', 'knex', 'logger'];
+const SLUICE_KEYS = [...Object.keys(SLUICE_DEFAULTS), 'url', 'knex', 'logger', 'logLevel'];
+
+/** pino's levels, for `logLevel`. */
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOptions {
   rejectUnknownKeys('createSluice', options, SLUICE_KEYS);
@@ -143,7 +153,10 @@ export function resolveSluiceOptions(options: SluiceOptions): ResolvedSluiceOpti
     throw new OptionsError('redactPayload', 'must be a function (job) => payload to keep, or null');
   }
   integerIn('idleTransactionTimeoutMs', r.idleTransactionTimeoutMs, 0, 31_536_000_000);
-  const { url: _url, knex: _knex, logger: _logger, ...resolved } = r as typeof r & SluiceOptions;
+  const { url: _url, knex: _knex, logger: _logger, logLevel, ...resolved } = r as typeof r & SluiceOptions;
+  if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) {
+    throw new OptionsError('logLevel', `must be one of ${LOG_LEVELS.join(', ')} (got ${String(logLevel)})`);
+  }
   return resolved;
 }
 

@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { defineJob } from '../src/index.ts';
 import { createLogger } from '../src/logging.ts';
+import { ROOT } from './helpers/sourceCli.ts';
 import { useTestDatabase } from './helpers/testDatabase.ts';
 import { waitFor } from './helpers/waitFor.ts';
 import { recordEvents, withWorker } from './helpers/workerHarness.ts';
@@ -79,5 +82,30 @@ describe('what reaches a log line', () => {
     } finally {
       await db.query('DROP TRIGGER IF EXISTS sluice_jobs_refuse');
     }
+  });
+});
+
+describe('an application script', () => {
+  const SCRIPT = fileURLToPath(new URL('./fixtures/scripts/appScript.ts', import.meta.url));
+
+  /** Runs the script to its end with no LOG_LEVEL in its environment; its exit code and output. */
+  function run(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const { LOG_LEVEL: _level, ...env } = process.env;
+    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, db.url, ...args], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  }
+
+  it('prints nothing when it enqueues: the library is quiet unless given a logger or a level', async () => {
+    const quiet = await run();
+    expect(quiet).toEqual({ code: 0, stdout: '', stderr: '' });
+    const asked = await run('info');
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).toContain('"event":"batch:enqueued"');
+    const rows = await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM sluice_jobs');
+    expect(Number(rows[0]?.n)).toBe(6);
   });
 });

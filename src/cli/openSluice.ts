@@ -23,6 +23,7 @@ export async function openSluice(flags: InstallFlags, options: OpenOptions = {})
     ...rest,
     url: flags.url,
     tablePrefix: flags.prefix,
-    logger: createLogger(logLevel === undefined ? {} : { level: logLevel }),
+    // A command's process logs what it does (a library's default is quieter: see createLogger).
+    logger: createLogger({ level: logLevel ?? process.env.LOG_LEVEL ?? 'info' }),
   });
 }
