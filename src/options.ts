@@ -11,7 +11,11 @@ import type { PayloadRedactor } from './redactPayload.ts';
  * maintenance/maintenanceOptions.ts; this file also holds the helpers all three resolve with.
  */
 export interface SluiceOptions {
-  /** mysql://user:password@host:port/database. @defaultValue `MYSQL_URL`, then `mysql://root@127.0.0.1:3306/test` */
+  /**
+   * mysql://user:password@host:port/database. Without `url`, `knex`, `MYSQL_URL` or
+   * `MYSQL_URL_FILE`, createSluice throws OptionsError: sluice guesses no server.
+   * @defaultValue `MYSQL_URL`, then the contents of the file `MYSQL_URL_FILE` names
+   */
   url?: string;
   /** Share the application's own knex (mysql2 client). sluice then never closes it. */
   knex?: Knex;

@@ -8,13 +8,16 @@ import { UsageError } from './UsageError.ts';
 
 /** The demo's own install in the database: its tables are dropped when it ends. */
 const DEMO_PREFIX = 'sluice_demo_';
+/** The demo's own default, given explicitly (the library guesses no server): a local server, else a throwaway one. */
+const LOCAL_URL = 'mysql://root@127.0.0.1:3306/test';
 const QUEUE = 'demo';
 const CLAIM_STRATEGIES = ['random-head', 'skip-locked'] as const;
 
 export const DEMO_HELP = `sluice demo: migrate, submit one batch in one transaction, drain it with worker processes
 and the maintenance process running the demo's own job (never the app's jobs/), then prove every
 job ran exactly once and none is left. Its tables (prefix ${DEMO_PREFIX}, and sluice_demo_runs)
-are dropped when it ends. When nothing answers at the URL, it starts a throwaway server (MySQL 8
+are dropped when it ends. With no --url, MYSQL_URL or MYSQL_URL_FILE it uses the local server
+${LOCAL_URL}. When nothing answers at the URL, it starts a throwaway server (MySQL 8
 through testcontainers where a container runtime exists, else a private mariadbd/mysqld from this
 machine's binaries) and removes it afterwards.
 
@@ -44,11 +47,11 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const claim = v.claim === undefined ? undefined : choice('claim strategy', v.claim, CLAIM_STRATEGIES);
   const say = (line: string) => process.stdout.write(`${line}\n`);
 
-  const [{ serverOrThrowaway }, { resolveUrl }] = await Promise.all([
+  const [{ serverOrThrowaway }, { urlFromEnvironment }] = await Promise.all([
     import('../demo/server/serverOrThrowaway.ts'),
     import('../db/connect.ts'),
   ]);
-  const server = await serverOrThrowaway(resolveUrl(v.url), say);
+  const server = await serverOrThrowaway(v.url ?? urlFromEnvironment() ?? LOCAL_URL, say);
   // Ctrl-C: stop the drain, then clean up as after a failure; a second one ends the demo at once.
   const stopping = new AbortController();
   const onSignal = () => stopping.abort();

@@ -81,7 +81,7 @@ usage: sluice <command> [options]       sluice <command> --help for its options
 
 ${lines.join('\n')}
 
-The database comes from MYSQL_URL (or --url), else mysql://root@127.0.0.1:3306/test.
+The database comes from MYSQL_URL (or MYSQL_URL_FILE, or --url); none is guessed.
 Exit codes: 0 success, 1 failure (server down, bad password, missing file, port in use, …),
 2 usage error (unknown command or flag, malformed value). --verbose or DEBUG=1 prints stacks.`;
 }

@@ -22,8 +22,8 @@ export const COMMON_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies OptionsConfig;
 
-export const COMMON_HELP = `  --url URL          mysql://user:password@host:port/database (default: MYSQL_URL, then
-                     mysql://root@127.0.0.1:3306/test; prefer MYSQL_URL: flags are visible in ps)
+export const COMMON_HELP = `  --url URL          mysql://user:password@host:port/database (default: MYSQL_URL, then the
+                     file MYSQL_URL_FILE names; prefer MYSQL_URL: flags are visible in ps)
   --prefix P         table prefix (default: sluice_)
   --verbose          stack traces on failure (so does DEBUG=1)
   -h, --help         this text`;

@@ -5,28 +5,38 @@ import type { Logger } from 'pino';
 import { OptionsError } from '../errors.ts';
 import { parseMysqlUrl } from './parseMysqlUrl.ts';
 
-export const DEFAULT_URL = 'mysql://root@127.0.0.1:3306/test';
-
 /**
- * The URL sluice connects to: the explicit one, else MYSQL_URL, else the contents of the file
- * MYSQL_URL_FILE names (a secret file: keeps the password out of the environment PM2 saves and
- * shows), else the local default.
+ * The URL sluice connects to: the explicit one, else the environment's (urlFromEnvironment). With
+ * none, OptionsError: sluice never guesses a server (a forgotten export once wrote an app's jobs to
+ * root@localhost's `test` database).
  */
 export function resolveUrl(url?: string): string {
   if (url !== undefined) return url;
+  const fromEnvironment = urlFromEnvironment();
+  if (fromEnvironment !== null) return fromEnvironment;
+  throw new OptionsError(
+    'url',
+    'is not given and neither MYSQL_URL nor MYSQL_URL_FILE is set: sluice does not guess a server. ' +
+      'Set MYSQL_URL=mysql://user:password@host:3306/database, or pass url (--url on the command line) or your own knex',
+  );
+}
+
+/**
+ * MYSQL_URL, else the contents of the file MYSQL_URL_FILE names (a secret file: keeps the password
+ * out of the environment PM2 saves and shows), else null.
+ */
+export function urlFromEnvironment(): string | null {
   if (process.env.MYSQL_URL) return process.env.MYSQL_URL;
   const file = process.env.MYSQL_URL_FILE;
-  if (file) {
-    try {
-      return readFileSync(file, 'utf8').trim();
-    } catch (error) {
-      throw new OptionsError(
-        'url',
-        `MYSQL_URL_FILE names ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code})`,
-      );
-    }
+  if (!file) return null;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new OptionsError(
+      'url',
+      `MYSQL_URL_FILE names ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code})`,
+    );
   }
-  return DEFAULT_URL;
 }
 
 /**

@@ -114,6 +114,17 @@ describe('sluice usage errors (exit 2, one line, the nearest name)', () => {
     expectOneLine(await runCli(['stats', '--url', 'not a url']), 2, 'option url is not a URL');
   });
 
+  it('no server named (no --url, MYSQL_URL or MYSQL_URL_FILE): refused, naming MYSQL_URL and --url', async () => {
+    const unset = { env: { MYSQL_URL: undefined, MYSQL_URL_FILE: undefined } };
+    for (const command of ['stats', 'work']) {
+      expectOneLine(
+        await runCli([command], unset),
+        2,
+        `sluice ${command}: option url is not given and neither MYSQL_URL nor MYSQL_URL_FILE is set: sluice does not guess a server`,
+      );
+    }
+  });
+
   it('a port out of range is a usage error', async () => {
     expectOneLine(
       await runCli(['metrics', '--port', '70000', '--url', db.url]),
