@@ -21,6 +21,7 @@ import { redactUrl } from './db/redactUrl.ts';
 import { SingleWriteLane } from './db/SingleWriteLane.ts';
 import { readServerInfo, type ServerInfo } from './db/serverInfo.ts';
 import { tablesFor } from './db/tables.ts';
+import { enqueueArguments } from './enqueue/enqueueArguments.ts';
 import {
   type EnqueueBatchOptions,
   type EnqueueBatchResult,
@@ -33,7 +34,7 @@ import { SluiceEvents } from './events.ts';
 import { createLogger, subscribeLogger } from './logging.ts';
 import { Maintenance } from './maintenance/Maintenance.ts';
 import { type MaintenanceOptions, resolveMaintenanceOptions } from './maintenance/maintenanceOptions.ts';
-import { isJobDefinition, type JobDefinition, type JobFields, jobOf, type PayloadOf } from './model/defineJob.ts';
+import type { JobDefinition, JobFields, PayloadOf } from './model/defineJob.ts';
 import type { JobSpec } from './model/job.ts';
 import { resolveSluiceOptions, type SluiceOptions } from './options.ts';
 import { givenRetention, InstallRetention } from './settings/InstallRetention.ts';
@@ -179,10 +180,7 @@ export class Sluice implements SluiceApi {
     fields?: JobFields,
     options?: EnqueueOptions,
   ): Promise<EnqueueResult> {
-    const [job, enqueueOptions] = isJobDefinition(jobOrDefinition)
-      ? [jobOf(jobOrDefinition, second, fields), options]
-      : [jobOrDefinition, second as EnqueueOptions | undefined];
-    return this.#guard(() => enqueueJob(this.#runtime, job, enqueueOptions));
+    return this.#guard(() => enqueueJob(this.#runtime, ...enqueueArguments(jobOrDefinition, second, fields, options)));
   }
 
   enqueueBatch(jobs: readonly JobSpec[], options?: EnqueueBatchOptions): Promise<EnqueueBatchResult> {

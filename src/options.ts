@@ -175,16 +175,69 @@ export function retention(option: string, value: unknown): void {
   }
 }
 
-/** Throws OptionsError for the first key that is not an option of `family`, naming the nearest known one. */
-export function rejectUnknownKeys(family: string, options: object | undefined, known: readonly string[]): void {
+/**
+ * Names people reach for that sluice spells otherwise, too far apart for an edit-distance guess:
+ * `{ transaction: trx }` (knex's own word) must point at `trx`, since an option left out there
+ * commits the jobs outside the caller's transaction.
+ */
+const MISNAMED: Readonly<Record<string, string>> = {
+  transaction: 'trx',
+  transacting: 'trx',
+  tx: 'trx',
+  knexTransaction: 'trx',
+};
+
+/** ` (did you mean trx?)`: the known name `key` most likely meant, or ''. */
+export function didYouMean(key: string, known: Iterable<string>): string {
+  const alias = MISNAMED[key];
+  const list = [...known];
+  const nearest = alias !== undefined && list.includes(alias) ? alias : nearestName(key, list);
+  return nearest ? ` (did you mean ${nearest}?)` : '';
+}
+
+/** A knex transaction (a function carrying commit and rollback), handed where an object of options goes. */
+function isKnexTransaction(value: unknown): boolean {
+  const trx = value as { commit?: unknown; rollback?: unknown; isTransaction?: unknown } | null;
+  return (
+    (typeof value === 'function' || typeof value === 'object') &&
+    trx !== null &&
+    (trx.isTransaction === true || (typeof trx.commit === 'function' && typeof trx.rollback === 'function'))
+  );
+}
+
+/**
+ * The one check of every public call's options object, nested ones too: throws OptionsError for
+ * the first key that is not an option of `family` (the call, as its user writes it:
+ * 'sluice.enqueueBatch'), with the known name it most likely meant; for something not an object
+ * (a knex transaction passed where the options go: "did you mean trx?"). undefined and null pass
+ * (no options). Cheap enough for a single enqueue: one loop over the given keys.
+ */
+export function rejectUnknownKeys(family: string, options: unknown, known: readonly string[]): void {
   if (options === undefined || options === null) return;
-  if (typeof options !== 'object')
-    throw new OptionsError(family, `must be an object of options (got ${typeof options})`);
-  for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
-    const nearest = nearestName(key, known);
-    throw new OptionsError(key, `is not an option of ${family}${nearest ? ` (did you mean ${nearest}?)` : ''}`);
+  if (typeof options !== 'object' || Array.isArray(options) || isKnexTransaction(options)) {
+    const given = isKnexTransaction(options)
+      ? 'a knex transaction'
+      : Array.isArray(options)
+        ? 'an array'
+        : typeof options;
+    const hint = isKnexTransaction(options)
+      ? ': sluice takes a transaction only as the trx option of enqueue and enqueueBatch, { trx } (did you mean trx?)'
+      : '';
+    throw new OptionsError(family, `takes an object of options here, not ${given}${hint}`);
   }
+  for (const key in options) {
+    if (!Object.hasOwn(options, key) || known.includes(key)) continue;
+    throw new OptionsError(key, `is not an option of ${family}${didYouMean(key, known)}`);
+  }
+}
+
+/**
+ * The keys of an options type, listed once: `optionKeys<WaitOptions>({ timeoutMs: true, maxPollMs: true })`.
+ * A key added to the type and not to the list fails the typecheck, so rejectUnknownKeys never
+ * refuses an option the type allows.
+ */
+export function optionKeys<T>(keys: { readonly [K in keyof Required<T>]: true }): readonly string[] {
+  return Object.keys(keys);
 }
 
 /** An integer in [min, max], or OptionsError naming the option. */

@@ -1,30 +1,45 @@
-import type { DeadJobFilter } from '../deadJobs/deadJobFilter.ts';
+import { DEAD_JOB_FILTER_KEYS, type DeadJobFilter } from '../deadJobs/deadJobFilter.ts';
 import { type DeadJob, listDeadJobs } from '../deadJobs/listDeadJobs.ts';
 import { purgeDeadJobs } from '../deadJobs/purgeDeadJobs.ts';
 import { redriveDeadJobs } from '../deadJobs/redriveDeadJobs.ts';
+import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { Guard } from './Guard.ts';
+
+const PAGE_KEYS = optionKeys<{ afterId?: number; limit?: number }>({ afterId: true, limit: true });
+const REDRIVE_KEYS = optionKeys<{ batchSize?: number; onProgress?: unknown }>({ batchSize: true, onProgress: true });
+const PURGE_KEYS = optionKeys<{ batchSize?: number }>({ batchSize: true });
 
 /** `sluice.deadJobs`: jobs that ran out of retries — list (paged), re-drive into the live queue, or purge, each filtered. */
 export function deadJobsApi(runtime: SluiceRuntime, guard: Guard) {
   const { db, tables } = runtime;
   return {
     list: (filter?: DeadJobFilter, page?: { afterId?: number; limit?: number }): Promise<DeadJob[]> =>
-      guard(() => listDeadJobs(db, tables, filter, page)),
+      guard(() => {
+        rejectUnknownKeys('sluice.deadJobs.list(filter)', filter, DEAD_JOB_FILTER_KEYS);
+        rejectUnknownKeys('sluice.deadJobs.list(filter, page)', page, PAGE_KEYS);
+        return listDeadJobs(db, tables, filter, page);
+      }),
     /** Moves matching dead jobs back into the live queue (retries reset), in bounded batches; wakes their workers. */
     redrive: (
       filter?: DeadJobFilter,
       options?: { batchSize?: number; onProgress?: (n: number) => void },
     ): Promise<{ redriven: number }> =>
-      guard(() =>
-        redriveDeadJobs(db, tables, filter, {
+      guard(() => {
+        rejectUnknownKeys('sluice.deadJobs.redrive(filter)', filter, DEAD_JOB_FILTER_KEYS);
+        rejectUnknownKeys('sluice.deadJobs.redrive(filter, options)', options, REDRIVE_KEYS);
+        return redriveDeadJobs(db, tables, filter, {
           ...options,
           onMoved: (queues) => ringAfterCommit(runtime, undefined, queues),
-        }),
-      ),
+        });
+      }),
     purge: (filter?: DeadJobFilter, options?: { batchSize?: number }): Promise<{ purged: number }> =>
-      guard(() => purgeDeadJobs(db, tables, filter, options)),
+      guard(() => {
+        rejectUnknownKeys('sluice.deadJobs.purge(filter)', filter, DEAD_JOB_FILTER_KEYS);
+        rejectUnknownKeys('sluice.deadJobs.purge(filter, options)', options, PURGE_KEYS);
+        return purgeDeadJobs(db, tables, filter, options);
+      }),
   };
 }
 

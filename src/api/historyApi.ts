@@ -2,7 +2,15 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { finishedPerInterval, type Throughput } from '../history/finishedPerInterval.ts';
 import { finishedPerQueue } from '../history/finishedPerQueue.ts';
+import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import type { Guard } from './Guard.ts';
+
+const THROUGHPUT_KEYS = optionKeys<{ bucketSeconds?: number; buckets?: number; maxRows?: number }>({
+  bucketSeconds: true,
+  buckets: true,
+  maxRows: true,
+});
+const PER_QUEUE_KEYS = optionKeys<{ windowSeconds: number; maxRows?: number }>({ windowSeconds: true, maxRows: true });
 
 /** `sluice.history`: what finished lately, from bounded reads of the history and dead-job tables. */
 export function historyApi(db: Executor, tables: Tables, guard: Guard) {
@@ -12,12 +20,19 @@ export function historyApi(db: Executor, tables: Tables, guard: Guard) {
      * first (by default the last hour, per minute).
      */
     throughput: (options: { bucketSeconds?: number; buckets?: number; maxRows?: number } = {}): Promise<Throughput> =>
-      guard(() => finishedPerInterval(db, tables, { bucketSeconds: 60, buckets: 60, ...options })),
+      guard(() => {
+        rejectUnknownKeys('sluice.history.throughput(options)', options, THROUGHPUT_KEYS);
+        return finishedPerInterval(db, tables, { bucketSeconds: 60, buckets: 60, ...options });
+      }),
     /** How many jobs of each queue finished in the last `windowSeconds` (capped: a lower bound). */
     perQueue: (options: {
       windowSeconds: number;
       maxRows?: number;
-    }): Promise<{ counts: Map<string, number>; capped: boolean }> => guard(() => finishedPerQueue(db, tables, options)),
+    }): Promise<{ counts: Map<string, number>; capped: boolean }> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.history.perQueue(options)', options, PER_QUEUE_KEYS);
+        return finishedPerQueue(db, tables, options);
+      }),
   };
 }
 

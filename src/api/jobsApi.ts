@@ -2,14 +2,21 @@ import { cancelJobs, cancelMatching } from '../jobControl/cancelJobs.ts';
 import { countJobs, type JobCount } from '../jobControl/countJobs.ts';
 import { getJob, type JobInfo } from '../jobControl/getJob.ts';
 import { type ChangesOptions, type JobChange, jobChanges } from '../jobControl/jobChanges.ts';
-import type { JobFilter } from '../jobControl/jobFilter.ts';
-import { type JobList, type JobPage, listJobs } from '../jobControl/listJobs.ts';
+import { JOB_FILTER_KEYS, type JobFilter } from '../jobControl/jobFilter.ts';
+import { JOB_PAGE_KEYS, type JobList, type JobPage, listJobs } from '../jobControl/listJobs.ts';
 import { runJobsNow } from '../jobControl/runJobsNow.ts';
 import { type WaitOptions, waitForJob } from '../jobControl/waitForJob.ts';
+import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import { SETTINGS_MAX_AGE_MS } from '../settings/InstallRetention.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import type { Guard } from './Guard.ts';
+
+const COUNT_KEYS = optionKeys<{ max?: number }>({ max: true });
+const CANCEL_KEYS = optionKeys<{ batchSize?: number; onProgress?: unknown }>({ batchSize: true, onProgress: true });
+const WHEN_KEYS = optionKeys<{ delayMs?: number; runAt?: Date }>({ delayMs: true, runAt: true });
+const WAIT_KEYS = optionKeys<WaitOptions>({ timeoutMs: true, maxPollMs: true });
+const CHANGES_KEYS = optionKeys<ChangesOptions>({ after: true, since: true, limit: true, settleMs: true });
 
 /** Ids cancelled per transaction when a cancel names them. */
 const CANCEL_IDS_PER_TRANSACTION = 500;
@@ -32,13 +39,22 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
     /** The job with this id in any state, with its payload, claim holder, progress, result, last error; or null. */
     get: (id: number): Promise<JobInfo | null> => guard(() => getJob(db, tables, id)),
     /** One page of jobs (keyset: pass `next` as `after`); without a state, the live jobs. */
-    list: (filter?: JobFilter, page?: JobPage): Promise<JobList> => guard(() => listJobs(db, tables, filter, page)),
+    list: (filter?: JobFilter, page?: JobPage): Promise<JobList> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.jobs.list(filter)', filter, JOB_FILTER_KEYS);
+        rejectUnknownKeys('sluice.jobs.list(filter, page)', page, JOB_PAGE_KEYS);
+        return listJobs(db, tables, filter, page);
+      }),
     /**
      * How many jobs match, reading at most `max` index entries (up to twice that across every
      * queue) in at most about 100 statements (exact: false when capped).
      */
     count: (filter?: JobFilter, options?: { max?: number }): Promise<JobCount> =>
-      guard(() => countJobs(db, tables, filter, options)),
+      guard(() => {
+        rejectUnknownKeys('sluice.jobs.count(filter)', filter, JOB_FILTER_KEYS);
+        rejectUnknownKeys('sluice.jobs.count(filter, options)', options, COUNT_KEYS);
+        return countJobs(db, tables, filter, options);
+      }),
     /**
      * Cancels live jobs — by id, ids, or a filter (queue, name, batchId, state, time) in bounded
      * batches. Waiting, delayed and retrying jobs are removed at once; a running job's worker
@@ -51,6 +67,9 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
       options?: { batchSize?: number; onProgress?: (cancelled: number) => void },
     ): Promise<{ cancelled: number }> =>
       guard(async () => {
+        if (typeof target !== 'number' && !Array.isArray(target))
+          rejectUnknownKeys('sluice.jobs.cancel(filter)', target, JOB_FILTER_KEYS);
+        rejectUnknownKeys('sluice.jobs.cancel(target, options)', options, CANCEL_KEYS);
         const install = runtime.options;
         const { historyRetentionMs } = await runtime.retention.fresh(SETTINGS_MAX_AGE_MS);
         const how = {
@@ -77,12 +96,22 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
       guard(() => moveInTime(idList(ids), { retryingOnly: true })),
     /** Moves free (not running) jobs to a new time: `{ delayMs }` from now on the DB clock, or `{ runAt }`. */
     reschedule: (ids: number | readonly number[], when: { delayMs?: number; runAt?: Date }): Promise<number> =>
-      guard(() => moveInTime(idList(ids), when)),
+      guard(() => {
+        rejectUnknownKeys('sluice.jobs.reschedule(ids, when)', when, WHEN_KEYS);
+        return moveInTime(idList(ids), when);
+      }),
     /** Resolves with the job's result once it completes; rejects if it dies, is cancelled, or the wait times out. */
-    waitFor: (id: number, options?: WaitOptions): Promise<unknown> => guard(() => waitForJob(db, tables, id, options)),
+    waitFor: (id: number, options?: WaitOptions): Promise<unknown> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.jobs.waitFor(id, options)', options, WAIT_KEYS);
+        return waitForJob(db, tables, id, options);
+      }),
     /** What completed, was cancelled or died since a cursor (oldest first), and the cursor to poll on from. */
     changes: (options?: ChangesOptions): Promise<{ changes: JobChange[]; cursor: string }> =>
-      guard(() => jobChanges(db, tables, options)),
+      guard(() => {
+        rejectUnknownKeys('sluice.jobs.changes(options)', options, CHANGES_KEYS);
+        return jobChanges(db, tables, options);
+      }),
   };
 }
 

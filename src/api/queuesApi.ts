@@ -1,7 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { type GroupLimits, type GroupState, listGroups, setGroupLimits } from '../groups/groupLimits.ts';
-import { integerIn } from '../options.ts';
+import { integerIn, optionKeys, rejectUnknownKeys } from '../options.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import { pausedQueues, pauseQueue, resumeQueue } from '../queues/pauseQueue.ts';
 import { type QueueLimits, type QueueLimitsState, queueLimits, setQueueLimits } from '../queues/queueLimits.ts';
@@ -24,6 +24,21 @@ import { type RingTarget, ringAfterCommit } from '../wakeups/ringAfterCommit.ts'
 import type { Guard } from './Guard.ts';
 
 export { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT };
+
+const LIST_KEYS = optionKeys<{ max?: number }>({ max: true });
+const GROUPS_KEYS = optionKeys<{ after?: string; limit?: number }>({ after: true, limit: true });
+const RECORDED_KEYS = optionKeys<{ maxQueues?: number }>({ maxQueues: true });
+const PROMISE_KEYS = optionKeys<QueuePromise>({ startWithinMs: true, maxReady: true });
+const LIMITS_KEYS = optionKeys<QueueLimits>({
+  concurrency: true,
+  rate: true,
+  groupConcurrency: true,
+  fair: true,
+  fairWindow: true,
+  groupRate: true,
+});
+const DEPTH_KEYS = optionKeys<DepthOptions>({ queue: true, queues: true, max: true, maxQueues: true });
+const GROUP_LIMITS_KEYS = optionKeys<GroupLimits>({ concurrency: true, rate: true });
 
 /** Most queues one read of the recorded depth returns: every queue a pass reads (promised ones too). */
 const RECORDED_QUEUES_DEFAULT = 2_000;
@@ -66,13 +81,17 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
   return {
     /** The queues that have live jobs, dead jobs or a pause row, in name order (at most `max`). */
     list: (options: { max?: number } = {}): Promise<string[]> =>
-      guard(() => names(integerIn('max', options.max ?? DEPTH_QUEUES_DEFAULT, 1, 10_000))),
+      guard(() => {
+        rejectUnknownKeys('sluice.queues.list(options)', options, LIST_KEYS);
+        return names(integerIn('max', options.max ?? DEPTH_QUEUES_DEFAULT, 1, 10_000));
+      }),
     /**
      * Ready, not yet due, running and dead jobs per queue, and the oldest ready job's wait: a few
      * statements however many queues (queueDepths), each count stopped at `max`.
      */
     depth: (options: DepthOptions = {}): Promise<QueueDepthRow[]> =>
       guard(async () => {
+        rejectUnknownKeys('sluice.queues.depth(options)', options, DEPTH_KEYS);
         const max = integerIn('max', options.max ?? DEPTH_MAX_DEFAULT, 1, 1_000_000);
         const queues =
           options.queues ??
@@ -95,7 +114,10 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
      * it is met again; the dashboard and the metrics show it.
      */
     setPromise: (queue: string, promise: QueuePromise | null): Promise<void> =>
-      guard(() => setQueuePromise(db, tables, queue, promise)),
+      guard(() => {
+        rejectUnknownKeys('sluice.queues.setPromise(queue, promise)', promise, PROMISE_KEYS);
+        return setQueuePromise(db, tables, queue, promise);
+      }),
     /**
      * Sets a queue's flow-control limits for every worker of the fleet, taking effect without a
      * restart: `{ concurrency: 20 }` (at most 20 of its jobs running at once anywhere), `{ rate: {
@@ -103,7 +125,10 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
      * stays as it is; null removes that limit. A queue without limits costs its claims nothing.
      */
     setLimits: (queue: string, limits: QueueLimits): Promise<void> =>
-      guard(() => setQueueLimits(db, tables, queue, limits)),
+      guard(() => {
+        rejectUnknownKeys('sluice.queues.setLimits(queue, limits)', limits, LIMITS_KEYS);
+        return setQueueLimits(db, tables, queue, limits);
+      }),
     /**
      * Sets one group's own limits: `concurrency` (`1`: one of its jobs at a time, fleet-wide), and
      * `rate` (`{ limit: 10, intervalMs: 1_000 }`: at most 10 of its jobs start a second, reserved as
@@ -113,6 +138,7 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
      */
     setGroupLimits: (queue: string, group: string, limits: GroupLimits): Promise<number> =>
       guard(async () => {
+        rejectUnknownKeys('sluice.queues.setGroupLimits(queue, group, limits)', limits, GROUP_LIMITS_KEYS);
         const released = await setGroupLimits(db, tables, queue, group, limits);
         ringAfterCommit(ring, undefined, new Map(released > 0 ? [[queue, released]] : []));
         return released;
@@ -124,7 +150,10 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
      * the group enqueued now, and its pause: one statement.
      */
     groups: (queue: string, options: { after?: string; limit?: number } = {}): Promise<GroupState[]> =>
-      guard(() => listGroups(db, tables, queue, options)),
+      guard(() => {
+        rejectUnknownKeys('sluice.queues.groups(queue, options)', options, GROUPS_KEYS);
+        return listGroups(db, tables, queue, options);
+      }),
     /**
      * The queues with a limit or a pause-until, each with its current use (jobs running, starts in
      * this rate window) and whether it holds jobs back now: one statement.
@@ -138,13 +167,14 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
      * the metrics scrape serves. Empty until a maintenance process has run a pass.
      */
     recordedDepth: (options: { maxQueues?: number } = {}): Promise<RecordedQueueDepth[]> =>
-      guard(() =>
-        recordedQueueDepths(
+      guard(() => {
+        rejectUnknownKeys('sluice.queues.recordedDepth(options)', options, RECORDED_KEYS);
+        return recordedQueueDepths(
           db,
           tables,
           integerIn('maxQueues', options.maxQueues ?? RECORDED_QUEUES_DEFAULT, 1, 100_000),
-        ),
-      ),
+        );
+      }),
   };
 }
 

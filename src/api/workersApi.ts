@@ -1,7 +1,10 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import { listWorkers, type WorkerInfo } from '../worker/workerRegistry.ts';
 import type { Guard } from './Guard.ts';
+
+const LIST_KEYS = optionKeys<{ metrics?: boolean }>({ metrics: true });
 
 /**
  * `sluice.workers`: the worker registry, one row per live worker with its load, counts and
@@ -13,7 +16,10 @@ export function workersApi(db: Executor, tables: Tables, guard: Guard) {
    * histograms as it last sent them (what `sluice metrics` serves).
    */
   const list = (options: { metrics?: boolean } = {}): Promise<WorkerInfo[]> =>
-    guard(() => listWorkers(db, tables, options.metrics === true));
+    guard(() => {
+      rejectUnknownKeys('sluice.workers.list(options)', options, LIST_KEYS);
+      return listWorkers(db, tables, options.metrics === true);
+    });
   /** @deprecated Use `sluice.workers.list()`. */
   const deprecatedCall = (): Promise<WorkerInfo[]> => list();
   return Object.assign(deprecatedCall, { list });

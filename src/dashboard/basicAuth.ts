@@ -1,7 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { OptionsError } from '../errors.ts';
+import { rejectUnknownKeys } from '../options.ts';
 import type { DashboardAuth } from './dashboardOptions.ts';
+
+const CREDENTIAL_KEYS = ['user', 'password', 'realm'];
 
 /**
  * An auth hook for HTTP basic auth against one user and password: the operator's name when the
@@ -10,6 +13,7 @@ import type { DashboardAuth } from './dashboardOptions.ts';
  * beyond loopback: basic auth sends the password with every request.
  */
 export function basicAuth(credentials: { user: string; password: string; realm?: string }): DashboardAuth {
+  rejectUnknownKeys('basicAuth', credentials, CREDENTIAL_KEYS);
   const { user, password } = credentials;
   if (typeof user !== 'string' || user === '' || user.includes(':'))
     throw new OptionsError('auth.user', 'must be a non-empty string without ":"');

@@ -74,7 +74,7 @@ const KEYS = [
 const BASE_PATH = /^(\/[A-Za-z0-9._~-]+)*$/;
 
 export function resolveDashboardOptions(options: DashboardOptions, logger: Logger): ResolvedDashboardOptions {
-  rejectUnknownKeys('dashboard', options, KEYS);
+  rejectUnknownKeys('sluice.dashboard', options, KEYS);
   const o = defined(options);
   if (o.auth === undefined) {
     throw new OptionsError(

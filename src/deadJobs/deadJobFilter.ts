@@ -1,6 +1,7 @@
 import { escapeLike } from '../db/escapeLike.ts';
 import type { Tables } from '../db/tables.ts';
 import { OptionsError } from '../errors.ts';
+import { optionKeys } from '../options.ts';
 
 /** Which dead jobs a list / re-drive / purge applies to. All fields optional; they combine with AND. */
 export interface DeadJobFilter {
@@ -23,6 +24,17 @@ export interface DeadJobFilter {
   /** Died of an error whose text (its last_error: message, code and stack) contains this, ignoring case. */
   errorContains?: string;
 }
+
+export const DEAD_JOB_FILTER_KEYS = optionKeys<DeadJobFilter>({
+  queue: true,
+  name: true,
+  olderThanMs: true,
+  newerThanMs: true,
+  ids: true,
+  includeRedriven: true,
+  errorCode: true,
+  errorContains: true,
+});
 
 /**
  * The code of the error a dead job died of: its newest kept attempt error (one primary-key probe,

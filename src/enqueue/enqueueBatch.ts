@@ -7,6 +7,7 @@ import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../model/job.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
+import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { activeTracer } from '../tracing/activeTracer.ts';
 import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
@@ -29,6 +30,9 @@ export interface EnqueueBatchOptions extends EnqueueOptions {
    */
   readonly onComplete?: JobSpec;
 }
+
+export const ENQUEUE_KEYS = optionKeys<EnqueueOptions>({ trx: true });
+export const ENQUEUE_BATCH_KEYS = optionKeys<EnqueueBatchOptions>({ trx: true, onComplete: true });
 
 export interface EnqueueBatchResult {
   /** null when nothing was written (an empty batch, or every job a duplicate). */
@@ -57,6 +61,7 @@ export async function enqueueBatch(
   options: EnqueueBatchOptions = {},
 ): Promise<EnqueueBatchResult> {
   const started = performance.now();
+  rejectUnknownKeys('sluice.enqueueBatch', options, ENQUEUE_BATCH_KEYS);
   if (!Array.isArray(jobs)) throw new JobValidationError(-1, 'jobs', 'must be an array of jobs');
   if (jobs.length > runtime.options.maxBatchSize) {
     throw new JobValidationError(

@@ -3,6 +3,7 @@ import { chunkLimitsFor } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../model/job.ts';
+import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { BatchWriter } from './BatchWriter.ts';
@@ -14,6 +15,8 @@ export interface EnqueueStreamOptions {
   /** Called after each chunk is written (atomic: written inside the open transaction). */
   readonly onChunk?: (progress: { received: number; count: number; skipped: number }) => void;
 }
+
+export const ENQUEUE_STREAM_KEYS = optionKeys<EnqueueStreamOptions>({ atomic: true, onChunk: true });
 
 export interface EnqueueStreamResult {
   readonly received: number;
@@ -33,6 +36,7 @@ export async function enqueueStream(
   chunks: AsyncIterable<readonly JobSpec[]>,
   options: EnqueueStreamOptions,
 ): Promise<EnqueueStreamResult> {
+  rejectUnknownKeys('sluice.enqueueStream', options, ENQUEUE_STREAM_KEYS);
   let received = 0;
   let count = 0;
   let skipped = 0;

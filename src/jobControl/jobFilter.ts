@@ -1,5 +1,5 @@
 import { OptionsError } from '../errors.ts';
-import { integerIn, rejectUnknownKeys } from '../options.ts';
+import { integerIn, optionKeys, rejectUnknownKeys } from '../options.ts';
 import { JOB_STATES, type JobState } from './jobState.ts';
 
 /**
@@ -20,11 +20,18 @@ export interface JobFilter {
   readonly to?: Date;
 }
 
-const FILTER_KEYS = ['state', 'queue', 'name', 'batchId', 'from', 'to'];
+export const JOB_FILTER_KEYS = optionKeys<JobFilter>({
+  state: true,
+  queue: true,
+  name: true,
+  batchId: true,
+  from: true,
+  to: true,
+});
 
 /** Pure: the filter checked (OptionsError naming the field otherwise), with undefined fields dropped. */
 export function validateJobFilter(filter: JobFilter = {}): JobFilter {
-  rejectUnknownKeys('a job filter', filter, FILTER_KEYS);
+  rejectUnknownKeys('a job filter', filter, JOB_FILTER_KEYS);
   const { state, queue, name, batchId, from, to } = filter;
   if (state !== undefined && !JOB_STATES.includes(state)) {
     throw new OptionsError('state', `must be one of ${JOB_STATES.join(', ')} (got ${JSON.stringify(state)})`);

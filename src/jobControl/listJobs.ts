@@ -2,7 +2,7 @@ import { countStatements } from '../db/countStatements.ts';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { shownRunAt } from '../model/heldRunAt.ts';
-import { integerIn, rejectUnknownKeys } from '../options.ts';
+import { integerIn, optionKeys, rejectUnknownKeys } from '../options.ts';
 import { checkCursor, decodeCursor, encodeCursor, type JobCursor, type KeyValue } from './jobCursor.ts';
 import { type JobFilter, validateJobFilter } from './jobFilter.ts';
 import { planJobs } from './jobPlans.ts';
@@ -72,6 +72,8 @@ export interface JobPage {
   readonly scanLimit?: number;
 }
 
+export const JOB_PAGE_KEYS = optionKeys<JobPage>({ limit: true, after: true, scanLimit: true });
+
 export interface JobList {
   readonly jobs: JobSummary[];
   /** Pass as `after` for the next page; null when the listing is complete. */
@@ -94,7 +96,7 @@ export async function listJobs(
   filter: JobFilter = {},
   page: JobPage = {},
 ): Promise<JobList> {
-  rejectUnknownKeys('a page', page, ['limit', 'after', 'scanLimit']);
+  rejectUnknownKeys('a page', page, JOB_PAGE_KEYS);
   const limit = integerIn('limit', page.limit ?? 50, 1, 1_000);
   let budget = integerIn('scanLimit', page.scanLimit ?? 5_000, 1, 100_000);
   const plan = planJobs(tables, validateJobFilter(filter));

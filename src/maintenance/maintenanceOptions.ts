@@ -77,7 +77,7 @@ export const MAINTENANCE_DEFAULTS = {
 } as const satisfies ResolvedMaintenanceOptions;
 
 export function resolveMaintenanceOptions(options: MaintenanceOptions): ResolvedMaintenanceOptions {
-  rejectUnknownKeys('maintenance', options, Object.keys(MAINTENANCE_DEFAULTS));
+  rejectUnknownKeys('sluice.maintenance', options, Object.keys(MAINTENANCE_DEFAULTS));
   const r = { ...MAINTENANCE_DEFAULTS, ...defined(options) };
   integerIn('lockTimeoutMs', r.lockTimeoutMs, 1);
   integerIn('leaseMs', r.leaseMs, 1);

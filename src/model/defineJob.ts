@@ -1,8 +1,9 @@
 import { JobDefinitionError } from '../errors.ts';
+import { didYouMean, rejectUnknownKeys } from '../options.ts';
 import { backoffProblem } from './backoff.ts';
 import type { Backoff, GroupLimitsSpec, JobContext, JobSpec } from './job.ts';
 import { scheduleProblem } from './parseSchedule.ts';
-import { NAME_PATTERN } from './validateJob.ts';
+import { KNOWN_FIELDS, NAME_PATTERN } from './validateJob.ts';
 
 /** What a job's success and failure promise. See README "Delivery modes". */
 export type Delivery = 'at-least-once' | 'exactly-once' | 'at-most-once';
@@ -41,6 +42,26 @@ export interface JobDefinition<P = unknown> {
   handle(payload: P, ctx: JobContext<P>): Promise<unknown> | unknown;
 }
 
+/** What `fields` may hold: a JobSpec's fields but its name and payload. */
+export const JOB_FIELDS: readonly string[] = [...KNOWN_FIELDS].filter((f) => f !== 'name' && f !== 'payload');
+
+/** A definition's fields, for refusing a misspelt one (`retries`) that would otherwise be ignored. */
+const DEFINITION_FIELDS = [
+  'name',
+  'queue',
+  'maxRetries',
+  'timeoutMs',
+  'backoff',
+  'delivery',
+  'schedule',
+  'timezone',
+  'group',
+  'groupLimits',
+  'debounce',
+  'throttle',
+  'handle',
+] as const satisfies readonly (keyof JobDefinition)[];
+
 /** A definition's debounce or throttle: its options, with a key given or made from the payload. */
 export type KeyedBy<P, O> = O & { readonly key: string | ((payload: P) => string) };
 
@@ -51,6 +72,13 @@ export function defineJob<P = unknown>(definition: JobDefinition<P>): JobDefinit
     throw new JobDefinitionError('defineJob', 'expects an object');
   if (typeof definition.name !== 'string' || !NAME_PATTERN.test(definition.name)) {
     throw new JobDefinitionError(where, `name must match ${NAME_PATTERN}`);
+  }
+  for (const key of Object.keys(definition)) {
+    if (!(DEFINITION_FIELDS as readonly string[]).includes(key))
+      throw new JobDefinitionError(
+        where,
+        `${key} is not a field of a job definition${didYouMean(key, DEFINITION_FIELDS)}`,
+      );
   }
   if (typeof definition.handle !== 'function') throw new JobDefinitionError(where, 'handle must be a function');
   if (definition.maxRetries !== undefined && !(Number.isInteger(definition.maxRetries) && definition.maxRetries >= 0)) {
@@ -102,6 +130,7 @@ export type JobFields = Omit<JobSpec, 'name' | 'payload'>;
  * ```
  */
 export function jobOf<D extends JobDefinition<any>>(definition: D, payload: PayloadOf<D>, fields?: JobFields): JobSpec {
+  rejectUnknownKeys('jobOf(definition, payload, fields)', fields, JOB_FIELDS);
   const queue = fields?.queue ?? definition.queue;
   const group =
     fields?.group ?? (typeof definition.group === 'function' ? definition.group(payload) : definition.group);

@@ -1,4 +1,5 @@
 import { JobValidationError } from '../errors.ts';
+import { didYouMean } from '../options.ts';
 import { backoffProblem } from './backoff.ts';
 import { describe, type Fail } from './describeValue.ts';
 import { flowControlOf, type JobFlowControl } from './flowControlOf.ts';
@@ -11,7 +12,7 @@ import { packPayload } from './storedPayload.ts';
 
 /** Job and queue names: what fits a log line, a file name and an index without quoting. */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
-const KNOWN_FIELDS = new Set([
+export const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'name',
   'payload',
   'queue',
@@ -124,7 +125,8 @@ function checkFields(spec: JobSpec, fail: Fail): void {
     fail('job', `must be an object (got ${describe(spec)})`);
   }
   for (const key of Object.keys(spec)) {
-    if (!KNOWN_FIELDS.has(key)) fail(key, `is not a job field (known: ${[...KNOWN_FIELDS].join(', ')})`);
+    if (!KNOWN_FIELDS.has(key))
+      fail(key, `is not a job field${didYouMean(key, KNOWN_FIELDS) || ` (known: ${[...KNOWN_FIELDS].join(', ')})`}`);
   }
 }
 

@@ -1,7 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { OptionsError } from '../errors.ts';
-import { retention } from '../options.ts';
+import { rejectUnknownKeys, retention } from '../options.ts';
 
 /** The install's retentions, in milliseconds (Infinity: kept until purged; 0: none kept). */
 export interface RetentionSettings {
@@ -60,10 +59,8 @@ export async function writeInstallSettings(
   tables: Tables,
   values: { readonly [K in SettingName]?: number | null },
 ): Promise<Partial<RetentionSettings>> {
-  const known = Object.keys(ROW_OF);
+  rejectUnknownKeys('sluice.settings.set(values)', values, Object.keys(ROW_OF));
   for (const [setting, value] of Object.entries(values)) {
-    if (!known.includes(setting))
-      throw new OptionsError(setting, `is not an install setting (known: ${known.join(', ')})`);
     if (value !== null && value !== undefined) retention(setting, value);
   }
   for (const [setting, value] of Object.entries(values) as [SettingName, number | null | undefined][]) {

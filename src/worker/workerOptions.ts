@@ -142,8 +142,8 @@ function defaultWorkerName(): string {
 }
 
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
-  rejectUnknownKeys('worker', options, Object.keys(WORKER_DEFAULTS));
-  rejectUnknownKeys('worker loadPolicy', options.loadPolicy, Object.keys(WORKER_DEFAULTS.loadPolicy));
+  rejectUnknownKeys('sluice.worker', options, Object.keys(WORKER_DEFAULTS));
+  rejectUnknownKeys('sluice.worker loadPolicy', options.loadPolicy, Object.keys(WORKER_DEFAULTS.loadPolicy));
   const lockTimeoutMs = integerIn(
     'lockTimeoutMs',
     options.lockTimeoutMs ?? WORKER_DEFAULTS.lockTimeoutMs,

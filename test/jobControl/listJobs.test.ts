@@ -126,7 +126,7 @@ describe('jobs.list', () => {
     const list = db.sluice.jobs.list;
     await expect(list({ state: 'sleeping' as never })).rejects.toBeInstanceOf(OptionsError);
     await expect(list({ queue: '' })).rejects.toBeInstanceOf(OptionsError);
-    await expect(list({ batch: 1 } as never)).rejects.toThrow(/batch is not an option of a job filter/);
+    await expect(list({ batch: 1 } as never)).rejects.toThrow(/batch is not an option of sluice.jobs.list\(filter\)/);
     await expect(list({}, { limit: 0 })).rejects.toBeInstanceOf(OptionsError);
     await expect(list({}, { after: 'not-a-cursor' })).rejects.toBeInstanceOf(OptionsError);
   });
