@@ -4,8 +4,9 @@ import { type GroupLimits, type GroupState, listGroups, setGroupLimits } from '.
 import { integerIn, optionKeys, rejectUnknownKeys } from '../options.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
 import { pausedQueues, pauseQueue, resumeQueue } from '../queues/pauseQueue.ts';
-import { type QueueLimits, type QueueLimitsState, queueLimits, setQueueLimits } from '../queues/queueLimits.ts';
+import { type QueueLimitsState, queueLimits, setQueueLimits } from '../queues/queueLimits.ts';
 import { type QueuePromise, type QueuePromiseState, queuePromises, setQueuePromise } from '../queues/queuePromises.ts';
+import type { QueueLimits } from '../queues/validateLimits.ts';
 import { type BoundedCount, DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, type RecordedQueueDepth, recordedQueueDepths } from '../stats/recordedDepth.ts';
 
@@ -156,9 +157,15 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
       }),
     /**
      * The queues with a limit or a pause-until, each with its current use (jobs running, starts in
-     * this rate window) and whether it holds jobs back now: one statement.
+     * this rate window, jobs held for their group) and whether it holds jobs back now: one statement.
+     * Without options, the first 1,000 such queues in name order; with `queues` (at most 1,000
+     * names), those of them that are limited, read by key — how to read one queue's limits.
      */
-    limits: (): Promise<QueueLimitsState[]> => guard(() => queueLimits(db, tables)),
+    limits: (options: { queues?: readonly string[] } = {}): Promise<QueueLimitsState[]> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.queues.limits(options)', options, ['queues']);
+        return queueLimits(db, tables, options.queues);
+      }),
     /** The queues with a promise, with whether each is kept (as the maintenance leader last judged it): one statement. */
     promises: (): Promise<QueuePromiseState[]> => guard(() => queuePromises(db, tables)),
     /**

@@ -19,10 +19,9 @@ export async function statsCommand(argv: string[]): Promise<number> {
   if (v.help) return help(STATS_HELP);
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    const [queues, limits] = await Promise.all([
-      sluice.queues.depth({ max: intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT }),
-      sluice.queues.limits(),
-    ]);
+    const queues = await sluice.queues.depth({ max: intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT });
+    // The limits of the queues shown, by key (never found in a listing capped in name order).
+    const limits = await sluice.queues.limits({ queues: queues.map((q) => q.queue) });
     const blocked = new Map(limits.map((l) => [l.queue, l.blocked]));
     const depth = queues.map((d) => ({ ...d, heldBack: blocked.get(d.queue) ?? null }));
     if (v.json) {

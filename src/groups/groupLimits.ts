@@ -5,9 +5,9 @@ import { OptionsError } from '../errors.ts';
 import { MAX_GROUP_LIMIT } from '../model/groupOf.ts';
 import { assertQueueName } from '../model/queueName.ts';
 import { integerIn, rejectUnknownKeys } from '../options.ts';
-import { validateRate } from '../queues/queueLimits.ts';
 import { reserve } from '../queues/reserveGroupStarts.ts';
 import { setGroupRate } from '../queues/setGroupRate.ts';
+import { validateRate } from '../queues/validateLimits.ts';
 import { settleGroup } from './settleGroup.ts';
 
 /**

@@ -67,7 +67,7 @@ async function fleet(count: number): Promise<void> {
 }
 
 describe('a scrape', () => {
-  it(`reads the database in ${STATEMENTS_PER_SCRAPE} statements, for one small queue as for 300 queues, 30,000 jobs and 20 workers`, async () => {
+  it(`reads the database in ${STATEMENTS_PER_SCRAPE} statements, for one small queue as for 300 queues with group defaults, 30,000 jobs and 20 workers`, async () => {
     const sluice = db.open();
     const maintenance = sluice.maintenance({ jitterMs: 0 });
     const metrics = new SluiceMetrics(sluice, 0);
@@ -81,6 +81,16 @@ describe('a scrape', () => {
       await db.query('DELETE FROM sluice_dead_jobs');
       await fill(300, 30_000);
       await fleet(20);
+      // Every queue with a default for its groups, and jobs held for their group: its held count
+      // is read in the same statement (it was one more statement per such queue: 304 in all).
+      await db.query(
+        `INSERT INTO sluice_queues (queue, group_concurrency, updated_at)
+         SELECT CONCAT('q', LPAD(seq, 4, '0')), 2, NOW(3) FROM seq_0_to_299`,
+      );
+      await db.query(
+        `INSERT INTO sluice_job_holds (job_id, reason, run_at, queue, group_key, priority)
+         SELECT 800000 + seq, 'group', NOW(3), CONCAT('q', LPAD(seq % 300, 4, '0')), 'g', 0 FROM seq_0_to_899`,
+      );
       await sluice.queues.setPromise('q0003', { startWithinMs: 1_000 });
       const pass = await statementsOf(sluice, () => maintenance.runOnce());
       const big = await statementsOf(sluice, async () => {
@@ -90,6 +100,7 @@ describe('a scrape', () => {
         expect(text).toMatch(/^sluice_queue_promise_broken\{queue="q0003"\} 1$/m);
         expect(text).toMatch(/^sluice_workers 20$/m);
         expect(text.match(/^sluice_job_attempt_duration_seconds_count\{/gm)).toHaveLength(20 * 3 * 10);
+        expect(text.match(/^sluice_queue_group_held\{queue="[^"]+"\} 3$/gm)).toHaveLength(300);
       });
       expect(big).toHaveLength(STATEMENTS_PER_SCRAPE);
       // jobs: the limited queues' read, whose first FROM counts each one's claimed jobs.

@@ -27,7 +27,7 @@ export const queuePage: Page = async (ctx, [name]) => {
   const [paused, workers, limits, groups] = await Promise.all([
     ctx.sluice.queues.paused(),
     ctx.sluice.workers.list(),
-    ctx.sluice.queues.limits(),
+    ctx.sluice.queues.limits({ queues: [queue] }),
     groupsTable(ctx, queue),
   ]);
   const pausedRow = paused.find((p) => p.queue === queue);
@@ -60,7 +60,7 @@ ${
 }
 </section>
 <h2>Flow control</h2>
-${limitsForm(ctx, queue, limits.find((l) => l.queue === queue) ?? null)}
+${limitsForm(ctx, queue, limits[0] ?? null)}
 <h3>Groups</h3>
 ${groups}
 <h2>Workers listening (${listening.length})</h2>
