@@ -1,5 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { OptionsError } from '../errors.ts';
 import { type GroupLimits, type GroupState, listGroups, setGroupLimits } from '../groups/groupLimits.ts';
 import { integerIn, optionKeys, rejectUnknownKeys } from '../options.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
@@ -166,8 +167,18 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
         rejectUnknownKeys('sluice.queues.limits(options)', options, ['queues']);
         return queueLimits(db, tables, options.queues);
       }),
-    /** The queues with a promise, with whether each is kept (as the maintenance leader last judged it): one statement. */
-    promises: (): Promise<QueuePromiseState[]> => guard(() => queuePromises(db, tables)),
+    /**
+     * The queues with a promise, with whether each is kept (as the maintenance leader last judged
+     * it, every promise at every pass): one statement, a page of the first 1,000 in name order, or
+     * of those after `after`.
+     */
+    promises: (options: { after?: string } = {}): Promise<QueuePromiseState[]> =>
+      guard(() => {
+        rejectUnknownKeys('a promises read', options, ['after']);
+        if (options.after !== undefined && typeof options.after !== 'string')
+          throw new OptionsError('after', 'must be a queue name to read on from');
+        return queuePromises(db, tables, options.after);
+      }),
     /**
      * Each queue's depth as the maintenance leader last read it (once per pass, bounded index
      * reads), with the reading's age: one statement whatever the number of queues or jobs — what

@@ -1,16 +1,25 @@
 import type { PromiseBroken, PromiseKept } from '../events.ts';
 import { listQueueNames } from '../queues/listQueueNames.ts';
-import { markPromiseBroken, markPromiseKept, type QueuePromiseState, queuePromises } from '../queues/queuePromises.ts';
+import {
+  MAX_PROMISES,
+  markPromiseBroken,
+  markPromiseKept,
+  type QueuePromiseState,
+  queuePromises,
+} from '../queues/queuePromises.ts';
 import { type QueueDepth, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, recordQueueDepths } from '../stats/recordedDepth.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
 import type { MonotonicClock } from './UnchangedSince.ts';
 
+/** Queues per depth read (queueDepths): its statements each cover at most this many. */
+const QUEUES_PER_READ = 1_000;
+
 export interface CheckQueuesOptions {
   /** Passes within this long of the last reading (on `clock`) skip it. */
   readonly intervalMs: number;
   readonly clock: MonotonicClock;
-  /** Most queues read in one pass, in name order (a promised queue is read in any case). */
+  /** Most queues read in one pass, in name order; every promised queue is read besides, by key. */
   readonly maxQueues: number;
   /** Each count stops after this many index entries (a ready-count promise reads one past its limit). */
   readonly depthMax: number;
@@ -50,6 +59,17 @@ export function checkQueues(
     const depths = await queueDepths(db, tables, queues, { max });
     return queues.map((queue) => ({ queue, ...(depths.get(queue) as QueueDepth) }));
   };
+  /** Every promised queue's promise: a page of MAX_PROMISES per statement, until a short page. */
+  const everyPromise = async (): Promise<Map<string, QueuePromiseState>> => {
+    const promises = new Map<string, QueuePromiseState>();
+    for (let after = ''; ; ) {
+      const page = await queuePromises(db, tables, after);
+      for (const p of page) promises.set(p.queue, p);
+      const last = page[page.length - 1];
+      if (page.length < MAX_PROMISES || last === undefined) return promises;
+      after = last.queue;
+    }
+  };
   let readAt = Number.NEGATIVE_INFINITY;
   return {
     name: 'checkQueues',
@@ -58,10 +78,14 @@ export function checkQueues(
       const now = options.clock();
       if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
       readAt = now;
-      const promises = new Map((await queuePromises(db, tables)).map((p) => [p.queue, p]));
+      const promises = await everyPromise();
       const names = new Set((await listQueueNames(db, tables, { limit: options.maxQueues })).map((q) => q.name));
       for (const queue of promises.keys()) names.add(queue);
-      const readings = await read([...names].sort(), promises);
+      // A thousand queues per read: the listing's run first, then the promised queues past it, by key.
+      const sorted = [...names].sort();
+      const readings: QueueDepthReading[] = [];
+      for (let i = 0; i < sorted.length; i += QUEUES_PER_READ)
+        readings.push(...(await read(sorted.slice(i, i + QUEUES_PER_READ), promises)));
       await recordQueueDepths(db, tables, readings);
       let broken = 0;
       let kept = 0;

@@ -33,6 +33,19 @@ ORDER BY queue
 LIMIT ?`;
 
 /**
+ * Params: ?1 queues (a list of at most 100). The lowest and highest priority of the free jobs of
+ * each of those queues, by key, in name order: the same loose index scan as sqlPriorityBounds, over
+ * the listed queues' free ranges only (at most 100 names, as sqlFreePriorities says why).
+ */
+const sqlPriorityBoundsOf = (t: Tables) => `
+SELECT queue, MIN(priority) AS lowest, MAX(priority) AS highest
+FROM ${t.jobs} FORCE INDEX (ix_head)
+WHERE queue IN (?)
+  AND lock_id = ''
+GROUP BY queue
+ORDER BY queue`;
+
+/**
  * Params: ?1 queues (a list of at most 100), ?2 limit. Every distinct priority of the free jobs of
  * those queues, in (queue, priority) order: a loose index scan of ix_head, one dive per (queue,
  * priority), from each queue's free range. At most 100 names, so that the server estimates each
@@ -71,10 +84,12 @@ export interface FreePriorities {
 }
 
 /**
- * The distinct free priorities of a run of queues (consecutive names of a listing, in name order:
- * every live queue between the first and the last is among them), at most `perRead` pairs per
- * read: one read of each queue's lowest and highest priority — all most queues need — then one
- * read per hundred queues that have more than one.
+ * The distinct free priorities of some queues (in name order), at most `perRead` pairs per read:
+ * one read of each queue's lowest and highest priority — all most queues need — then one read per
+ * hundred queues that have more than one. The first read takes the range from the first name to
+ * the last, as many queues as were asked for: for a run of a listing (consecutive names) that is
+ * all of them. Where the range holds other queues too (names picked apart: a listing's run plus
+ * the promised queues), it stops short and the rest are read by key, a hundred per read.
  */
 export async function freePriorities(
   db: Executor,
@@ -90,14 +105,22 @@ export async function freePriorities(
     queues[queues.length - 1],
     queues.length,
   ]);
+  const wanted = new Set(queues);
+  const found = bounds.filter((row) => wanted.has(row.queue));
+  // A range that holds other queues too stopped short of the last names: read those by key.
+  const cutAfter = bounds.length === queues.length ? bounds[bounds.length - 1]?.queue : undefined;
+  const rest = cutAfter === undefined ? [] : queues.filter((q) => q > cutAfter);
+  for (let i = 0; i < rest.length; i += QUEUES_PER_PRIORITY_READ)
+    found.push(
+      ...(await db.select<{ queue: string; lowest: number; highest: number }>(sqlPriorityBoundsOf(t), [
+        rest.slice(i, i + QUEUES_PER_PRIORITY_READ),
+      ])),
+    );
   const several: string[] = [];
-  for (const row of bounds) {
+  for (const row of found) {
     byQueue.set(row.queue, [Number(row.lowest)]);
     if (Number(row.highest) !== Number(row.lowest)) several.push(row.queue);
   }
-  // A run that is not all of the range's queues may have cut the read short: those after are unknown.
-  const cutAfter = bounds.length === queues.length ? bounds[bounds.length - 1]?.queue : undefined;
-  for (const q of queues) if (cutAfter !== undefined && q > cutAfter && !byQueue.has(q)) incomplete.add(q);
   for (let i = 0; i < several.length; )
     i += await readSeveral(db, t, several.slice(i, i + QUEUES_PER_PRIORITY_READ), perRead, byQueue, incomplete);
   return { byQueue, incomplete };

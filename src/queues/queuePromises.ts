@@ -24,16 +24,15 @@ SET promise_start_within_ms = NULL,
 WHERE queue = ?`;
 
 /**
- * Params: ?1 limit. The queues with a promise, in name order, each with its state and how long it
- * has been broken (ms, DB clock). The queues table holds a row per queue an operator touched: no
- * index is needed to read it whole.
+ * Params: ?1 after queue (exclusive), ?2 limit. A page of the queues with a promise, in name order
+ * (the primary key's range), each with its state and how long it has been broken (ms, DB clock).
  */
 const sqlPromises = (t: Tables) => `
 SELECT queue, promise_start_within_ms, promise_max_ready, promise_broken_at,
        TIMESTAMPDIFF(MICROSECOND, promise_broken_at, NOW(3)) DIV 1000 AS broken_for_ms
 FROM ${t.queues}
-WHERE promise_start_within_ms IS NOT NULL
-   OR promise_max_ready IS NOT NULL
+WHERE queue > ?
+  AND (promise_start_within_ms IS NOT NULL OR promise_max_ready IS NOT NULL)
 ORDER BY queue
 LIMIT ?`;
 
@@ -55,7 +54,7 @@ SET promise_broken_at = NULL
 WHERE queue = ?
   AND promise_broken_at IS NOT NULL`;
 
-/** The most promised queues one read returns (and the maintenance pass holds to their promise). */
+/** The most promised queues one read returns (the maintenance pass reads them all, a page at a time). */
 export const MAX_PROMISES = 1_000;
 
 /** A queue's latency promise. Each half is optional; null (or absent) promises nothing of it. */
@@ -98,15 +97,15 @@ export async function setQueuePromise(
   await db.write(sqlSetPromise(tables), [queue, startWithinMs, maxReady, startWithinMs, maxReady]);
 }
 
-/** The queues with a promise (at most MAX_PROMISES, in name order), with their state. */
-export async function queuePromises(db: Executor, tables: Tables): Promise<QueuePromiseState[]> {
+/** A page of the queues with a promise (after `after`, at most MAX_PROMISES, in name order), with their state. */
+export async function queuePromises(db: Executor, tables: Tables, after = ''): Promise<QueuePromiseState[]> {
   const rows = await db.select<{
     queue: string;
     promise_start_within_ms: number | null;
     promise_max_ready: number | null;
     promise_broken_at: Date | null;
     broken_for_ms: number | string | null;
-  }>(sqlPromises(tables), [MAX_PROMISES]);
+  }>(sqlPromises(tables), [after, MAX_PROMISES]);
   return rows.map((r) => ({
     queue: r.queue,
     startWithinMs: r.promise_start_within_ms === null ? null : Number(r.promise_start_within_ms),

@@ -64,9 +64,12 @@ export interface RecordedQueueDepth extends QueueDepthReading {
   readonly readAgeMs: number;
 }
 
+/** Readings per upsert: 12 placeholders each, well within the 65,535 a statement may have. */
+const ROWS_PER_WRITE = 1_000;
+
 /**
- * Replaces the recorded readings by `readings` (one per queue): an upsert of them all, and a delete
- * of the queues not among them. Two statements, whatever the number of queues.
+ * Replaces the recorded readings by `readings` (one per queue): an upsert per thousand of them, and
+ * a delete of the queues not among them.
  */
 export async function recordQueueDepths(
   db: Executor,
@@ -91,7 +94,11 @@ export async function recordQueueDepths(
     r.held.count,
     r.held.exact,
   ]);
-  await db.write(sqlRecord(tables, readings.length), params);
+  const width = COLUMNS.length;
+  for (let i = 0; i < readings.length; i += ROWS_PER_WRITE) {
+    const rows = Math.min(ROWS_PER_WRITE, readings.length - i);
+    await db.write(sqlRecord(tables, rows), params.slice(i * width, (i + rows) * width));
+  }
   await db.write(sqlForgetOthers(tables), [readings.map((r) => r.queue)]);
 }
 
