@@ -7,6 +7,7 @@ import {
   type QueuePromiseState,
   queuePromises,
 } from '../queues/queuePromises.ts';
+import { OTHERS_QUEUE, othersDepth } from '../stats/othersDepth.ts';
 import { type QueueDepth, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, recordQueueDepths } from '../stats/recordedDepth.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
@@ -33,10 +34,12 @@ export interface CheckQueuesOptions {
 export type Breach = PromiseBroken['breaches'][number];
 
 /**
- * Once per pass, reads how deep every queue is — the bounded index reads of sluice.queues.depth():
- * ready, not yet due and running jobs from ix_head's covering ranges, the oldest ready job's wait,
- * dead jobs — records the readings (the metrics scrape serves them in one statement, whatever the
- * number of queues or jobs), and holds each promised queue to its promise (sluice.queues.setPromise).
+ * Once per pass, reads how deep the first `maxQueues` queues in name order and every promised queue
+ * are — the bounded index reads of sluice.queues.depth(): ready, not yet due and running jobs from
+ * ix_head's covering ranges, the oldest ready job's wait, dead jobs — and the queues past those,
+ * summed into one reading named `(others)` (othersDepth: how many queues, their jobs by state);
+ * records the readings (the metrics scrape serves them in one statement, whatever the number of
+ * queues or jobs), and holds every promised queue to its promise (sluice.queues.setPromise).
  *
  * A promise's state lives in its queue's row (`promise_broken_at`), not in this process: a broken
  * promise is written once, by a statement that matches only a kept one, and reported once (event
@@ -79,13 +82,21 @@ export function checkQueues(
       if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
       readAt = now;
       const promises = await everyPromise();
-      const names = new Set((await listQueueNames(db, tables, { limit: options.maxQueues })).map((q) => q.name));
+      const listed = (await listQueueNames(db, tables, { limit: options.maxQueues })).map((q) => q.name);
+      const names = new Set(listed);
       for (const queue of promises.keys()) names.add(queue);
       // A thousand queues per read: the listing's run first, then the promised queues past it, by key.
       const sorted = [...names].sort();
       const readings: QueueDepthReading[] = [];
       for (let i = 0; i < sorted.length; i += QUEUES_PER_READ)
         readings.push(...(await read(sorted.slice(i, i + QUEUES_PER_READ), promises)));
+      // A full listing may have left queues out: their sums are recorded as `(others)`, never dropped.
+      const last = listed[listed.length - 1];
+      if (listed.length === options.maxQueues && last !== undefined) {
+        const exclude = [...promises.keys()].filter((q) => q > last);
+        const others = await othersDepth(db, tables, { after: last, exclude, max: options.depthMax });
+        readings.push({ queue: OTHERS_QUEUE, ...others, oldestReadyMs: null });
+      }
       await recordQueueDepths(db, tables, readings);
       let broken = 0;
       let kept = 0;

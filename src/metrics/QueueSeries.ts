@@ -4,7 +4,8 @@ import type { QueuePromiseState, RecordedQueueDepth } from '../api/queuesApi.ts'
 /**
  * The series of each queue: its depth as the maintenance leader last read it (the readings of
  * `sluice.queues.recordedDepth()`), how old that reading is, and its latency promise with whether
- * it is kept (`sluice.queues.promises()`).
+ * it is kept (`sluice.queues.promises()`). The queues the leader did not read one by one are summed
+ * under queue="(others)", and `sluice_queue_depth_others` says how many they are.
  */
 export class QueueSeries {
   readonly #jobs: Gauge<'queue' | 'state'>;
@@ -16,6 +17,7 @@ export class QueueSeries {
   readonly #broken: Gauge<'queue'>;
   readonly #startWithin: Gauge<'queue'>;
   readonly #maxReady: Gauge<'queue'>;
+  readonly #others: Gauge;
 
   constructor(registry: Registry) {
     const gauge = <L extends string>(name: string, help: string, labelNames: L[]) =>
@@ -52,21 +54,29 @@ export class QueueSeries {
     this.#maxReady = gauge('sluice_queue_promise_max_ready', 'The queue’s promise: at most this many jobs ready.', [
       'queue',
     ]);
+    this.#others = gauge(
+      'sluice_queue_depth_others',
+      'Queues without series of their own (past the first 200 in name order, not promised): the queue="(others)" series sum them. 0: every queue has its own.',
+      [],
+    );
   }
 
   set(depths: readonly RecordedQueueDepth[], promises: readonly QueuePromiseState[]): void {
     const all = [this.#jobs, this.#dead, this.#oldest, this.#oldestDeprecated, this.#age, this.#broken];
     for (const g of [...all, this.#startWithin, this.#maxReady]) g.reset();
+    this.#others.set(0);
     for (const d of depths) {
+      if (d.queues !== undefined) this.#others.set(d.queues.count);
       const queue = { queue: d.queue };
       this.#jobs.set({ queue: d.queue, state: 'ready' }, d.ready.count);
       this.#jobs.set({ queue: d.queue, state: 'delayed' }, d.notDue.count);
       this.#jobs.set({ queue: d.queue, state: 'held' }, d.held.count);
       this.#jobs.set({ queue: d.queue, state: 'running' }, d.running.count);
       this.#dead.set(queue, d.dead.count);
+      // The (others) sums have no oldest wait of their own: no series rather than a false 0.
       const oldestSeconds = d.oldestReadyMs === null ? 0 : d.oldestReadyMs / 1000;
-      this.#oldest.set(queue, oldestSeconds);
-      this.#oldestDeprecated.set(queue, oldestSeconds);
+      if (d.queues === undefined) this.#oldest.set(queue, oldestSeconds);
+      if (d.queues === undefined) this.#oldestDeprecated.set(queue, oldestSeconds);
       this.#age.set(queue, d.readAgeMs / 1000);
     }
     for (const p of promises) {

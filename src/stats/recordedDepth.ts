@@ -16,6 +16,8 @@ const COLUMNS = [
   'oldest_ready_ms',
   'held',
   'held_exact',
+  'queues',
+  'queues_exact',
 ] as const;
 
 /**
@@ -51,11 +53,16 @@ FROM ${t.queueDepths}
 ORDER BY queue
 LIMIT ?`;
 
-/** One queue's depth as a maintenance pass read it. */
+/** One queue's depth as a maintenance pass read it, or the `(others)` reading (OTHERS_QUEUE). */
 export interface QueueDepthReading extends QueueDepth {
   readonly queue: string;
   /** Dead jobs not yet re-driven. */
   readonly dead: BoundedCount;
+  /**
+   * Only on the reading named `(others)`: how many queues it sums — those past the ones the pass
+   * read one by one (the first in name order, and the promised ones). Absent on a queue's own.
+   */
+  readonly queues?: BoundedCount;
 }
 
 /** A reading as stored, with how long ago it was taken. */
@@ -93,6 +100,8 @@ export async function recordQueueDepths(
     r.oldestReadyMs === null ? null : Math.max(0, r.oldestReadyMs),
     r.held.count,
     r.held.exact,
+    r.queues?.count ?? null,
+    r.queues?.exact ?? true,
   ]);
   const width = COLUMNS.length;
   for (let i = 0; i < readings.length; i += ROWS_PER_WRITE) {
@@ -115,5 +124,6 @@ export async function recordedQueueDepths(db: Executor, tables: Tables, max: num
     held: count(r.held, r.held_exact),
     oldestReadyMs: r.oldest_ready_ms === null ? null : Number(r.oldest_ready_ms),
     readAgeMs: Math.max(0, Number(r.read_age_ms)),
+    ...(r.queues === null ? {} : { queues: count(r.queues, r.queues_exact) }),
   }));
 }

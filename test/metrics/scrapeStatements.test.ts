@@ -95,8 +95,10 @@ describe('a scrape', () => {
       const pass = await statementsOf(sluice, () => maintenance.runOnce());
       const big = await statementsOf(sluice, async () => {
         const text = await metrics.render();
-        // What it read is there: 200 queues (the read's bound, in name order), the promise, the fleet.
-        expect(text.match(/^sluice_jobs\{queue="[^"]+",state="ready"\}/gm)).toHaveLength(200);
+        // What it read is there: 200 queues (the read's bound, in name order) and the (others) sums,
+        // the promise, the fleet.
+        expect(text.match(/^sluice_jobs\{queue="[^"]+",state="ready"\}/gm)).toHaveLength(201);
+        expect(text).toMatch(/^sluice_queue_depth_others 100$/m);
         expect(text).toMatch(/^sluice_queue_promise_broken\{queue="q0003"\} 1$/m);
         expect(text).toMatch(/^sluice_workers 20$/m);
         expect(text.match(/^sluice_job_attempt_duration_seconds_count\{/gm)).toHaveLength(20 * 3 * 10);

@@ -280,6 +280,8 @@ CREATE TABLE `<prefix>queue_depths` (
   `read_at` datetime(3) NOT NULL,
   `held` int(10) unsigned NOT NULL DEFAULT 0,
   `held_exact` tinyint(1) NOT NULL DEFAULT 1,
+  `queues` int(10) unsigned DEFAULT NULL,
+  `queues_exact` tinyint(1) NOT NULL DEFAULT 1,
   PRIMARY KEY (`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
