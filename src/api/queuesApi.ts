@@ -8,6 +8,7 @@ import { pausedQueues, pauseQueue, resumeQueue } from '../queues/pauseQueue.ts';
 import { type QueueLimitsState, queueLimits, setQueueLimits } from '../queues/queueLimits.ts';
 import { type QueuePromise, type QueuePromiseState, queuePromises, setQueuePromise } from '../queues/queuePromises.ts';
 import type { QueueLimits } from '../queues/validateLimits.ts';
+import { type OthersDepth, othersDepth } from '../stats/othersDepth.ts';
 import { type BoundedCount, DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, type RecordedQueueDepth, recordedQueueDepths } from '../stats/recordedDepth.ts';
 
@@ -15,6 +16,7 @@ export type {
   BoundedCount,
   GroupLimits,
   GroupState,
+  OthersDepth,
   QueueLimits,
   QueueLimitsState,
   QueuePromise,
@@ -102,6 +104,19 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
             : await names(integerIn('maxQueues', options.maxQueues ?? DEPTH_QUEUES_DEFAULT, 1, 10_000)));
         const depths = await queueDepths(db, tables, queues, { max });
         return [...depths].map(([queue, depth]) => ({ queue, ...depth }));
+      }),
+    /**
+     * The queues named after `after` (a listing's last name), summed: how many queues with live
+     * jobs, and their ready, not yet due, held, running and dead jobs — what a page or a table that
+     * shows the first queues shows as its "others" row. One statement reading at most `max` index
+     * entries of the live jobs and `max` of the dead ones (each sum "at least" past it).
+     */
+    others: (after: string, options: { max?: number } = {}): Promise<OthersDepth> =>
+      guard(() => {
+        if (typeof after !== 'string') throw new OptionsError('after', 'must be the last queue name shown');
+        rejectUnknownKeys('an others read', options, ['max']);
+        const max = integerIn('max', options.max ?? DEPTH_MAX_DEFAULT, 1, 1_000_000);
+        return othersDepth(db, tables, { after, exclude: [], max });
       }),
     /** No worker claims from a paused queue; jobs already running finish. */
     pause: (queue: string): Promise<void> => guard(() => pauseQueue(db, tables, queue)),

@@ -1,5 +1,5 @@
 import type { BoundedCount } from '../api/queuesApi.ts';
-import { DEPTH_MAX_DEFAULT } from '../stats/queueDepth.ts';
+import { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT } from '../stats/queueDepth.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
 import { renderTable } from './renderTable.ts';
@@ -8,7 +8,9 @@ import { terminalJson } from './terminalText.ts';
 export const STATS_HELP = `sluice stats: jobs per queue (ready, delayed, held, running, dead, oldest ready
 age; held: waiting for parents or a limit, never due until released),
 each count read from index entries and stopped at --max ("10000+" past it), and what holds a
-queue's ready jobs back now, if anything: its concurrency cap, its rate, or a pause until later
+queue's ready jobs back now, if anything: its concurrency cap, its rate, or a pause until later.
+The first ${DEPTH_QUEUES_DEFAULT} queues in name order; the queues past them are summed in one last
+row, "(N more queues)" (JSON: "others")
 
   --max N      most index entries each count reads (default ${DEPTH_MAX_DEFAULT})
   --json       one JSON document instead of a table
@@ -19,13 +21,20 @@ export async function statsCommand(argv: string[]): Promise<number> {
   if (v.help) return help(STATS_HELP);
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    const queues = await sluice.queues.depth({ max: intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT });
+    const max = intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT;
+    const queues = await sluice.queues.depth({ max });
+    // A full page may have left queues out: their sums, as one more row, never dropped.
+    const last = queues[queues.length - 1]?.queue;
+    const others =
+      queues.length === DEPTH_QUEUES_DEFAULT && last !== undefined ? await sluice.queues.others(last, { max }) : null;
     // The limits of the queues shown, by key (never found in a listing capped in name order).
     const limits = await sluice.queues.limits({ queues: queues.map((q) => q.queue) });
     const blocked = new Map(limits.map((l) => [l.queue, l.blocked]));
     const depth = queues.map((d) => ({ ...d, heldBack: blocked.get(d.queue) ?? null }));
     if (v.json) {
-      process.stdout.write(`${terminalJson({ queues: depth })}\n`);
+      process.stdout.write(
+        `${terminalJson({ queues: depth, ...(others && others.queues.count > 0 ? { others } : {}) })}\n`,
+      );
       return 0;
     }
     const n = (c: BoundedCount) => `${c.count}${c.exact ? '' : '+'}`;
@@ -39,6 +48,17 @@ export async function statsCommand(argv: string[]): Promise<number> {
       s.oldestReadyMs === null ? '-' : `${(s.oldestReadyMs / 1000).toFixed(1)}s`,
       s.heldBack ?? '-',
     ]);
+    if (others && others.queues.count > 0)
+      rows.push([
+        `(${n(others.queues)} more queues)`,
+        n(others.ready),
+        n(others.notDue),
+        n(others.held),
+        n(others.running),
+        n(others.dead),
+        '-',
+        '-',
+      ]);
     const head = ['queue', 'ready', 'delayed', 'held', 'running', 'dead', 'oldest ready', 'held back'];
     process.stdout.write(`${renderTable(head, rows)}\n`);
     return 0;

@@ -55,6 +55,11 @@ describe('5,000 queues', () => {
     const overview = await page('/');
     expect(overview.value).toContain('The first 200 queues in name order');
     expect(overview.value).toContain('data-queue="q00200"');
+    // The 4,800 queues past the 200th, summed in the last row (none of them dropped without a word).
+    const others = /<tr data-queue="\(others\)"[\s\S]*?<\/tr>/.exec(overview.value)?.[0] ?? '';
+    expect(others).toContain('4,800 more queues');
+    const cells = Object.fromEntries([...others.matchAll(/data-count="([\w-]+)">([^<]*)</g)].map((m) => [m[1], m[2]]));
+    expect(cells).toEqual({ ready: '480', 'not-due': '4,316', held: '0', running: '4', dead: '0' });
     const workers = await page('/workers');
     expect(workers.value).not.toContain('Only the first');
     const waiting = await page('/jobs?state=waiting');

@@ -25,6 +25,12 @@ export const overviewPage: Page = async (ctx) => {
   ]);
   const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
   const queues = await queueCounts(ctx, names, context);
+  // A full page may have left queues out: their sums, as one more row, never dropped.
+  const last = names[names.length - 1];
+  const others =
+    names.length === QUEUES_SHOWN && last !== undefined
+      ? await ctx.sluice.queues.others(last, { max: ctx.options.countLimit })
+      : null;
   const promiseOf = new Map(promises.map((p) => [p.queue, p]));
   const cell = (c: { count: number; exact: boolean }, state: string) =>
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
@@ -43,10 +49,18 @@ ${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.held, 'held')}${ce
 ${promiseCell(promise)}
 <td>${q.problems.length > 0 ? html`<span class="problems">${q.problems.join(', ')}</span>` : 'ok'}</td>
 </tr>`;
-  })}</tbody>
+  })}${
+    others && others.queues.count > 0
+      ? html`<tr data-queue="(others)" class="others">
+<td>${count(others.queues.count, others.queues.exact)} more queues</td>
+${cell(others.ready, 'ready')}${cell(others.notDue, 'not-due')}${cell(others.held, 'held')}${cell(others.running, 'running')}${cell(others.dead, 'dead')}
+<td class="num">—</td><td class="num">—</td><td class="num">—</td><td class="promise">—</td><td>—</td>
+</tr>`
+      : ''
+  }</tbody>
 </table>
 ${queues.length === 0 ? html`<p class="empty">No queues yet: nothing has been enqueued.</p>` : ''}
-${names.length === QUEUES_SHOWN ? html`<p class="hint">The first ${QUEUES_SHOWN} queues in name order; open any other by its address, /queues/NAME.</p>` : ''}
+${names.length === QUEUES_SHOWN ? html`<p class="hint">The first ${QUEUES_SHOWN} queues in name order; the last row sums the others. Open any queue by its address, /queues/NAME.</p>` : ''}
 <p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N, "?" that none was found among them. A promise ("starts within", "at most ready") is judged by the maintenance leader at each pass (<code>sluice queue promise</code>).</p>
 <section class="charts">
 <figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-minutes"></div></figure>
