@@ -45,7 +45,7 @@ const DEPTH_KEYS = optionKeys<DepthOptions>({ queue: true, queues: true, max: tr
 const GROUP_LIMITS_KEYS = optionKeys<GroupLimits>({ concurrency: true, rate: true });
 
 /** Most queues one read of the recorded depth returns: every queue a pass reads (promised ones too). */
-const RECORDED_QUEUES_DEFAULT = 2_000;
+export const RECORDED_QUEUES_DEFAULT = 2_000;
 
 /** How deep one queue is: each count read from index entries and stopped at the read's `max`. */
 export type QueueDepthRow = QueueDepthReading;

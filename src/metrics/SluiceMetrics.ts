@@ -1,7 +1,10 @@
 import { createServer, type Server } from 'node:http';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { RECORDED_QUEUES_DEFAULT } from '../api/queuesApi.ts';
 import type { SluiceApi } from '../api/SluiceApi.ts';
 import { errorFields } from '../errorText.ts';
+import { MAX_LIMITED_QUEUES } from '../queues/queueLimits.ts';
+import { MAX_PROMISES } from '../queues/queuePromises.ts';
 import { LimitSeries } from './LimitSeries.ts';
 import { QueueSeries } from './QueueSeries.ts';
 import { WorkerSeries } from './WorkerSeries.ts';
@@ -26,6 +29,12 @@ export class SluiceMetrics {
   readonly #queues = new QueueSeries(this.registry);
   readonly #workers = new WorkerSeries(this.registry);
   readonly #limits = new LimitSeries(this.registry);
+  readonly #cut = new Gauge({
+    name: 'sluice_metrics_cut',
+    help: 'Whether a read of the scrape returned its most rows (1): depths 2,000 queues, promises 1,000, limits 1,000 in name order; the queues past them have no series of that read.',
+    labelNames: ['read'],
+    registers: [this.registry],
+  });
   /** The last rendering, and when it was made: scrapes within cacheMs share it (and one rendering in progress). */
   #cached: { text: Promise<string>; at: number } | null = null;
 
@@ -59,6 +68,10 @@ export class SluiceMetrics {
     this.#queues.set(depths, promises);
     this.#limits.set(limits);
     this.#workers.set(workers);
+    // A read that returned its most rows may have left queues out: say so rather than drop them.
+    this.#cut.set({ read: 'depths' }, depths.length >= RECORDED_QUEUES_DEFAULT ? 1 : 0);
+    this.#cut.set({ read: 'promises' }, promises.length >= MAX_PROMISES ? 1 : 0);
+    this.#cut.set({ read: 'limits' }, limits.length >= MAX_LIMITED_QUEUES ? 1 : 0);
     return this.registry.metrics();
   }
 

@@ -64,4 +64,20 @@ describe('1,500 queues in the metrics', () => {
     const [others] = await sluice.queues.recordedDepth({ maxQueues: 1 });
     expect(others).toMatchObject({ queue: '(others)', queues: { count: 1_299, exact: true } });
   });
+
+  it('says which read of the scrape was cut: 1,001 limited queues and 1,001 promises', async () => {
+    await db.query(
+      `INSERT INTO sluice_queues (queue, concurrency_cap, promise_max_ready, updated_at)
+       SELECT CONCAT('l', LPAD(seq, 5, '0')), 3, 100, NOW(3) FROM seq_1_to_1001`,
+    );
+    const cut = async () => samples(await new SluiceMetrics(db.sluice, 0).render(), 'sluice_metrics_cut');
+    expect(Object.fromEntries(await cut())).toEqual({
+      '{read="depths"}': 0,
+      '{read="promises"}': 1,
+      '{read="limits"}': 1,
+    });
+    // 999 of each: every one has its series.
+    await db.query(`DELETE FROM sluice_queues WHERE queue IN ('l01000', 'l01001')`);
+    expect(Object.fromEntries(await cut())).toMatchObject({ '{read="promises"}': 0, '{read="limits"}': 0 });
+  });
 });
