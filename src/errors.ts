@@ -74,7 +74,10 @@ export class SchemaVersionError extends SluiceError {
   }
 }
 
-/** A job's name matches no loaded handler. The job fails through the normal retry path. */
+/**
+ * A job's name matches no loaded handler. A worker gives such jobs back at claim, uncounted (see
+ * docs/jobs.md), so an attempt meets this only if a handler went missing after the claim.
+ */
 export class UnknownJobTypeError extends SluiceError {
   constructor(
     readonly jobName: string,

@@ -60,6 +60,18 @@ export interface SluiceEventMap {
     pausedQueue: boolean;
     durationMs: number;
   };
+  /**
+   * Claimed jobs this worker has no handler for (`names`: their job names) were given back at once,
+   * due again in `delayMs`, no attempt spent; `firstSeen`: one of the names is new to this worker.
+   */
+  'job:unknown': {
+    workerId: string;
+    queue: string;
+    names: readonly string[];
+    jobIds: readonly number[];
+    delayMs: number;
+    firstSeen: boolean;
+  };
   'job:conflicted': { workerId: string; jobId: number; name: string; queue: string; runs: number; error: Error };
   'claim:lost': { workerId: string; operation: string; lockId: string; jobIds: readonly number[]; lost: number };
   /** `jobsFolder`: the absolute folder the handlers came from (null for a list of definitions); `jobs`: their names. */

@@ -84,6 +84,7 @@ export type { ScheduleInfo } from './scheduler/listSchedules.ts';
 export { type Stoppable, stopOnSignals } from './shutdown.ts';
 export type { SkippedRelease } from './task/MaintenanceTask.ts';
 export type { LoadReading } from './worker/hostLoad.ts';
+export type { JobUnknownToWorkers } from './worker/jobsUnknownToWorkers.ts';
 export type { HistogramCounts, JobNameMetrics, QueueMetrics, WorkerMetrics } from './worker/metricsSnapshot.ts';
 export { Worker } from './worker/Worker.ts';
 export type { ClaimStrategy, WorkerOptions } from './worker/workerOptions.ts';

@@ -96,6 +96,14 @@ function logJobs(events: SluiceEvents, logger: Logger): void {
       e.pausedQueue ? `job snoozed, queue ${e.queue} paused for ${e.delayMs} ms` : 'job snoozed',
     ),
   );
+  events.on('job:unknown', (e) => {
+    if (!e.firstSeen && !logger.isLevelEnabled('debug')) return;
+    const text =
+      `no handler in this worker for job(s) ${e.names.join(', ')} (queue ${e.queue}): ${e.jobIds.length} job(s) ` +
+      `given back for ${e.delayMs} ms, no attempt spent; a worker whose jobs folder has them will run them`;
+    if (e.firstSeen) logger.warn(fields('job:unknown', e), text);
+    else logger.debug(fields('job:unknown', e), text);
+  });
   events.on('job:retried', (e) => logger.info(fields('job:retried', e), 'job released for retry'));
   events.on('job:dead', ({ error, ...e }) =>
     logged(

@@ -1,6 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { optionKeys, rejectUnknownKeys } from '../options.ts';
+import { type JobUnknownToWorkers, jobsUnknownToWorkers } from '../worker/jobsUnknownToWorkers.ts';
 import { listWorkers, type WorkerInfo } from '../worker/workerRegistry.ts';
 import type { Guard } from './Guard.ts';
 
@@ -20,9 +21,16 @@ export function workersApi(db: Executor, tables: Tables, guard: Guard) {
       rejectUnknownKeys('sluice.workers.list(options)', options, LIST_KEYS);
       return listWorkers(db, tables, options.metrics === true);
     });
+  /**
+   * The job names no live worker knows: live workers claimed their jobs, had no handler for them
+   * and gave them back (no attempt spent), and no live worker has one. Their jobs wait until a
+   * worker whose jobs folder has them starts. One statement (the fleet's rows).
+   */
+  const unknownJobs = (): Promise<JobUnknownToWorkers[]> =>
+    guard(async () => jobsUnknownToWorkers(await listWorkers(db, tables)));
   /** @deprecated Use `sluice.workers.list()`. */
   const deprecatedCall = (): Promise<WorkerInfo[]> => list();
-  return Object.assign(deprecatedCall, { list });
+  return Object.assign(deprecatedCall, { list, unknownJobs });
 }
 
 export type WorkersApi = ReturnType<typeof workersApi>;

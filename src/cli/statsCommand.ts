@@ -10,7 +10,9 @@ age; held: waiting for parents or a limit, never due until released),
 each count read from index entries and stopped at --max ("10000+" past it), and what holds a
 queue's ready jobs back now, if anything: its concurrency cap, its rate, or a pause until later.
 The first ${DEPTH_QUEUES_DEFAULT} queues in name order; the queues past them are summed in one last
-row, "(N more queues)" (JSON: "others")
+row, "(N more queues)" (JSON: "others"). Then each job name whose jobs running workers gave back for
+want of a handler and no running worker knows ("no running worker knows job X"): its jobs wait
+until a worker that has it starts
 
   --max N      most index entries each count reads (default ${DEPTH_MAX_DEFAULT})
   --json       one JSON document instead of a table
@@ -22,7 +24,7 @@ export async function statsCommand(argv: string[]): Promise<number> {
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
     const max = intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT;
-    const queues = await sluice.queues.depth({ max });
+    const [queues, unknownJobs] = await Promise.all([sluice.queues.depth({ max }), sluice.workers.unknownJobs()]);
     // A full page may have left queues out: their sums, as one more row, never dropped.
     const last = queues[queues.length - 1]?.queue;
     const others =
@@ -33,7 +35,7 @@ export async function statsCommand(argv: string[]): Promise<number> {
     const depth = queues.map((d) => ({ ...d, heldBack: blocked.get(d.queue) ?? null }));
     if (v.json) {
       process.stdout.write(
-        `${terminalJson({ queues: depth, ...(others && others.queues.count > 0 ? { others } : {}) })}\n`,
+        `${terminalJson({ queues: depth, ...(others && others.queues.count > 0 ? { others } : {}), unknownJobs })}\n`,
       );
       return 0;
     }
@@ -61,6 +63,12 @@ export async function statsCommand(argv: string[]): Promise<number> {
       ]);
     const head = ['queue', 'ready', 'delayed', 'held', 'running', 'dead', 'oldest ready', 'held back'];
     process.stdout.write(`${renderTable(head, rows)}\n`);
+    for (const u of unknownJobs) {
+      process.stdout.write(
+        `no running worker knows job ${u.name} (queue ${u.queues.join(', ')}): ${u.workers} worker(s) gave back ` +
+          `${u.givenBack} of its job(s), no attempt spent; they wait for a worker whose jobs folder has it\n`,
+      );
+    }
     return 0;
   } finally {
     await sluice.close();

@@ -13,6 +13,7 @@ import { claimRandomHead } from './claims/claimRandomHead.ts';
 import { claimSkipLocked } from './claims/claimSkipLocked.ts';
 import { claimWithinLimits } from './claims/claimWithinLimits.ts';
 import { countGroupStarts, isGroupRated } from './claims/countGroupStarts.ts';
+import { giveBackUnknown } from './claims/giveBackUnknown.ts';
 import { DrainRate } from './DrainRate.ts';
 import { PayloadPrefetch } from './PayloadPrefetch.ts';
 import { QueueGates } from './QueueGates.ts';
@@ -37,6 +38,8 @@ export interface ClaimLoopHost {
   run(row: ClaimedRow, claimSize: number, traced: TracedClaim | undefined): void;
   /** The longest wait after an empty round while a fair group refills (FairGroupSettler#idleCapMs), or null. */
   fairIdleCapMs(): number | null;
+  /** True if the worker has a handler for this job name. */
+  knows(name: string): boolean;
 }
 
 /** What one claim hands each of its jobs for its attempt's span. */
@@ -235,6 +238,7 @@ export class ClaimLoop {
               headSize: this.options.headSize,
             });
     }
+    if (rows.length > 0) rows = await this.#giveBackUnknown(queue, lockId, rows);
     // Jobs of rated groups count their starts before any of them runs; others pay nothing here.
     if (rows.some(isGroupRated)) rows = await countGroupStarts(db, tables, lockId, rows);
     const latencyMs = performance.now() - started;
@@ -245,6 +249,30 @@ export class ClaimLoop {
     // Refused by the queue's row: if it turned limited, claim the limited way at once.
     if (refused.value && (await this.#gates.refused(queue))) return this.#claimWith(queue, want, priorities);
     return rows;
+  }
+
+  /**
+   * Gives back, at once and fenced, the claimed jobs this worker has no handler for (a job name
+   * from a newer deploy, or the wrong jobs folder): no attempt is spent, and they are not due
+   * again for about maxPollIntervalMs, so that this worker does not claim them again in a loop
+   * while a worker that knows them can take them. Returns the rest, to run. A failed give-back
+   * leaves those claims to expire (reported); the rest still run. The plain claim pays one lookup
+   * per row here.
+   */
+  async #giveBackUnknown(queue: string, lockId: string, rows: ClaimedRow[]): Promise<ClaimedRow[]> {
+    const known = rows.filter((r) => this.host.knows(r.name));
+    if (known.length === rows.length) return rows;
+    const unknown = rows.filter((r) => !this.host.knows(r.name));
+    const ids = unknown.map((r) => Number(r.id));
+    const delayMs = jittered(this.options.maxPollIntervalMs);
+    try {
+      const given = await giveBackUnknown(this.runtime.workerDb, this.runtime.tables, lockId, ids, delayMs);
+      if (given < ids.length) this.report.claimLost('give back', lockId, ids, ids.length - given);
+      this.report.unknownJobs(queue, unknown, delayMs);
+    } catch (error) {
+      this.report.error(error, `giving back ${ids.length} job(s) of unknown names`);
+    }
+    return known;
   }
 
   /**

@@ -22,6 +22,8 @@ export interface HeartbeatSource {
   processed(): number;
   /** Moving average of the claim round trip, or null before the first claim. */
   claimLatencyMs(): number | null;
+  /** The job names the worker has handlers for (published at registration). */
+  jobNames(): readonly string[];
 }
 
 /**
@@ -77,6 +79,7 @@ export class Heartbeat {
       heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       lockTimeoutMs: this.options.lockTimeoutMs,
       concurrency: this.options.concurrency,
+      jobNames: this.source.jobNames(),
     });
   }
 
@@ -122,6 +125,7 @@ export class Heartbeat {
         claimLatencyMs: this.source.claimLatencyMs(),
         counters: this.report.perQueue(),
         metrics,
+        unknownJobs: this.report.unknownNames(),
       });
       if (present && metrics !== null) {
         this.#metricsSentAt = now;

@@ -13,7 +13,7 @@ import type { ClaimedRow } from './claims/claimedRow.ts';
 import { FairGroupSettler } from './FairGroupSettler.ts';
 import { type FinishDeps, finishJob } from './finishJob.ts';
 import { Heartbeat } from './Heartbeat.ts';
-import { loadHandlers } from './loadHandlers.ts';
+import { assertHasHandlers, loadHandlers } from './loadHandlers.ts';
 import { type RunningJob, runningJobOf } from './RunningJob.ts';
 import { releaseJobs } from './releaseJobs.ts';
 import { WorkerCounters } from './WorkerCounters.ts';
@@ -81,11 +81,13 @@ export class Worker {
       shed: (keep) => this.#shed(keep),
       run: (row, claimSize, traced) => this.#run(row, claimSize, traced),
       fairIdleCapMs: () => this.#fairGroups.idleCapMs(),
+      knows: (name) => this.#deps?.handlers.has(name) === true,
     });
     this.#heartbeat = new Heartbeat(runtime, options, this.#report, this.#limit, {
       running: () => this.#running,
       processed: () => this.#processed,
       claimLatencyMs: () => this.#claims.claimLatencyMs,
+      jobNames: () => [...(this.#deps?.handlers.keys() ?? [])],
     });
   }
 
@@ -117,6 +119,7 @@ export class Worker {
     await assertSchemaCurrent(this.runtime.workerDb, this.runtime.tables);
     await this.runtime.retention.load();
     const handlers = await loadHandlers(this.options.jobs);
+    await assertHasHandlers(this.options.jobs, handlers);
     assertPoolFits([...handlers.values()], this.options.concurrency, this.runtime.options.poolMax);
     const maxRetriesOf = (r: RunningJob) =>
       r.job.maxRetries ?? handlers.get(r.job.name)?.maxRetries ?? this.options.maxRetries;

@@ -3,7 +3,7 @@ import type { Job } from '../model/job.ts';
 import type { LoadReading } from './hostLoad.ts';
 import { WorkerCounters } from './WorkerCounters.ts';
 import { WORKER_DEFAULTS } from './workerOptions.ts';
-import type { QueueCounters } from './workerRegistry.ts';
+import { type QueueCounters, UNKNOWN_NAMES_MAX, type UnknownJobName } from './workerRegistry.ts';
 
 /**
  * Everything one worker reports, one method per event: each event of a worker is emitted from
@@ -14,6 +14,7 @@ import type { QueueCounters } from './workerRegistry.ts';
 export class WorkerEvents {
   #failed = 0;
   readonly #perQueue = new Map<string, QueueCounters>();
+  readonly #unknown = new Map<string, { name: string; queue: string; givenBack: number }>();
 
   constructor(
     private readonly events: SluiceEvents,
@@ -123,6 +124,30 @@ export class WorkerEvents {
     this.#count(job.queue, 'snoozed');
     const { id: jobId, name, queue } = job;
     this.events.emit('job:snoozed', { workerId: this.workerId, jobId, name, queue, delayMs, pausedQueue, durationMs });
+  }
+
+  /**
+   * Claimed jobs this worker has no handler for were given back (ClaimLoop), due again in
+   * `delayMs`, no attempt spent. Their names are kept for the heartbeat (unknownNames: at most
+   * UNKNOWN_NAMES_MAX, the first ones seen; the event still reports the others).
+   */
+  unknownJobs(queue: string, jobs: readonly { readonly id: number; readonly name: string }[], delayMs: number): void {
+    const names = [...new Set(jobs.map((j) => j.name))];
+    let firstSeen = false;
+    for (const name of names) {
+      const seen = this.#unknown.get(name);
+      if (!seen) firstSeen = true;
+      if (seen) seen.givenBack += jobs.filter((j) => j.name === name).length;
+      else if (this.#unknown.size < UNKNOWN_NAMES_MAX)
+        this.#unknown.set(name, { name, queue, givenBack: jobs.filter((j) => j.name === name).length });
+    }
+    const jobIds = jobs.map((j) => Number(j.id));
+    this.events.emit('job:unknown', { workerId: this.workerId, queue, names, jobIds, delayMs, firstSeen });
+  }
+
+  /** The job names this worker gave back for want of a handler (the first UNKNOWN_NAMES_MAX), with how many jobs of each. */
+  unknownNames(): UnknownJobName[] {
+    return [...this.#unknown.values()].map((u) => ({ ...u }));
   }
 
   claimLost(operation: string, lockId: string, jobIds: readonly number[], lost: number): void {

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { JobDefinitionError } from '../errors.ts';
+import { JobDefinitionError, OptionsError } from '../errors.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
 import { defineJob } from '../model/defineJob.ts';
 
@@ -23,6 +23,36 @@ export async function loadHandlers(
     byName.set(definition.name, definition);
   }
   return byName;
+}
+
+/** Most entries of an empty jobs folder that its error names. */
+const LISTED_ENTRIES = 10;
+
+/**
+ * A worker runs no job it does not know (it gives such jobs back): with no job types at all it
+ * would run nothing. Throws JobDefinitionError naming the folder and what it holds instead (the
+ * first entries, in name order: a tsc that never wrote dist/jobs, .ts files a Node cannot load, a
+ * wrong folder), or OptionsError for an empty list of definitions.
+ */
+export async function assertHasHandlers(
+  source: string | readonly JobDefinition<any>[],
+  handlers: ReadonlyMap<string, JobDefinition<any>>,
+): Promise<void> {
+  if (handlers.size > 0) return;
+  if (typeof source !== 'string') throw new OptionsError('jobs', 'is an empty list: a worker needs at least one job');
+  const dir = resolve(source);
+  const entries = (await readdir(dir).catch(() => [] as string[])).sort();
+  const found =
+    entries.length === 0
+      ? 'it is empty'
+      : `it holds ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, none a job file: ${entries
+          .slice(0, LISTED_ENTRIES)
+          .join(', ')}${entries.length > LISTED_ENTRIES ? ', …' : ''}`;
+  throw new JobDefinitionError(
+    dir,
+    `has no job files (<name>.js, .mjs, .cjs, or .ts where Node loads it): ${found}. ` +
+      'A worker with no job types would run nothing; is it the right folder, and were the jobs compiled?',
+  );
 }
 
 async function importFolder(folder: string): Promise<JobDefinition<any>[]> {

@@ -1,19 +1,23 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { NAME_PATTERN } from '../model/validateJob.ts';
 import { decodeWorkerMetrics, type WorkerMetrics } from './metricsSnapshot.ts';
+
+/** Most job names one worker keeps (and publishes) as given back for want of a handler. */
+export const UNKNOWN_NAMES_MAX = 100;
 
 /**
  * Params: id, host, name, pid, queues, heartbeat interval, lock timeout, concurrency, concurrency
- * limit. Registers (or re-registers) a worker. Counts as a beat.
+ * limit, job names (JSON array). Registers (or re-registers) a worker. Counts as a beat.
  */
 const sqlRegister = (t: Tables) => `
-INSERT INTO ${t.workers} (id, host, name, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, lock_timeout_ms, concurrency, concurrency_limit)
-VALUES (?, ?, ?, ?, ?, NOW(3), NOW(3), ?, ?, ?, ?)
+INSERT INTO ${t.workers} (id, host, name, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, lock_timeout_ms, concurrency, concurrency_limit, job_names)
+VALUES (?, ?, ?, ?, ?, NOW(3), NOW(3), ?, ?, ?, ?, ?)
 ON DUPLICATE KEY UPDATE heartbeat_at = NOW(3), beats = beats + 1`;
 
 /**
  * Params: in_flight, processed, failed, cpu, free_mem, concurrency_limit, claim latency, counters,
- * metrics (NULL: leave the row's as they are), id. A worker's heartbeat: heartbeat_at (for people: on this server's clock) and the beat counter
+ * metrics (NULL: leave the row's as they are), unknown jobs (JSON array, or NULL: none), id. A worker's heartbeat: heartbeat_at (for people: on this server's clock) and the beat counter
  * change, which is all the maintenance process looks at. affectedRows 0 means the maintenance
  * process already declared it dead and removed it. Autocommit: re-run by the Executor after a
  * transient conflict.
@@ -30,7 +34,8 @@ SET heartbeat_at = NOW(3),
     concurrency_limit = ?,
     claim_latency_ms = ?,
     counters = ?,
-    metrics = COALESCE(?, metrics)
+    metrics = COALESCE(?, metrics),
+    unknown_jobs = ?
 WHERE id = ?`;
 
 /** Params: id. */
@@ -43,7 +48,7 @@ WHERE id = ?`;
  * metrics when asked (the widest column: a few KB a worker).
  */
 const sqlList = (t: Tables, metrics: boolean) => `
-SELECT id, host, name, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, lock_timeout_ms, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms, counters,${metrics ? ' metrics,' : ''}
+SELECT id, host, name, pid, queues, started_at, heartbeat_at, heartbeat_interval_ms, lock_timeout_ms, concurrency, concurrency_limit, in_flight, processed, failed, cpu, free_mem, claim_latency_ms, counters, job_names, unknown_jobs,${metrics ? ' metrics,' : ''}
        TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3)) DIV 1000 AS heartbeat_age_ms
 FROM ${t.workers}
 ORDER BY host, pid, id`;
@@ -59,6 +64,16 @@ export interface WorkerRegistration {
   /** The claim lifetime this worker heartbeats against; the maintenance process honours it for this worker's claims. */
   readonly lockTimeoutMs: number;
   readonly concurrency: number;
+  /** The job names this worker has handlers for. */
+  readonly jobNames: readonly string[];
+}
+
+/** A job name a worker claimed, had no handler for, and gave back (ClaimLoop), with how many of its jobs. */
+export interface UnknownJobName {
+  readonly name: string;
+  /** The queue it was last given back from. */
+  readonly queue: string;
+  givenBack: number;
 }
 
 export interface WorkerHeartbeat {
@@ -76,6 +91,8 @@ export interface WorkerHeartbeat {
    * or null to leave the row's as they are.
    */
   readonly metrics: string | null;
+  /** The job names this worker gave back for want of a handler (at most UNKNOWN_NAMES_MAX). */
+  readonly unknownJobs: readonly UnknownJobName[];
 }
 
 export interface QueueCounters {
@@ -88,6 +105,11 @@ export interface QueueCounters {
   snoozed?: number;
 }
 
+/**
+ * A live worker as its row says. `jobNames`: the job names it has handlers for (empty for a worker
+ * of an earlier version: it did not say); `unknownJobs`: the names it claimed, had no handler
+ * for and gave back.
+ */
 export interface WorkerInfo extends Omit<WorkerRegistration, 'lockTimeoutMs'>, Omit<WorkerHeartbeat, 'metrics'> {
   /** null for a worker of a version that did not register it. */
   readonly lockTimeoutMs: number | null;
@@ -113,6 +135,7 @@ export async function registerWorker(db: Executor, tables: Tables, w: WorkerRegi
     w.lockTimeoutMs,
     w.concurrency,
     w.concurrency,
+    JSON.stringify(w.jobNames),
   ]);
 }
 
@@ -128,6 +151,7 @@ export async function heartbeatWorker(db: Executor, tables: Tables, id: string, 
     h.claimLatencyMs,
     JSON.stringify(h.counters),
     h.metrics,
+    h.unknownJobs.length > 0 ? JSON.stringify(h.unknownJobs) : null,
     id,
   ]);
   return affectedRows === 1;
@@ -158,8 +182,56 @@ export async function listWorkers(db: Executor, tables: Tables, metrics = false)
     claimLatencyMs: r.claim_latency_ms === null ? null : Number(r.claim_latency_ms),
     counters: r.counters ? (JSON.parse(String(r.counters)) as Record<string, QueueCounters>) : {},
     metrics: metrics ? decodeWorkerMetrics(r.metrics) : null,
+    jobNames: decodeJobNames(r.job_names),
+    unknownJobs: decodeUnknownJobs(r.unknown_jobs),
     startedAt: r.started_at as Date,
     heartbeatAt: r.heartbeat_at as Date,
     heartbeatAgeMs: Number(r.heartbeat_age_ms),
   }));
+}
+
+/** Longest job_names text decoded (a worker of 10,000 job types of 128 characters fits twice). */
+const JOB_NAMES_MAX_CHARS = 3_000_000;
+
+/**
+ * A stored job_names value (untrusted): the strings of a JSON array that are names (NAME_PATTERN:
+ * printable as they are); [] for NULL (a worker of an earlier version), text over
+ * JOB_NAMES_MAX_CHARS or anything else.
+ */
+function decodeJobNames(value: unknown): string[] {
+  const parsed = parsedWithin(value, JOB_NAMES_MAX_CHARS);
+  if (!Array.isArray(parsed)) return [];
+  return parsed.filter((n): n is string => typeof n === 'string' && NAME_PATTERN.test(n));
+}
+
+/**
+ * A stored unknown_jobs value (untrusted): at most UNKNOWN_NAMES_MAX well-formed entries (name and
+ * queue matching NAME_PATTERN); [] for NULL (none given back) or anything else.
+ */
+function decodeUnknownJobs(value: unknown): UnknownJobName[] {
+  const parsed = parsedWithin(value, UNKNOWN_NAMES_MAX * 512);
+  if (!Array.isArray(parsed)) return [];
+  const entries: UnknownJobName[] = [];
+  for (const e of parsed.slice(0, UNKNOWN_NAMES_MAX) as unknown[]) {
+    if (typeof e !== 'object' || e === null) continue;
+    const { name, queue, givenBack } = e as Record<string, unknown>;
+    if (typeof name !== 'string' || typeof queue !== 'string' || typeof givenBack !== 'number') continue;
+    if (!NAME_PATTERN.test(name) || !NAME_PATTERN.test(queue)) continue;
+    entries.push({
+      name,
+      queue,
+      givenBack: Number.isFinite(givenBack) ? Math.max(0, Math.floor(givenBack)) : 0,
+    });
+  }
+  return entries;
+}
+
+/** JSON text of at most `maxChars` parsed, or undefined (NULL, too long, not JSON). */
+function parsedWithin(value: unknown, maxChars: number): unknown {
+  if (typeof value !== 'string' || value.length > maxChars) return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return undefined;
+  }
 }

@@ -20,6 +20,7 @@ export const ALL_EVENTS: readonly SluiceEventName[] = [
   'progress:dropped',
   'job:conflicted',
   'job:snoozed',
+  'job:unknown',
   'claim:lost',
   'worker:started',
   'worker:stopping',

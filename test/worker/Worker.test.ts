@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  defineJob,
-  HandlerTimeoutError,
-  PermanentJobError,
-  RetriesExhaustedError,
-  UnknownJobTypeError,
-} from '../../src/index.ts';
+import { defineJob, HandlerTimeoutError, PermanentJobError, RetriesExhaustedError } from '../../src/index.ts';
 import { countRows, deadRow, insertJob, jobRow, NO_CLAIM } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
@@ -142,24 +136,39 @@ describe('Worker', () => {
     expect(events['job:failed'].map((e) => e.error)).toEqual([expect.any(PermanentJobError)]);
   });
 
-  it('fails a job with no handler through the retry path, with UnknownJobTypeError in last_error', async () => {
+  it('gives a job with no handler back at once, no attempt spent, and says which worker could not run it', async () => {
     const { sluice, events } = openRecorded(db);
     const known = defineJob({ name: 'known', handle: () => undefined });
     const { id } = await sluice.enqueue({ name: 'ghost', maxRetries: 3 });
-    await withWorker(sluice, [known], { backoff: { type: 'fixed', delayMs: 3_600_000 } }, () =>
-      waitFor(async () => (await jobRow(db, id))?.retry_times === 1, { what: 'the job released for a retry' }),
-    );
+    const options = { maxPollIntervalMs: 60_000, heartbeatIntervalMs: 100 };
+    await withWorker(sluice, [known], options, async () => {
+      await waitFor(() => events['job:unknown'].length > 0, { what: 'the job given back' });
+      await waitFor(async () => (await sluice.workers.unknownJobs()).length > 0, { what: 'the heartbeat carrying it' });
+      expect(await sluice.workers.unknownJobs()).toEqual([
+        { name: 'ghost', queues: ['default'], workers: 1, givenBack: 1 },
+      ]);
+      const [worker] = await sluice.workers.list();
+      expect(worker).toMatchObject({
+        jobNames: ['known'],
+        unknownJobs: [{ name: 'ghost', queue: 'default', givenBack: 1 }],
+      });
+    });
     const row = await jobRow(db, id);
-    expect(row).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 1 });
-    expect(row?.last_error).toContain('UnknownJobTypeError: no handler for job name "ghost" (known: known)');
+    expect(row).toMatchObject({ lock_id: '', locked_at: NO_CLAIM, retry_times: 0, last_error: null });
+    // Due again after about maxPollIntervalMs (±25 %): the worker does not claim it again at once.
     const [{ ahead }] = (await db.query<{ ahead: number }>(
-      'SELECT TIMESTAMPDIFF(MINUTE, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?',
+      'SELECT TIMESTAMPDIFF(SECOND, NOW(3), run_at) AS ahead FROM sluice_jobs WHERE id = ?',
       [id],
     )) as [{ ahead: number }];
-    expect(Number(ahead)).toBeGreaterThan(50);
-    expect(events['job:failed'].map((e) => e.error)).toEqual([expect.any(UnknownJobTypeError)]);
-    expect(events['job:retried']).toEqual([expect.objectContaining({ jobId: id, retryTimes: 1, delayMs: 3_600_000 })]);
+    expect(Number(ahead)).toBeGreaterThan(30);
+    expect(events['job:unknown']).toEqual([
+      expect.objectContaining({ queue: 'default', names: ['ghost'], jobIds: [id], firstSeen: true }),
+    ]);
+    expect(events['job:failed']).toEqual([]);
+    expect(events['job:retried']).toEqual([]);
     expect(await countRows(db, 'sluice_dead_jobs')).toBe(0);
+    // Stopped, it no longer counts: no live worker reports the name.
+    expect(await sluice.workers.unknownJobs()).toEqual([]);
   });
 
   it('aborts ctx.signal when timeoutMs passes and counts the attempt as failed, even if the handler then returns', async () => {

@@ -69,6 +69,7 @@ describe('ClaimLoop', () => {
       processed: () => 0,
       shed: () => undefined,
       fairIdleCapMs: () => null,
+      knows: () => true,
       run: (row) => claimed.push(row),
     });
     const done = loop.run();
@@ -102,6 +103,7 @@ describe('ClaimLoop', () => {
       processed: () => 0,
       shed: () => undefined,
       fairIdleCapMs: () => null,
+      knows: () => true,
       run: (row) => claimed.push(row),
     });
     const done = loop.run();
@@ -129,6 +131,7 @@ describe('ClaimLoop', () => {
       processed: () => 0,
       shed: () => undefined,
       fairIdleCapMs: () => null,
+      knows: () => true,
       run: () => undefined,
     });
     const done = loop.run();
@@ -164,6 +167,7 @@ describe('ClaimLoop', () => {
       processed: () => 0,
       shed: () => undefined,
       fairIdleCapMs: () => null,
+      knows: () => true,
       run: () => undefined,
     });
     let ended = false;

@@ -315,6 +315,8 @@ CREATE TABLE `<prefix>workers` (
   `claim_latency_ms` double DEFAULT NULL,
   `counters` text DEFAULT NULL,
   `metrics` mediumtext DEFAULT NULL,
+  `job_names` mediumtext DEFAULT NULL,
+  `unknown_jobs` text DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_heartbeat` (`heartbeat_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
