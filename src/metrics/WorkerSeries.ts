@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { jobsUnknownToWorkers } from '../worker/jobsUnknownToWorkers.ts';
 import { ATTEMPT_DURATION_BUCKETS_S, START_LATENCY_BUCKETS_S, type WorkerMetrics } from '../worker/metricsSnapshot.ts';
 import type { WorkerInfo } from '../worker/workerRegistry.ts';
 import { CarriedHistogram } from './CarriedHistogram.ts';
@@ -28,6 +29,7 @@ export class WorkerSeries {
   readonly #claims: Counter<W | 'queue' | 'result'>;
   readonly #duration: CarriedHistogram<W | 'queue' | 'name'>;
   readonly #latency: CarriedHistogram<W | 'queue'>;
+  readonly #unknown: Gauge<'queue' | 'name'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -86,6 +88,12 @@ export class WorkerSeries {
       buckets: START_LATENCY_BUCKETS_S,
       registry,
     });
+    this.#unknown = new Gauge({
+      name: 'sluice_jobs_unknown_to_workers',
+      help: 'Job names that live workers claimed and gave back for want of a handler, and that no live worker knows (their jobs wait for a worker with their code), per queue and name: the workers that gave them back.',
+      labelNames: ['queue', 'name'],
+      registers,
+    });
   }
 
   set(workers: readonly WorkerInfo[]): void {
@@ -97,9 +105,13 @@ export class WorkerSeries {
       this.#claims,
       this.#duration,
       this.#latency,
+      this.#unknown,
     ])
       metric.reset();
     this.#workers.set(workers.length);
+    for (const u of jobsUnknownToWorkers(workers)) {
+      for (const queue of u.queues) this.#unknown.set({ queue, name: u.name }, u.workers);
+    }
     for (const w of workers) {
       const labels = { worker: w.name, host: w.host };
       const g = this.#gauges;

@@ -2,9 +2,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html, jsonScript } from '../../src/dashboard/html.ts';
-import { basicAuth, OptionsError } from '../../src/index.ts';
+import { basicAuth, defineJob, OptionsError } from '../../src/index.ts';
 import { ago, insertJob, MINUTE } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
+import { waitFor } from '../helpers/waitFor.ts';
 
 /**
  * The handler without a browser: its options fail early and clearly, it mounts under a base path
@@ -147,6 +148,34 @@ describe('dashboard handler', () => {
       expect(row('late')).toContain('promise broken');
       expect(row('plain')).toContain('<td class="promise">—</td>');
     } finally {
+      await app.close();
+    }
+  });
+
+  it('the overview names a job no running worker knows, on its queue’s row too', async () => {
+    const { id } = await db.sluice.enqueue({ name: 'ghost', queue: 'newcode' });
+    const worker = db.sluice.worker({
+      queues: ['newcode'],
+      jobs: [defineJob({ name: 'other', handle: () => undefined })],
+      heartbeatIntervalMs: 100,
+      maxPollIntervalMs: 60_000,
+    });
+    const app = await serve(db.sluice.dashboard({ auth: false }), '');
+    await worker.start();
+    try {
+      await waitFor(async () => (await db.sluice.workers.unknownJobs()).length > 0, {
+        what: 'the heartbeat naming it',
+      });
+      const text = await (await fetch(`${app.url}/`)).text();
+      expect(text).toContain(
+        '<p class="notice failure" data-unknown-job="ghost">No running worker knows job <code>ghost</code> (queue newcode): 1 worker(s) gave back 1 of its job(s), no attempt spent.',
+      );
+      const row = /<tr data-queue="newcode"[\s\S]*?<\/tr>/.exec(text)?.[0] ?? '';
+      expect(row).toContain('class="problem"');
+      expect(row).toContain('no running worker knows job ghost');
+      expect(await db.query('SELECT retry_times FROM sluice_jobs WHERE id = ?', [id])).toEqual([{ retry_times: 0 }]);
+    } finally {
+      await worker.stop();
       await app.close();
     }
   });

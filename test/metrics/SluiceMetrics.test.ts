@@ -223,4 +223,36 @@ describe('metrics', () => {
     expect(sampleValue(after, 'sluice_jobs', { queue: 'w', state: 'running' })).toBe(0);
     expect(sampleValue(after, 'sluice_jobs', { queue: 'm', state: 'ready' })).toBe(2);
   });
+
+  it('sluice_jobs_unknown_to_workers names a job no live worker knows, until one that knows it starts', async () => {
+    const sluice = db.open();
+    await sluice.enqueue({ name: 'ghost', queue: 'u' });
+    const metrics = new SluiceMetrics(sluice, 0);
+    const unknown = async () =>
+      parseExposition(await metrics.render()).filter((s) => s.name === 'sluice_jobs_unknown_to_workers');
+    const options = {
+      queues: ['u'],
+      heartbeatIntervalMs: 100,
+      maxPollIntervalMs: 60_000,
+      loadSampler: async () => CALM,
+    };
+    const old = sluice.worker({ ...options, jobs: [defineJob({ name: 'other', handle: () => undefined })] });
+    await old.start();
+    try {
+      await waitFor(async () => (await unknown()).length > 0, { what: 'the unknown job in the metrics' });
+      expect(await unknown()).toEqual([
+        { name: 'sluice_jobs_unknown_to_workers', labels: { queue: 'u', name: 'ghost' }, value: 1 },
+      ]);
+      // A worker that knows it is live: the name is no longer unknown to the fleet.
+      const current = sluice.worker({ ...options, jobs: [defineJob({ name: 'ghost', handle: () => undefined })] });
+      await current.start();
+      try {
+        expect(await unknown()).toEqual([]);
+      } finally {
+        await current.stop();
+      }
+    } finally {
+      await old.stop();
+    }
+  });
 });

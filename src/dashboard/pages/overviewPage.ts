@@ -10,11 +10,11 @@ const QUEUES_SHOWN = 200;
 /**
  * Per queue: ready / delayed or retrying / running / dead, the oldest ready job's age, its
  * workers, its jobs finished in the last 5 minutes, its latency promise and whether the maintenance
- * leader found it kept, problems highlighted; the fleet's throughput
+ * leader found it kept, problems highlighted (a job name no running worker knows among them); the fleet's throughput
  * over the last hour (per minute) and day (per hour), from the history and the dead jobs.
  */
 export const overviewPage: Page = async (ctx) => {
-  const [names, paused, promises, workers, minutes, hours, recent] = await Promise.all([
+  const [names, paused, promises, workers, minutes, hours, recent, unknownJobs] = await Promise.all([
     ctx.sluice.queues.list({ max: QUEUES_SHOWN }),
     ctx.sluice.queues.paused(),
     ctx.sluice.queues.promises(),
@@ -22,7 +22,10 @@ export const overviewPage: Page = async (ctx) => {
     ctx.sluice.history.throughput({ bucketSeconds: 60, buckets: 60 }),
     ctx.sluice.history.throughput({ bucketSeconds: 3_600, buckets: 24 }),
     ctx.sluice.history.perQueue({ windowSeconds: 300 }),
+    ctx.sluice.workers.unknownJobs(),
   ]);
+  const unknownIn = new Map<string, string[]>();
+  for (const u of unknownJobs) for (const q of u.queues) unknownIn.set(q, [...(unknownIn.get(q) ?? []), u.name]);
   const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
   const queues = await queueCounts(ctx, names, context);
   // A full page may have left queues out: their sums, as one more row, never dropped.
@@ -35,11 +38,20 @@ export const overviewPage: Page = async (ctx) => {
   const cell = (c: { count: number; exact: boolean }, state: string) =>
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
   const body = html`
+${unknownJobs.map(
+  (u) =>
+    html`<p class="notice failure" data-unknown-job="${u.name}">No running worker knows job <code>${u.name}</code> (queue ${u.queues.join(', ')}): ${count(u.workers)} worker(s) gave back ${count(u.givenBack)} of its job(s), no attempt spent. They wait for a worker whose jobs folder has it.</p>`,
+)}
 <table class="queues">
 <thead><tr><th>queue</th><th>ready</th><th>delayed / retrying</th><th>held</th><th>running</th><th>dead</th><th>oldest ready</th><th>finished, 5 min</th><th>workers</th><th>promise</th><th>status</th></tr></thead>
 <tbody>${queues.map((counts) => {
     const promise = promiseOf.get(counts.queue);
-    const q = promise?.brokenAt ? { ...counts, problems: [...counts.problems, 'promise broken'] } : counts;
+    const problems = [
+      ...counts.problems,
+      ...(promise?.brokenAt ? ['promise broken'] : []),
+      ...(unknownIn.get(counts.queue) ?? []).map((name) => `no running worker knows job ${name}`),
+    ];
+    const q = { ...counts, problems };
     return html`<tr data-queue="${q.queue}" class="${q.problems.length > 0 ? 'problem' : ''}">
 <td><a href="${ctx.href(`/queues/${encodeURIComponent(q.queue)}`)}">${q.queue}</a></td>
 ${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.held, 'held')}${cell(q.running, 'running')}${cell(q.dead, 'dead')}
