@@ -13,12 +13,12 @@ import { claimRandomHead } from './claims/claimRandomHead.ts';
 import { claimSkipLocked } from './claims/claimSkipLocked.ts';
 import { claimWithinLimits } from './claims/claimWithinLimits.ts';
 import { countGroupStarts, isGroupRated } from './claims/countGroupStarts.ts';
-import { giveBackUnknown } from './claims/giveBackUnknown.ts';
 import { DrainRate } from './DrainRate.ts';
 import { PayloadPrefetch } from './PayloadPrefetch.ts';
 import { QueueGates } from './QueueGates.ts';
 import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
+import { type UnknownJobsDeps, withoutUnknownJobs } from './withoutUnknownJobs.ts';
 import type { ResolvedWorkerOptions } from './workerOptions.ts';
 
 /** What the claim loop reads from and hands to its worker. */
@@ -69,6 +69,7 @@ export class ClaimLoop {
   readonly #gates: QueueGates;
   readonly #rate = new DrainRate();
   readonly #prefetch: PayloadPrefetch;
+  readonly #unknownJobs: UnknownJobsDeps;
   #rung = false;
   #claimLatencyMs: number | null = null;
 
@@ -84,6 +85,12 @@ export class ClaimLoop {
     this.#priorities = new QueuePriorities(runtime.workerDb, runtime.tables, options.pollIntervalMs);
     this.#gates = new QueueGates(runtime.workerDb, runtime.tables, options.pollIntervalMs);
     this.#prefetch = new PayloadPrefetch(runtime.prefetchDb, runtime.tables);
+    this.#unknownJobs = {
+      runtime,
+      report,
+      knows: (name) => host.knows(name),
+      delayMs: () => jittered(options.maxPollIntervalMs),
+    };
   }
 
   /** Moving average of the claim round trip, or null before the first claim. */
@@ -238,7 +245,8 @@ export class ClaimLoop {
               headSize: this.options.headSize,
             });
     }
-    if (rows.length > 0) rows = await this.#giveBackUnknown(queue, lockId, rows);
+    // Jobs of names this worker has no handler for go back at once, uncounted.
+    if (rows.length > 0) rows = await withoutUnknownJobs(this.#unknownJobs, queue, lockId, rows);
     // Jobs of rated groups count their starts before any of them runs; others pay nothing here.
     if (rows.some(isGroupRated)) rows = await countGroupStarts(db, tables, lockId, rows);
     const latencyMs = performance.now() - started;
@@ -249,30 +257,6 @@ export class ClaimLoop {
     // Refused by the queue's row: if it turned limited, claim the limited way at once.
     if (refused.value && (await this.#gates.refused(queue))) return this.#claimWith(queue, want, priorities);
     return rows;
-  }
-
-  /**
-   * Gives back, at once and fenced, the claimed jobs this worker has no handler for (a job name
-   * from a newer deploy, or the wrong jobs folder): no attempt is spent, and they are not due
-   * again for about maxPollIntervalMs, so that this worker does not claim them again in a loop
-   * while a worker that knows them can take them. Returns the rest, to run. A failed give-back
-   * leaves those claims to expire (reported); the rest still run. The plain claim pays one lookup
-   * per row here.
-   */
-  async #giveBackUnknown(queue: string, lockId: string, rows: ClaimedRow[]): Promise<ClaimedRow[]> {
-    const known = rows.filter((r) => this.host.knows(r.name));
-    if (known.length === rows.length) return rows;
-    const unknown = rows.filter((r) => !this.host.knows(r.name));
-    const ids = unknown.map((r) => Number(r.id));
-    const delayMs = jittered(this.options.maxPollIntervalMs);
-    try {
-      const given = await giveBackUnknown(this.runtime.workerDb, this.runtime.tables, lockId, ids, delayMs);
-      if (given < ids.length) this.report.claimLost('give back', lockId, ids, ids.length - given);
-      this.report.unknownJobs(queue, unknown, delayMs);
-    } catch (error) {
-      this.report.error(error, `giving back ${ids.length} job(s) of unknown names`);
-    }
-    return known;
   }
 
   /**
