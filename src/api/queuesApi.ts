@@ -114,7 +114,7 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
     others: (after: string, options: { max?: number } = {}): Promise<OthersDepth> =>
       guard(() => {
         if (typeof after !== 'string') throw new OptionsError('after', 'must be the last queue name shown');
-        rejectUnknownKeys('an others read', options, ['max']);
+        rejectUnknownKeys('sluice.queues.others(after, options)', options, ['max']);
         const max = integerIn('max', options.max ?? DEPTH_MAX_DEFAULT, 1, 1_000_000);
         return othersDepth(db, tables, { after, exclude: [], max });
       }),
@@ -189,7 +189,7 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
      */
     promises: (options: { after?: string } = {}): Promise<QueuePromiseState[]> =>
       guard(() => {
-        rejectUnknownKeys('a promises read', options, ['after']);
+        rejectUnknownKeys('sluice.queues.promises(options)', options, ['after']);
         if (options.after !== undefined && typeof options.after !== 'string')
           throw new OptionsError('after', 'must be a queue name to read on from');
         return queuePromises(db, tables, options.after);

@@ -250,6 +250,21 @@ const CASES: Record<string, Case> = {
     error: OptionsError,
     text: ['afte', 'sluice.queues.groups(queue, options)', 'did you mean after?'],
   },
+  'sluice.queues.limits(options)': {
+    run: (s) => s.queues.limits({ queue: ['q'] } as never),
+    error: OptionsError,
+    text: ['queue', 'sluice.queues.limits(options)', 'did you mean queues?'],
+  },
+  'sluice.queues.others(options)': {
+    run: (s) => s.queues.others('q', { mx: 5 } as never),
+    error: OptionsError,
+    text: ['mx', 'sluice.queues.others(after, options)', 'did you mean max?'],
+  },
+  'sluice.queues.promises(options)': {
+    run: (s) => s.queues.promises({ aftr: 'q' } as never),
+    error: OptionsError,
+    text: ['aftr', 'sluice.queues.promises(options)', 'did you mean after?'],
+  },
   'sluice.queues.recordedDepth(options)': {
     run: (s) => s.queues.recordedDepth({ maxQueue: 5 } as never),
     error: OptionsError,
