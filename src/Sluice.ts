@@ -44,7 +44,10 @@ import { PREFETCH_SLICES } from './worker/PayloadPrefetch.ts';
 import { Worker } from './worker/Worker.ts';
 import { resolveWorkerOptions, type WorkerOptions } from './worker/workerOptions.ts';
 
-/** Connections of the pool that carries workers' claims and outcome writes (each worker writes a claim or a batch at a time). */
+/**
+ * Connections of the pool that carries workers' claims, outcome writes and heartbeats (each worker
+ * writes a claim or a batch at a time; a beat takes one between them). Opened as used, reaped when idle.
+ */
 const WORKER_POOL_MAX = 4;
 
 /** One sluice install (a table prefix in one database), and the pool that reaches it. */
@@ -54,7 +57,7 @@ export class Sluice implements SluiceApi {
   readonly knex: Knex;
   readonly #runtime: SluiceRuntime;
   readonly #ownsKnex: boolean;
-  /** The small pools of workers' own writes and of heartbeats (sluice's own pools only). */
+  /** The small pools of workers' own statements, read-ahead and the ringer (sluice's own pools only). */
   readonly #controlKnex: Knex[] = [];
   readonly #url: string | null;
   #serverInfo: Promise<ServerInfo> | undefined;
@@ -100,7 +103,6 @@ export class Sluice implements SluiceApi {
       db,
       workerDb: controlPool(WORKER_POOL_MAX),
       prefetchDb: this.#url ? controlPool(PREFETCH_SLICES) : null,
-      heartbeatDb: controlPool(1),
       writeLane: this.#ownsKnex ? new SingleWriteLane(this.knex) : null,
       ringer: new Ringer({
         knex: this.#url ? ownPool(1, true) : null,

@@ -15,9 +15,11 @@ export interface SluiceRuntime {
   /** The install's pool: enqueues, queries, maintenance, and what handlers reach through ctx.knex. */
   readonly db: Executor;
   /**
-   * Workers' own writes — claims, completions, retries, dead-lettering, releases — on a small pool
-   * of their own, so handlers that hold every connection of `db` (long transactions, exactly-once
-   * jobs) cannot starve them. The same as `db` when the application passed its own knex.
+   * Workers' own statements — claims, completions, retries, dead-lettering, releases, and the
+   * heartbeat (claim extensions, the registry row) — on a small pool of their own, so handlers that
+   * hold every connection of `db` (long transactions, exactly-once jobs) cannot starve them. One
+   * pool for all of them: an idle worker holds one connection of it, not one per duty. The same as
+   * `db` when the application passed its own knex.
    */
   readonly workerDb: Executor;
   /**
@@ -26,8 +28,6 @@ export interface SluiceRuntime {
    * passed its own knex (no read-ahead then).
    */
   readonly prefetchDb: Executor | null;
-  /** Heartbeats (claim extensions, the registry row) on one connection of their own, likewise. */
-  readonly heartbeatDb: Executor;
   /**
    * The single enqueue's autocommit INSERT on a connection of `db`'s pool kept while writes come one
    * at a time (SingleWriteLane), or null when the application passed its own knex.

@@ -72,6 +72,14 @@ function sessionSql(idleTransactionTimeoutMs: number): string {
  */
 const SQL_ISOLATION = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED';
 
+/**
+ * How long a pooled connection may sit unused before the pool closes it (tarn checks every
+ * second; tarn's own default is 30 s). A burst's extra connections go back to the server soon
+ * after it, and a connection used only now and then (a worker's read of the install's settings
+ * every 30 s) is not held between uses: what a process holds follows what it uses.
+ */
+const IDLE_CONNECTION_MS = 10_000;
+
 export interface ConnectOptions {
   readonly url: string;
   /** Largest number of pooled connections. */
@@ -104,6 +112,7 @@ export function connect({ url, poolMax, logger, idleTransactionTimeoutMs = 0 }: 
     pool: {
       min: 0,
       max: poolMax,
+      idleTimeoutMillis: IDLE_CONNECTION_MS,
       afterCreate(
         connection: { query(sql: string, cb: (err: Error | null) => void): void },
         done: (err: Error | null, c: unknown) => void,

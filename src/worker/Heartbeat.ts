@@ -70,7 +70,7 @@ export class Heartbeat {
   }
 
   async #register(): Promise<void> {
-    await registerWorker(this.runtime.heartbeatDb, this.runtime.tables, {
+    await registerWorker(this.runtime.workerDb, this.runtime.tables, {
       id: this.report.workerId,
       host: hostname().slice(0, 64),
       name: this.options.name,
@@ -89,8 +89,8 @@ export class Heartbeat {
     clearTimeout(this.#timer);
     await this.#beating;
     this.#loopDelay.disable();
-    await deregisterWorker(this.runtime.heartbeatDb, this.runtime.tables, this.report.workerId).catch(
-      (error: unknown) => this.report.error(error, 'deregistering'),
+    await deregisterWorker(this.runtime.workerDb, this.runtime.tables, this.report.workerId).catch((error: unknown) =>
+      this.report.error(error, 'deregistering'),
     );
   }
 
@@ -115,7 +115,7 @@ export class Heartbeat {
         ? this.report.counters.snapshot(this.#loopDelay.max / 1e6)
         : null;
     try {
-      const present = await heartbeatWorker(this.runtime.heartbeatDb, this.runtime.tables, this.report.workerId, {
+      const present = await heartbeatWorker(this.runtime.workerDb, this.runtime.tables, this.report.workerId, {
         inFlight: [...this.source.running()].length,
         processed: this.source.processed(),
         failed: this.report.failed,
@@ -154,7 +154,7 @@ export class Heartbeat {
       if (group.length === 0) continue;
       try {
         const missing = await extendClaims(
-          this.runtime.heartbeatDb,
+          this.runtime.workerDb,
           this.runtime.tables,
           lockId,
           group.map((r) => r.job.id),
@@ -172,7 +172,7 @@ export class Heartbeat {
   async #gone(lockId: string, group: readonly RunningJob[], missing: ReadonlySet<number>): Promise<void> {
     const gone = group.filter((r) => missing.has(r.job.id));
     const cancelled = await cancelledAmong(
-      this.runtime.heartbeatDb,
+      this.runtime.workerDb,
       this.runtime.tables,
       gone.map((r) => r.job.id),
     );
@@ -199,7 +199,7 @@ export class Heartbeat {
       taken.push([r, progress]);
     }
     try {
-      await writeProgress(this.runtime.heartbeatDb, this.runtime.tables, lockId, changed);
+      await writeProgress(this.runtime.workerDb, this.runtime.tables, lockId, changed);
     } catch (error) {
       for (const [r, progress] of taken) r.restoreProgress(progress);
       throw error;
@@ -219,7 +219,7 @@ export class Heartbeat {
     }
     if (taken.length === 0) return;
     await writeJobLogs(
-      this.runtime.heartbeatDb,
+      this.runtime.workerDb,
       this.runtime.tables,
       lockId,
       taken.flatMap(([, batch]) => batch.rows),

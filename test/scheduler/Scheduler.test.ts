@@ -57,7 +57,6 @@ function contextOf(sluice: Sluice): SluiceRuntime {
     db: exec,
     workerDb: exec,
     prefetchDb: null,
-    heartbeatDb: exec,
     tables: sluice.tables,
     events: sluice.events,
     logger: testLogger,
