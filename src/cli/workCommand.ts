@@ -83,8 +83,8 @@ export async function workCommand(argv: string[]): Promise<number> {
     },
   };
   const historyRetentionMs = intFlag('history-retention-ms', v['history-retention-ms']);
-  // Handlers (exactly-once ones hold one each) get a connection per job; claims, completions and
-  // heartbeats have pools of their own.
+  // A ceiling, not a reservation: connections open as handlers use them (exactly-once jobs hold one
+  // each while they run) and close once idle. Claims, completions and heartbeats have a pool of their own.
   const sluice = await openSluice(v, { poolMax: concurrency + 2, historyRetentionMs });
   try {
     const worker = sluice.worker(workerOptions);
