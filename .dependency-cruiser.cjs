@@ -3,7 +3,7 @@
 // (type-only imports count). `npm run lint` runs this.
 const LAYERS = [
   ['surfaces: the CLI, and the demo and throwaway server it runs', '^src/(cli|demo)/'],
-  ['the package entry and the metrics endpoint', '^src/(index\\.ts|metrics/)'],
+  ['the package entries (sluice, sluice/testing) and the metrics endpoint', '^src/(index\\.ts|testing/|metrics/)'],
   ['the facade', '^src/Sluice\\.ts$'],
   ['the dashboard (reads and acts through the public surface only)', '^src/dashboard/'],
   ['the public surface, one namespace per noun', '^src/api/'],
@@ -53,6 +53,14 @@ module.exports = {
       comment: 'every module of src/ belongs to a layer of .dependency-cruiser.cjs',
       from: { path: '^src/', pathNot: LAYERS.map(([, path]) => path) },
       to: {},
+    },
+    {
+      name: 'testing-apart',
+      severity: 'error',
+      comment:
+        "sluice/testing is an entry of its own: nothing else in src/ imports it, so `import 'sluice'` never loads it",
+      from: { path: '^src/', pathNot: '^src/testing/' },
+      to: { path: '^src/testing/' },
     },
     ...upward,
   ],

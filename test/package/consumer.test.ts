@@ -114,7 +114,7 @@ describe('the packed package, installed into an app', () => {
     expect(run.stdout()).toContain('{"stopped":"stopped"}');
   });
 
-  it("(a) `import 'sluice'` loads no command and none of the demo or its throwaway server", async () => {
+  it("(a) `import 'sluice'` loads no command, none of the demo or its throwaway server, and not sluice/testing", async () => {
     const run = await inApp(process.execPath, [
       '--import',
       REFUSE_DEV_TOOLING,
@@ -122,8 +122,20 @@ describe('the packed package, installed into an app', () => {
       '-e',
       "const sluice = await import('sluice'); console.log(typeof sluice.createSluice);",
     ]);
-    expect(run.code, `import 'sluice' loads dist/src/cli or dist/src/demo:\n${run.stderr}`).toBe(0);
+    expect(run.code, `import 'sluice' loads dist/src/cli, dist/src/demo or dist/src/testing:\n${run.stderr}`).toBe(0);
     expect(run.stdout.trim()).toBe('function');
+  });
+
+  it("(a) `import 'sluice/testing'` resolves to the built helpers", async () => {
+    const run = await inApp(process.execPath, [
+      '--input-type=module',
+      '-e',
+      "const t = await import('sluice/testing'); console.log(Object.keys(t).sort().join(' '));",
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe(
+      'assertEnqueued createTestInstall drainQueues enqueuedJobs performJob refuteEnqueued',
+    );
   });
 
   it('(b) a CommonJS app require()s the package', async () => {
