@@ -42,6 +42,31 @@ export const OPTIONS_SOURCES: readonly OptionsSource[] = [
     name: 'DeadJobFilter',
     takenBy: 'sluice.deadJobs.list / redrive / purge(filter)',
   },
+  {
+    file: 'src/testing/performJob.ts',
+    name: 'PerformOptions',
+    takenBy: "performJob(…, options), from 'sluice/testing'",
+  },
+  {
+    file: 'src/testing/enqueuedJobs.ts',
+    name: 'EnqueuedFilter',
+    takenBy: "enqueuedJobs / assertEnqueued / refuteEnqueued(sluice, filter), from 'sluice/testing'",
+  },
+  {
+    file: 'src/testing/enqueuedJobs.ts',
+    name: 'EnqueuedOptions',
+    takenBy: "enqueuedJobs / refuteEnqueued(…, options), from 'sluice/testing'",
+  },
+  {
+    file: 'src/testing/enqueuedJobs.ts',
+    name: 'AssertEnqueuedOptions',
+    takenBy: "assertEnqueued(…, options), from 'sluice/testing'",
+  },
+  {
+    file: 'src/testing/drainQueues.ts',
+    name: 'DrainOptions',
+    takenBy: "drainQueues(sluice, options), from 'sluice/testing'",
+  },
 ];
 
 /** The CLI's dispatcher: exports `main(argv)`, which prints `sluice --help` and each command's own help. */

@@ -2,6 +2,7 @@ import { AssertionError } from 'node:assert';
 import { integerIn } from '../options.ts';
 import type { Sluice } from '../Sluice.ts';
 import {
+  type AssertEnqueuedOptions,
   checkFilter,
   checkOptions,
   type EnqueuedFilter,
@@ -11,12 +12,6 @@ import {
   readEnqueued,
 } from './enqueuedJobs.ts';
 import { payloadMismatches, shown } from './payloadMismatches.ts';
-
-/** assertEnqueued's options: enqueuedJobs' (trx, limit) and how many jobs must match. */
-export interface AssertEnqueuedOptions extends EnqueuedOptions {
-  /** Exactly this many live jobs must match. @defaultValue at least one */
-  readonly count?: number;
-}
 
 /** Jobs a failure message lists, closest first. */
 const SHOWN_JOBS = 10;

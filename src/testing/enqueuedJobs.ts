@@ -25,6 +25,7 @@ LIMIT ?`;
 export interface EnqueuedFilter {
   /** The job's name (its definition's name). */
   readonly name?: string;
+  /** The job's queue. */
   readonly queue?: string;
   /**
    * A part of the payload: every key given must be there with an equal value (objects compared the
@@ -45,6 +46,12 @@ export interface EnqueuedOptions {
    * error (SLUICE_TESTING_TOO_MANY), never a silently shortened list. @defaultValue 1,000 (at most 100,000)
    */
   readonly limit?: number;
+}
+
+/** assertEnqueued's options: enqueuedJobs' (trx, limit) and how many jobs must match. */
+export interface AssertEnqueuedOptions extends EnqueuedOptions {
+  /** Exactly this many live jobs must match. @defaultValue at least one */
+  readonly count?: number;
 }
 
 /** A live job, as enqueuedJobs returns it. */
