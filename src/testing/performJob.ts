@@ -55,7 +55,8 @@ type Settled = { ok: true; result: unknown } | { ok: false; error: unknown };
  * what its handler returned or threw (River's rivertest worker, Oban's perform_job). The job is
  * enqueued on a queue of its own (`ctx.job.queue` is `testing.perform.<random>`), so no other job
  * runs; its ctx is the real one (signal, progress, log, parents, snooze, and for an exactly-once
- * definition the transaction its completion commits in). The worker stops once the attempt is
+ * definition the transaction its completion commits in); the definition's debounce and throttle do
+ * not apply (the job runs now). The worker stops once the attempt is
  * recorded; a job left to run again (a retry, a snooze) is then cancelled, so nothing runs later.
  */
 export async function performJob<D extends JobDefinition<any>>(
@@ -84,14 +85,18 @@ export async function performJob<D extends JobDefinition<any>>(
     },
   };
   const { maxRetries, priority, idempotencyKey } = options;
-  const { id } = await sluice.enqueue(
-    jobOf(definition, payload, {
-      queue,
-      ...(maxRetries === undefined ? {} : { maxRetries }),
-      ...(priority === undefined ? {} : { priority }),
-      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-    }),
-  );
+  // The definition's debounce or throttle would delay or drop the one job asked for: it runs now.
+  const {
+    debounce: _debounce,
+    throttle: _throttle,
+    ...spec
+  } = jobOf(definition, payload, {
+    queue,
+    ...(maxRetries === undefined ? {} : { maxRetries }),
+    ...(priority === undefined ? {} : { priority }),
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+  });
+  const { id } = await sluice.enqueue(spec);
   const worker = sluice.worker({
     queues: [queue],
     jobs: [watched],

@@ -73,6 +73,15 @@ describe('performJob', () => {
     expect(await enqueuedJobs(db.sluice)).toEqual([]);
   });
 
+  it("runs the job now, whatever the definition's debounce or throttle", async () => {
+    for (const limit of [{ debounce: { key: 'k', delayMs: 60_000 } }, { throttle: { key: 'k', windowMs: 60_000 } }]) {
+      const calm = defineJob({ name: 'calm', ...limit, handle: () => 'ran' });
+      for (let run = 0; run < 2; run++) {
+        expect(await performJob(db.sluice, calm, {}, { timeoutMs: 5_000 })).toMatchObject({ ok: true, result: 'ran' });
+      }
+    }
+  });
+
   it('keeps every progress value, in order, and the log lines', async () => {
     const steps = defineJob({
       name: 'steps',
