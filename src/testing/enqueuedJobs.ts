@@ -166,7 +166,11 @@ function enqueuedJob(row: EnqueuedRow): EnqueuedJob {
   let payload: unknown;
   let payloadError: string | undefined;
   try {
-    payload = JSON.parse(storedPayloadJson(row.apart_payload ?? row.payload));
+    payload = JSON.parse(
+      row.apart_payload === null
+        ? storedPayloadJson(row.payload, 'row')
+        : storedPayloadJson(row.apart_payload, 'apart'),
+    );
   } catch (error) {
     payloadError = `the stored payload does not decode: ${error instanceof Error ? error.message : String(error)}`;
   }
