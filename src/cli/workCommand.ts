@@ -10,7 +10,8 @@ const D = WORKER_DEFAULTS;
 export const WORK_HELP = `sluice work: run a worker until SIGINT/SIGTERM (a second signal forces)
 
   ${JOBS_FLAG_HELP}
-  --queues a,b             queues to claim from (default: ${D.queues.join(',')})
+  --queues a,b             queues to claim from: names, or patterns ('tenant-*', '*': every queue)
+                           (default: ${D.queues.join(',')})
   --concurrency N          jobs at once (default: ${D.concurrency})
   --claim S                random-head | skip-locked (default: ${D.claim})
   --lock-timeout-ms N      claim lifetime without heartbeat (default: ${D.lockTimeoutMs})

@@ -17,6 +17,8 @@ import { DrainRate } from './DrainRate.ts';
 import { PayloadPrefetch } from './PayloadPrefetch.ts';
 import { QueueGates } from './QueueGates.ts';
 import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
+import { WideClaimer } from './WideClaimer.ts';
+import { isWide } from './WideQueues.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
 import { type UnknownJobsDeps, withoutUnknownJobs } from './withoutUnknownJobs.ts';
 import type { ResolvedWorkerOptions } from './workerOptions.ts';
@@ -70,6 +72,8 @@ export class ClaimLoop {
   readonly #rate = new DrainRate();
   readonly #prefetch: PayloadPrefetch;
   readonly #unknownJobs: UnknownJobsDeps;
+  /** A worker on many queues or a pattern: its claims across queues (null: it claims its queues in turn). */
+  readonly #wide: WideClaimer | null;
   #rung = false;
   #claimLatencyMs: number | null = null;
 
@@ -91,6 +95,36 @@ export class ClaimLoop {
       knows: (name) => host.knows(name),
       delayMs: () => jittered(options.maxPollIntervalMs),
     };
+    this.#wide = isWide(options.queues)
+      ? new WideClaimer(runtime, options, tokens, this.#gates, report, {
+          claimLimited: async (queue, want, priorities) => {
+            const rows = await this.#claimWith(queue, want, priorities);
+            for (const row of rows) this.host.run(row, rows.length, undefined);
+            return rows.length;
+          },
+          keepKnown: (rows, lockId) => this.#keepKnown(rows, lockId),
+          run: async (rows, tracer, claimedAt) => {
+            const traced = tracer ? await this.#traced(tracer, claimedAt, rows) : undefined;
+            for (const row of rows) this.host.run(row, rows.length, traced);
+          },
+        })
+      : null;
+  }
+
+  /** A claim across queues without the jobs of names this worker has no handler for: given back per queue. */
+  async #keepKnown(rows: ClaimedRow[], lockId: string): Promise<ClaimedRow[]> {
+    if (rows.every((r) => this.host.knows(r.name))) return rows;
+    const kept: ClaimedRow[] = [];
+    for (const queue of new Set(rows.map((r) => r.queue)))
+      kept.push(
+        ...(await withoutUnknownJobs(
+          this.#unknownJobs,
+          queue,
+          lockId,
+          rows.filter((r) => r.queue === queue),
+        )),
+      );
+    return kept;
   }
 
   /** Moving average of the claim round trip, or null before the first claim. */
@@ -101,6 +135,7 @@ export class ClaimLoop {
   /** A job may be waiting: claim now (or right after the claim under way). */
   ring(): void {
     this.#rung = true;
+    this.#wide?.ring();
     this.wake();
   }
 
@@ -121,7 +156,7 @@ export class ClaimLoop {
       const rated = this.#rate.lookahead(limit, this.#claimLatencyMs, this.host.processed());
       // Only limited queues (claimed for the free slots only): no room beyond the slots to fill.
       // At most one claim's worth (claimBatchSize): at high concurrency claims are wide already.
-      const ahead = queues.some((q) => !this.#gates.limited(q)) ? Math.min(rated, claimBatchSize) : 0;
+      const ahead = this.#wide || queues.some((q) => !this.#gates.limited(q)) ? Math.min(rated, claimBatchSize) : 0;
       this.host.shed(ahead);
       const room = limit + ahead;
       const free = room - this.host.inFlight();
@@ -134,7 +169,8 @@ export class ClaimLoop {
       let requested = 0;
       let claimed = 0;
       try {
-        for (let i = 0; i < queues.length && claimed < free; i++) {
+        if (this.#wide) [requested, claimed] = await this.#wide.round(free);
+        for (let i = 0; !this.#wide && i < queues.length && claimed < free; i++) {
           const queue = queues[(nextQueue + i) % queues.length] as string;
           const want = Math.min(free - claimed, claimBatchSize);
           requested += want;
@@ -182,6 +218,7 @@ export class ClaimLoop {
   async #idleDelay(pollDelayMs: number): Promise<{ delayMs: number; dueAlready: boolean }> {
     let delayMs = pollDelayMs;
     let dueAlready = false;
+    if (this.#wide) return this.#wide.idleDelay(pollDelayMs);
     try {
       for (const queue of this.options.queues) {
         // A queue held back by its limit or a pause: its due jobs cannot start before the block ends.

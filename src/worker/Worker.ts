@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { assertSchemaCurrent } from '../db/migrate.ts';
+import { isQueuePattern } from '../model/queuePattern.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { Doorbell } from '../wakeups/Doorbell.ts';
 import { onLocalRing } from '../wakeups/localRing.ts';
@@ -151,14 +152,16 @@ export class Worker {
     const { tables, doorbellKnex, events } = this.runtime;
     const ring = () => this.#claims.ring();
     this.#unsubscribe = onLocalRing(tables.prefix, this.id, this.options.queues, ring);
-    if (!doorbellKnex || !this.options.doorbell) return;
+    // Doorbells ring named queues: a pattern's queues are found by polling (and in-process rings).
+    const named = this.options.queues.filter((q) => !isQueuePattern(q));
+    if (!doorbellKnex || !this.options.doorbell || named.length === 0) return;
     const knex = doorbellKnex();
     this.#doorbell = new Doorbell({
       knex,
       tables,
       events,
       workerId: this.id,
-      queues: this.options.queues,
+      queues: named,
       onRing: ring,
     });
     this.#doorbell.start();

@@ -56,13 +56,17 @@ interface QueueCounts {
   readonly names: Map<string, NameCounts>;
 }
 
+/** Queues a worker counts apart (its metrics and its registry row's counters); the rest count as OTHER_NAME. */
+export const MAX_COUNTED_QUEUES = 100;
+
 /**
  * What one worker counts and times for the metrics (src/worker/metricsSnapshot.ts): per queue,
  * claim round trips and the start latency of what they claimed; per queue and job name, jobs
  * claimed, their outcomes and their attempts' durations. Plain increments in memory, no I/O: the
  * heartbeat carries snapshot() to the registry row. Names are bounded: past `maxNames` (queue,
  * name) pairs, a new name counts under OTHER_NAME, so a worker never sends more than a fixed
- * number of series whatever names its jobs carry.
+ * number of series whatever names its jobs carry. Queues too: past MAX_COUNTED_QUEUES a new queue
+ * counts under OTHER_NAME (a worker on a pattern may meet thousands).
  */
 export class WorkerCounters {
   readonly #queues = new Map<string, QueueCounts>();
@@ -105,10 +109,12 @@ export class WorkerCounters {
   }
 
   #queue(queue: string): QueueCounts {
-    let q = this.#queues.get(queue);
+    // A worker on thousands of queues (a pattern): past MAX_COUNTED_QUEUES the rest count as one.
+    const key = this.#queues.has(queue) || this.#queues.size < MAX_COUNTED_QUEUES ? queue : OTHER_NAME;
+    let q = this.#queues.get(key);
     if (!q) {
       q = { claims: 0, emptyClaims: 0, latency: new Buckets(START_LATENCY_BUCKETS_S), names: new Map() };
-      this.#queues.set(queue, q);
+      this.#queues.set(key, q);
     }
     return q;
   }

@@ -1,7 +1,8 @@
 import type { SluiceEvents } from '../events.ts';
 import type { Job } from '../model/job.ts';
 import type { LoadReading } from './hostLoad.ts';
-import { WorkerCounters } from './WorkerCounters.ts';
+import { OTHER_NAME } from './metricsSnapshot.ts';
+import { MAX_COUNTED_QUEUES, WorkerCounters } from './WorkerCounters.ts';
 import { WORKER_DEFAULTS } from './workerOptions.ts';
 import { type QueueCounters, UNKNOWN_NAMES_MAX, type UnknownJobName } from './workerRegistry.ts';
 
@@ -163,8 +164,10 @@ export class WorkerEvents {
   }
 
   #count(queue: string, field: keyof QueueCounters): void {
-    const counts = this.#perQueue.get(queue) ?? { completed: 0, failed: 0, dead: 0, cancelled: 0, snoozed: 0 };
+    // Bounded like the metrics (WorkerCounters): past MAX_COUNTED_QUEUES queues the rest count as one.
+    const key = this.#perQueue.has(queue) || this.#perQueue.size < MAX_COUNTED_QUEUES ? queue : OTHER_NAME;
+    const counts = this.#perQueue.get(key) ?? { completed: 0, failed: 0, dead: 0, cancelled: 0, snoozed: 0 };
     counts[field]++;
-    this.#perQueue.set(queue, counts);
+    this.#perQueue.set(key, counts);
   }
 }

@@ -2,7 +2,7 @@ import { OptionsError } from '../errors.ts';
 import { backoffProblem } from '../model/backoff.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
 import type { Backoff } from '../model/job.ts';
-import { assertQueueName } from '../model/queueName.ts';
+import { assertQueueEntry } from '../model/queuePattern.ts';
 import { defined, integerIn, rejectUnknownKeys } from '../options.ts';
 import type { LoadPolicy } from './ConcurrencyLimit.ts';
 import { type LoadReading, readHostLoad } from './hostLoad.ts';
@@ -11,8 +11,15 @@ export type ClaimStrategy = 'random-head' | 'skip-locked';
 
 /** sluice.worker()'s options. Every field is optional. */
 export interface WorkerOptions {
-  /** Queues to claim from, each polled in turn. @defaultValue `['default']` */
-  queues?: string[];
+  /**
+   * Queues to claim from: names (at most 1,000), and patterns — a name prefix then `*` (`'tenant-*'`,
+   * or `'*'` for every queue) — alone or in a list. Up to 8 names are claimed each in turn; more
+   * names, or a pattern, and the worker finds the queues with due work by a scan of the job index
+   * (never the backlog) and claims across up to 50 of them per claim, each queue in turn.
+   * Doorbells ring named queues only: a pattern's queues are found by polling (pollIntervalMs)
+   * and by enqueues in the same process. @defaultValue `['default']`
+   */
+  queues?: string | string[];
   /** Jobs run at once by this worker. @defaultValue 10 */
   concurrency?: number;
   /** A folder of job files (one `export default defineJob(…)` each) or a list of definitions. @defaultValue `'jobs'` */
@@ -105,8 +112,8 @@ export type ResolvedWorkerOptions = Readonly<
   }
 >;
 
-/** The most queues one worker claims from (its registry row lists them all). */
-const MAX_QUEUES = 100;
+/** The most entries (names and patterns) of one worker's queues: its registry row lists them all (TEXT: 64 KiB). */
+const MAX_QUEUES = 1_000;
 
 /** The smallest heartbeat interval: below it a worker would spend its time, and the server's, on heartbeats. */
 export const MIN_HEARTBEAT_INTERVAL_MS = 100;
@@ -158,14 +165,14 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     ...defined(options),
     loadPolicy: { ...WORKER_DEFAULTS.loadPolicy, ...defined(options.loadPolicy) },
   };
-  const queues: unknown = r.queues;
+  const queues: unknown = typeof r.queues === 'string' ? [r.queues] : r.queues;
   if (!Array.isArray(queues) || queues.length === 0 || queues.length > MAX_QUEUES) {
     throw new OptionsError(
       'queues',
-      `must be a list of 1 to ${MAX_QUEUES} queue names (got ${JSON.stringify(queues)})`,
+      `must be a queue name or pattern, or a list of 1 to ${MAX_QUEUES} of them (got ${queues === undefined ? 'undefined' : JSON.stringify(queues).slice(0, 200)})`,
     );
   }
-  for (const queue of queues) assertQueueName('queues', queue);
+  for (const queue of queues) assertQueueEntry('queues', queue);
   integerIn('concurrency', r.concurrency, 1, 10_000);
   integerIn('headSize', r.headSize, 1, 10_000);
   integerIn('claimBatchSize', r.claimBatchSize, 1, 1_000);
@@ -200,7 +207,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       `must be at most half of lockTimeoutMs (${r.heartbeatIntervalMs} vs ${lockTimeoutMs}), or live jobs get swept`,
     );
   }
-  return { ...r, lockTimeoutMs, queues: [...new Set(r.queues)] };
+  return { ...r, lockTimeoutMs, queues: [...new Set(queues as string[])] };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { DashboardRequestError } from '../../errors.ts';
 import { JOB_STATES, type JobState } from '../../jobControl/jobState.ts';
 import { QUEUE_NAME } from '../../model/queueName.ts';
+import { isQueuePattern, patternMatches } from '../../model/queuePattern.ts';
 import { actionButton } from '../actionButton.ts';
 import { count, duration, time } from '../format.ts';
 import { groupsTable } from '../groupsTable.ts';
@@ -36,7 +37,9 @@ export const queuePage: Page = async (ctx, [name]) => {
     workerQueues: workers.map((w) => w.queues),
   })) as [QueueCounts];
   const list = await ctx.sluice.jobs.list({ queue, state }, { limit: 50, after: ctx.query.get('after') ?? undefined });
-  const listening = workers.filter((w) => w.queues.includes(queue));
+  const listening = workers.filter((w) =>
+    w.queues.some((e) => e === queue || (isQueuePattern(e) && patternMatches(e, queue))),
+  );
   const badges: Partial<Record<JobState, { count: number; exact: boolean }>> = {
     waiting: counts.ready,
     running: counts.running,

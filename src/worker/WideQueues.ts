@@ -1,0 +1,95 @@
+import type { Executor } from '../db/executor.ts';
+import type { Tables } from '../db/tables.ts';
+import { isQueuePattern, patternRange } from '../model/queuePattern.ts';
+import { NAMES_PER_READ, type ReadyQueue, readyQueuesByName, readyQueuesInRange } from '../queues/readyQueues.ts';
+
+/** (queue, priority) pairs one scan statement returns at most. */
+const PAIRS_PER_READ = 1_000;
+
+/**
+ * The queues a worker subscribed to many of (more than WIDE_AT names, or a pattern such as
+ * `tenant-*` or `*`) has due work in, found without reading its backlog (queues/readyQueues: a
+ * loose index scan) and handed to the claimer a window at a time, in turn.
+ *
+ * A scan reads every named queue (a statement per hundred names) and, per pattern, the next
+ * PAIRS_PER_READ (queue, priority) pairs of its range from where the last scan stopped (a
+ * statement per pattern): a pattern covering more queues with work than that is walked over
+ * several scans, in name order, round and round, so each of its queues is reached within
+ * ceil(its queues with work / PAIRS_PER_READ) scans. The claimer takes windows from the list
+ * in turn and scans again once it has passed through the list, when it is older than `maxAgeMs`,
+ * or after a ring: a queue with one job waits at most one pass however deep the others are.
+ */
+export class WideQueues {
+  readonly #names: string[];
+  readonly #patterns: { pattern: string; after: string }[];
+  #ready: ReadyQueue[] = [];
+  #at = 0;
+  #scannedAt = Number.NEGATIVE_INFINITY;
+  #stale = true;
+
+  constructor(
+    private readonly db: Executor,
+    private readonly tables: Tables,
+    entries: readonly string[],
+    private readonly maxAgeMs: number,
+  ) {
+    this.#names = entries.filter((e) => !isQueuePattern(e));
+    this.#patterns = entries.filter(isQueuePattern).map((pattern) => ({ pattern, after: '' }));
+  }
+
+  /** A job may have been enqueued: the next round scans first. */
+  ring(): void {
+    this.#stale = true;
+  }
+
+  /** At the start of a claim round: scans again if the list is passed through, old, or rung. Returns whether it did. */
+  async beginRound(): Promise<boolean> {
+    if (!this.#stale && this.#at < this.#ready.length && performance.now() - this.#scannedAt < this.maxAgeMs)
+      return false;
+    await this.#scan();
+    return true;
+  }
+
+  /** The next `count` due queues of the list (fewer at its end), passing over those `open` refuses. */
+  next(count: number, open: (queue: string) => boolean): ReadyQueue[] {
+    const out: ReadyQueue[] = [];
+    while (out.length < count && this.#at < this.#ready.length) {
+      const q = this.#ready[this.#at++] as ReadyQueue;
+      if (q.dueInMs <= 0 && open(q.queue)) out.push(q);
+    }
+    return out;
+  }
+
+  /** The queues of the last scan (due or not), for the wait after an empty round. */
+  get scanned(): readonly ReadyQueue[] {
+    return this.#ready;
+  }
+
+  async #scan(): Promise<void> {
+    const found = new Map<string, ReadyQueue>();
+    for (let i = 0; i < this.#names.length; i += NAMES_PER_READ) {
+      const names = this.#names.slice(i, i + NAMES_PER_READ);
+      for (const q of await readyQueuesByName(this.db, this.tables, names, PAIRS_PER_READ)) found.set(q.queue, q);
+    }
+    for (const p of this.#patterns) {
+      const read = await readyQueuesInRange(this.db, this.tables, patternRange(p.pattern), p.after, PAIRS_PER_READ);
+      for (const q of read.queues) found.set(q.queue, q);
+      p.after = read.next ?? '';
+    }
+    // A random start, so that workers scanning together do not claim the same queues first.
+    const list = [...found.values()];
+    const start = Math.floor(Math.random() * list.length);
+    this.#ready = [...list.slice(start), ...list.slice(0, start)];
+    this.#at = 0;
+    this.#scannedAt = performance.now();
+    this.#stale = false;
+  }
+}
+
+/** More names than this (or any pattern) and a worker claims the wide way; fewer, each queue in turn. */
+const WIDE_AT = 8;
+
+/** Whether a worker's queue entries make it a wide one (WideQueues). */
+export function isWide(entries: readonly string[]): boolean {
+  return entries.length > WIDE_AT || entries.some(isQueuePattern);
+}

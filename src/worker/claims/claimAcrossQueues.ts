@@ -1,0 +1,133 @@
+import type { Executor } from '../../db/executor.ts';
+import { idSet } from '../../db/idSet.ts';
+import type { Tables } from '../../db/tables.ts';
+import { CLAIMED_COLUMNS, type ClaimedRow, claimedFrom, waitedMsColumn } from './claimedRow.ts';
+import { pickFromHead } from './claimRandomHead.ts';
+
+/**
+ * Params: per queue (?queue, ?priorities (list), ?limit). The heads of several queues in one
+ * statement: per queue the claim's bounded ix_head range (free, due, priority / run_at / id order,
+ * no filesort), so a queue's backlog is never walked past its limit.
+ */
+const SQL_HEADS = (t: Tables, queues: number) =>
+  Array.from(
+    { length: queues },
+    () => `(SELECT id, queue, priority
+ FROM ${t.jobs}
+ WHERE queue = ?
+   AND lock_id = ''
+   AND priority IN (?)
+   AND run_at <= NOW(3)
+ ORDER BY priority, run_at, id
+ LIMIT ?)`,
+  ).join('\nUNION ALL\n');
+
+/**
+ * Params: ?1 lockId, then the idSet of the picked ids. Claims whichever are still free and due,
+ * by primary key, unless their queue's row refuses (paused, or limited: the claimer then claims
+ * that queue by claimWithinLimits). The gate is read per queue of the claimed rows (a primary-key
+ * read; MariaDB caches it per distinct queue). affectedRows = rows claimed.
+ */
+const SQL_CLAIM = (t: Tables, ids: string) => `
+UPDATE ${t.jobs} c
+SET c.lock_id = ?,
+    c.locked_at = NOW(3)
+WHERE ${ids}
+  AND c.lock_id = ''
+  AND c.run_at <= NOW(3)
+  AND NOT EXISTS (SELECT 1 FROM ${t.queues} q WHERE q.queue = c.queue AND (q.paused_at IS NOT NULL OR q.paused_until > NOW(3) OR q.concurrency_cap IS NOT NULL OR q.rate_limit IS NOT NULL))`;
+
+/**
+ * Params: ?1 queues (list), ?2 lockId. The rows this claim holds (its lockId is unique to the
+ * statement), by one ix_head point per queue.
+ */
+const SQL_LOAD = (t: Tables) => `
+SELECT ${CLAIMED_COLUMNS}, ${waitedMsColumn('locked_at')}
+FROM ${claimedFrom(t)}
+WHERE queue IN (?)
+  AND lock_id = ?
+ORDER BY queue, priority, run_at, id`;
+
+/** The most queues one claim reads the heads of: one statement carries them all. */
+export const QUEUES_PER_CLAIM = 50;
+
+export interface WideClaimRequest {
+  /** The queues (at most QUEUES_PER_CLAIM), each with its free priorities. */
+  readonly heads: readonly { readonly queue: string; readonly priorities: readonly number[] }[];
+  readonly want: number;
+  readonly lockId: string;
+  /** The most rows read of one queue's head. */
+  readonly headSize: number;
+}
+
+/** What a claim across queues took, and the queues it found due jobs of and claimed none of. */
+export interface WideClaim {
+  readonly rows: ClaimedRow[];
+  /** Queues of which it picked jobs and won none: another worker took them, or the queue's row refused. */
+  readonly refused: string[];
+}
+
+/**
+ * The default claim (claimRandomHead) over several queues at once, for a worker subscribed to
+ * many: one read of every queue's head, `want` jobs picked in turn across the queues (each
+ * queue's share at random within its best priorities: pickFromHead), one fenced UPDATE by id,
+ * one read of what it won. Three statements however many queues, so a claim across a thousand
+ * queues with a few jobs each fills as a one-queue claim does.
+ */
+export async function claimAcrossQueues(db: Executor, tables: Tables, req: WideClaimRequest): Promise<WideClaim> {
+  const heads = req.heads.filter((h) => h.priorities.length > 0);
+  if (heads.length === 0 || req.want <= 0) return { rows: [], refused: [] };
+  if (heads.length > QUEUES_PER_CLAIM) throw new RangeError(`at most ${QUEUES_PER_CLAIM} queues per claim`);
+  // Enough of each head to fill the claim if the queues share it, twice over for the random pick.
+  const perQueue = Math.min(req.headSize, Math.max(1, Math.ceil((2 * req.want) / heads.length)));
+  const read = await db.select<{ id: number; queue: string; priority: number }>(
+    SQL_HEADS(tables, heads.length),
+    heads.flatMap((h) => [h.queue, h.priorities, perQueue]),
+  );
+  const byQueue = new Map<string, { id: number; priority: number }[]>();
+  for (const row of read) {
+    const list = byQueue.get(row.queue) ?? [];
+    byQueue.set(row.queue, list);
+    list.push({ id: Number(row.id), priority: Number(row.priority) });
+  }
+  const shares = sharesInTurn(
+    [...byQueue.values()].map((h) => h.length),
+    req.want,
+  );
+  const picked = new Map<string, number[]>();
+  [...byQueue.entries()].forEach(([queue, head], i) => {
+    if ((shares[i] as number) > 0) picked.set(queue, pickFromHead(head, shares[i] as number));
+  });
+  const ids = [...picked.values()].flat();
+  if (ids.length === 0) return { rows: [], refused: [] };
+  const set = idSet('c.id', ids);
+  const { affectedRows } = await db.write(SQL_CLAIM(tables, set.sql), [req.lockId, ...set.params]);
+  const rows =
+    affectedRows === 0 ? [] : await db.select<ClaimedRow>(SQL_LOAD(tables), [[...picked.keys()], req.lockId]);
+  const won = new Set(rows.map((r) => r.queue));
+  return { rows, refused: [...picked.keys()].filter((q) => !won.has(q)) };
+}
+
+/**
+ * Pure: how many of `want` each queue gets, given how many each has: one each in turn, queue by
+ * queue, until `want` or every queue is spent — so a queue with one job gets it beside a queue
+ * with a thousand.
+ */
+export function sharesInTurn(available: readonly number[], want: number): number[] {
+  const shares = available.map(() => 0);
+  let left = Math.min(
+    want,
+    available.reduce((a, b) => a + b, 0),
+  );
+  while (left > 0) {
+    // Every queue still holding rows gets an equal part of what is left (at least one).
+    const open = available.filter((n, i) => n > (shares[i] as number)).length;
+    const each = Math.max(1, Math.floor(left / open));
+    for (let i = 0; i < available.length && left > 0; i++) {
+      const take = Math.min(each, (available[i] as number) - (shares[i] as number), left);
+      shares[i] = (shares[i] as number) + take;
+      left -= take;
+    }
+  }
+  return shares;
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { defineJob, OptionsError } from '../../src/index.ts';
+import { resolveWorkerOptions } from '../../src/worker/workerOptions.ts';
+import { countRows } from '../helpers/factory.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+import { waitFor } from '../helpers/waitFor.ts';
+import { openRecorded, withWorker } from '../helpers/workerHarness.ts';
+
+/**
+ * A worker on many queues (src/worker/WideQueues.ts): more names than it claims in turn, or a
+ * pattern (`tenant-*`, `*`). Real workers on the real server.
+ */
+const db = useTestDatabase('many_queues');
+
+/** A job that records which queue it ran on, in start order. */
+function recorder(): { job: ReturnType<typeof defineJob>; ran: string[] } {
+  const ran: string[] = [];
+  return { ran, job: defineJob({ name: 'note', handle: (_p, ctx) => void ran.push(ctx.job.queue) }) };
+}
+
+const names = (prefix: string, n: number) =>
+  Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
+
+async function liveQueues(): Promise<string[]> {
+  const rows = await db.sluice.knex('sluice_jobs').distinct('queue').orderBy('queue');
+  return rows.map((r: { queue: string }) => r.queue);
+}
+
+describe('a worker on many queues', () => {
+  it('a worker on 1,000 queue names drains a job of each', async () => {
+    const { sluice, events } = openRecorded(db);
+    const queues = names('q-', 1_000);
+    await sluice.enqueueBatch(queues.map((queue) => ({ name: 'note', queue, payload: {} })));
+    const { job, ran } = recorder();
+    await withWorker(sluice, [job], { queues, concurrency: 20 }, async () => {
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: '1,000 queues drained' });
+    });
+    expect(new Set(ran).size).toBe(1_000);
+    expect(events['worker:error']).toEqual([]);
+  });
+
+  it("a worker on 'tenant-*' drains the tenant queues and leaves the others", async () => {
+    const { sluice, events } = openRecorded(db);
+    const tenants = names('tenant-', 300);
+    const others = ['other', 'tenant', 'tenantx', 'tenant_0001', 'zzz'];
+    await sluice.enqueueBatch([...tenants, ...others].map((queue) => ({ name: 'note', queue, payload: {} })));
+    const { job, ran } = recorder();
+    await withWorker(sluice, [job], { queues: 'tenant-*', concurrency: 20 }, async () => {
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === others.length, {
+        what: 'the tenant queues drained',
+      });
+      // A job enqueued while it runs (in this process: the in-process ring) is claimed too.
+      await sluice.enqueue({ name: 'note', queue: 'tenant-late', payload: {} });
+      await waitFor(() => ran.includes('tenant-late'), { what: 'the late tenant job run' });
+    });
+    expect(new Set(ran)).toEqual(new Set([...tenants, 'tenant-late']));
+    expect(await liveQueues()).toEqual([...others].sort());
+    expect(events['worker:error']).toEqual([]);
+    await db.sluice.knex('sluice_jobs').delete();
+  });
+
+  it("a worker on '*' drains every queue", async () => {
+    const { sluice } = openRecorded(db);
+    const queues = ['a', 'default', 'tenant-1', 'Z', 'zzz', ...names('x-', 50)];
+    await sluice.enqueueBatch(queues.map((queue) => ({ name: 'note', queue, payload: {} })));
+    const { job, ran } = recorder();
+    await withWorker(sluice, [job], { queues: ['*'], concurrency: 10 }, async () => {
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'every queue drained' });
+    });
+    expect(new Set(ran)).toEqual(new Set(queues));
+  });
+
+  it('a queue with one job is not starved by a queue with a deep backlog', async () => {
+    const { sluice } = openRecorded(db);
+    await sluice.enqueueBatch(Array.from({ length: 3_000 }, () => ({ name: 'note', queue: 'deep', payload: {} })));
+    await sluice.enqueue({ name: 'note', queue: 'shallow', payload: {} });
+    const { job, ran } = recorder();
+    const claimBatchSize = 20;
+    await withWorker(sluice, [job], { queues: '*', concurrency: 20, claimBatchSize }, async () => {
+      await waitFor(() => ran.includes('shallow'), { what: 'the shallow queue’s job run' });
+    });
+    // Its job is in the worker's first claim: the claim shares itself out across the queues with work.
+    expect(ran.indexOf('shallow')).toBeLessThan(claimBatchSize);
+    await db.sluice.knex('sluice_jobs').delete();
+  });
+
+  it('refuses a bad pattern or too many entries at the call, naming the option', () => {
+    for (const queues of ['ten*ant', '**', 'a b*', '*x', '', [], names('q-', 1_001)]) {
+      let caught: unknown;
+      try {
+        resolveWorkerOptions({ queues });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught, JSON.stringify(queues).slice(0, 40)).toBeInstanceOf(OptionsError);
+      expect((caught as OptionsError).message).toContain('queues');
+    }
+    expect(resolveWorkerOptions({ queues: 'tenant-*' }).queues).toEqual(['tenant-*']);
+    expect(resolveWorkerOptions({ queues: ['*', 'a'] }).queues).toEqual(['*', 'a']);
+  });
+});
