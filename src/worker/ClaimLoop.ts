@@ -103,6 +103,7 @@ export class ClaimLoop {
             return rows.length;
           },
           keepKnown: (rows, lockId) => this.#keepKnown(rows, lockId),
+          claimTook: (ms) => this.#claimTook(ms),
           run: async (rows, tracer, claimedAt) => {
             const traced = tracer ? await this.#traced(tracer, claimedAt, rows) : undefined;
             for (const row of rows) this.host.run(row, rows.length, traced);
@@ -286,14 +287,18 @@ export class ClaimLoop {
     if (rows.length > 0) rows = await withoutUnknownJobs(this.#unknownJobs, queue, lockId, rows);
     // Jobs of rated groups count their starts before any of them runs; others pay nothing here.
     if (rows.some(isGroupRated)) rows = await countGroupStarts(db, tables, lockId, rows);
-    const latencyMs = performance.now() - started;
-    this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
+    this.#claimTook(performance.now() - started);
     this.report.claimRound(queue, rows.map(claimedJob));
     this.#prefetch.afterClaim({ queue, priorities }, rows, want);
     if (rows.length > 0) this.report.claimed(lockId, queue, rows.length, this.options.claim);
     // Refused by the queue's row: if it turned limited, claim the limited way at once.
     if (refused.value && (await this.#gates.refused(queue))) return this.#claimWith(queue, want, priorities);
     return rows;
+  }
+
+  /** Keeps the moving average of the claim round trip. */
+  #claimTook(latencyMs: number): void {
+    this.#claimLatencyMs = this.#claimLatencyMs === null ? latencyMs : 0.8 * this.#claimLatencyMs + 0.2 * latencyMs;
   }
 
   /**

@@ -122,9 +122,11 @@ export class CompletionBuffer {
     /** The completion statement ran: what follows (key retention) no longer changes the outcome. */
     let written = false;
     try {
-      // Every job the claim took, finished together: its rows are found by lock_id alone.
+      // Every job the claim took, finished together: its rows are found by lock_id alone — when
+      // they are of one queue (a claim across queues, WideClaimer's, is completed by its ids).
       const first = jobs[0] as RunningJob;
-      const wholeClaimOf = jobs.length === first.claimSize ? first.job.queue : undefined;
+      const oneQueue = jobs.every((r) => r.job.queue === first.job.queue);
+      const wholeClaimOf = jobs.length === first.claimSize && oneQueue ? first.job.queue : undefined;
       const logs = pendingLogsOf(jobs);
       const apart = jobs.filter((r) => r.payloadApart).length;
       const lostIds = await this.#completeOnceReachable({ lockId, ids, results, wholeClaimOf, logs, apart });

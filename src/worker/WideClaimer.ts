@@ -14,6 +14,8 @@ import type { ResolvedWorkerOptions } from './workerOptions.ts';
 export interface WideClaimHost {
   /** Claims up to `want` jobs of a limited queue (claimWithinLimits) and runs them; returns how many. */
   claimLimited(queue: string, want: number, priorities: readonly number[]): Promise<number>;
+  /** A claim's round trip, ms (the claim loop's lookahead follows it: DrainRate). */
+  claimTook(ms: number): void;
   /** Runs the rows one claim took (`tracer`/`claimedAt`: its tracing, when a tracer is registered). */
   run(rows: readonly ClaimedRow[], tracer: Tracer | undefined, claimedAt: number): Promise<void>;
   /** The rows this worker has a handler for; the others given back (fenced by the claim's lockId), no attempt spent. */
@@ -62,7 +64,9 @@ export class WideClaimer {
       const lockId = this.tokens.next();
       const tracer = activeTracer();
       const claimedAt = tracer ? Date.now() : 0;
+      const started = performance.now();
       const claim = await claimAcrossQueues(db, tables, { heads: plain, want, lockId, headSize });
+      this.host.claimTook(performance.now() - started);
       // Jobs of rated groups count their starts before any of them runs; others pay nothing here.
       const claimedRows = claim.rows.length > 0 ? await this.host.keepKnown(claim.rows, lockId) : claim.rows;
       const rows = claimedRows.some(isGroupRated)

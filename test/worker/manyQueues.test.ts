@@ -37,6 +37,38 @@ describe('a worker on many queues', () => {
     });
     expect(new Set(ran).size).toBe(1_000);
     expect(events['worker:error']).toEqual([]);
+    // A claim spans queues: its completion deletes every queue's rows, never takes them for lost.
+    expect(events['claim:lost']).toEqual([]);
+  });
+
+  it('a claim across queues whose jobs all finish together completes each of them', async () => {
+    const { sluice, events } = openRecorded(db);
+    const queues = names('w-', 20);
+    await sluice.enqueueBatch(queues.map((queue) => ({ name: 'together', queue, payload: {} })));
+    let started = 0;
+    let release: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const together = defineJob({
+      name: 'together',
+      handle: async () => {
+        if (++started === queues.length) release();
+        await all;
+      },
+    });
+    // The completion's slow path: held rows its one statement left, looked up and locked.
+    let slowPaths = 0;
+    sluice.knex.on('query', (q: { sql: string }) => {
+      if (/SELECT id, flags, queue, group_key[\s\S]*FOR UPDATE/.test(q.sql)) slowPaths++;
+    });
+    await withWorker(sluice, [together], { queues, concurrency: 20 }, async () => {
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the 20 queues drained' });
+    });
+    // One statement deletes them all: by their ids, not as the first queue's whole claim.
+    expect(slowPaths).toBe(0);
+    expect(events['claim:lost']).toEqual([]);
+    expect(events['job:completed']).toHaveLength(20);
   });
 
   it("a worker on 'tenant-*' drains the tenant queues and leaves the others", async () => {
