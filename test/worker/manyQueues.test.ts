@@ -116,6 +116,37 @@ describe('a worker on many queues', () => {
     await db.sluice.knex('sluice_jobs').delete();
   });
 
+  it("a worker on '*' keeps a capped queue to its cap and leaves a paused queue", async () => {
+    const { sluice, events } = openRecorded(db);
+    await sluice.queues.setLimits('capped', { concurrency: 1 });
+    await sluice.queues.pause('stopped');
+    const free = names('f-', 20);
+    await sluice.enqueueBatch(
+      [...free, ...Array<string>(10).fill('capped'), 'stopped'].map((queue) => ({ name: 'slow', queue, payload: {} })),
+    );
+    let running = 0;
+    let most = 0;
+    const done: string[] = [];
+    const slow = defineJob({
+      name: 'slow',
+      handle: async (_p, ctx) => {
+        if (ctx.job.queue === 'capped') most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (ctx.job.queue === 'capped') running--;
+        done.push(ctx.job.queue);
+      },
+    });
+    await withWorker(sluice, [slow], { queues: '*', concurrency: 10 }, async () => {
+      await waitFor(() => done.length === free.length + 10, { what: 'the free and capped queues drained' });
+    });
+    expect(most).toBe(1);
+    expect(await liveQueues()).toEqual(['stopped']);
+    expect(events['worker:error']).toEqual([]);
+    await sluice.queues.resume('stopped');
+    await sluice.queues.setLimits('capped', { concurrency: null });
+    await db.sluice.knex('sluice_jobs').delete();
+  });
+
   it('refuses a bad pattern or too many entries at the call, naming the option', () => {
     for (const queues of ['ten*ant', '**', 'a b*', '*x', '', [], names('q-', 1_001)]) {
       let caught: unknown;
