@@ -41,6 +41,25 @@ describe('a worker on many queues', () => {
     expect(events['claim:lost']).toEqual([]);
   });
 
+  it("a worker on '*' gives back a job it has no handler for, no attempt spent", async () => {
+    const { sluice, events } = openRecorded(db);
+    await sluice.enqueueBatch([
+      { name: 'ghost', queue: 'tenant-a', payload: {} },
+      ...names('tenant-b', 3).map((queue) => ({ name: 'note', queue, payload: {} })),
+    ]);
+    const { job, ran } = recorder();
+    await withWorker(sluice, [job], { queues: '*', concurrency: 5, maxPollIntervalMs: 60_000 }, async () => {
+      await waitFor(async () => ran.length === 3, { what: 'the known jobs to run' });
+      await waitFor(async () => (events['job:unknown'] ?? []).length > 0, { what: 'the ghost given back' });
+    });
+    const [ghost] = await db.query<{ retry_times: number; lock_id: string }>(
+      "SELECT retry_times, lock_id FROM sluice_jobs WHERE name = 'ghost'",
+    );
+    expect(ghost).toEqual({ retry_times: 0, lock_id: '' });
+    expect(await countRows(db, 'sluice_dead_jobs')).toBe(0);
+    expect(events['job:failed'] ?? []).toEqual([]);
+  });
+
   it('a claim across queues whose jobs all finish together completes each of them', async () => {
     const { sluice, events } = openRecorded(db);
     const queues = names('w-', 20);
