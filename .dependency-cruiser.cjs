@@ -21,7 +21,10 @@ const LAYERS = [
     '^src/(model/|task/|events\\.ts|logging\\.ts|options\\.ts|redactPayload\\.ts|shutdown\\.ts)',
   ],
   ['the database seam', '^src/db/'],
-  ['errors', '^src/(errors|errorText|nearestName)\\.ts$'],
+  [
+    'errors, and the one bound every payload reader and the options share',
+    '^src/(errors|errorText|nearestName|maxPayloadBytes)\\.ts$',
+  ],
 ];
 
 const upward = [];

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { OptionsError } from './errors.ts';
-import { MAX_PAYLOAD_BYTES } from './model/storedPayload.ts';
+import { MAX_PAYLOAD_BYTES } from './maxPayloadBytes.ts';
 import { nearestName } from './nearestName.ts';
 import type { PayloadRedactor } from './redactPayload.ts';
 

@@ -1,8 +1,8 @@
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { PayloadRefusedError } from '../../src/errors.ts';
+import { MAX_PAYLOAD_BYTES } from '../../src/maxPayloadBytes.ts';
 import {
-  MAX_PAYLOAD_BYTES,
   PACKED_PREFIX,
   PAYLOAD_INLINE_MAX_BYTES,
   packPayload,
