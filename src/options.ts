@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { OptionsError } from './errors.ts';
 import { MAX_PAYLOAD_BYTES } from './maxPayloadBytes.ts';
 import { nearestName } from './nearestName.ts';
-import type { PayloadRedactor } from './redactPayload.ts';
+import type { PayloadRedactor } from './payloadRedactor.ts';
 
 /**
  * createSluice's options: what one install (a table prefix in one database) shares. The worker's

@@ -4,7 +4,8 @@ import { withTransaction } from '../db/transaction.ts';
 import { DEAD_JOB_INSERT_COLUMNS } from '../deadJobs/deadJobColumns.ts';
 import { leaveGroups } from '../groups/leaveGroups.ts';
 import { type CancelOptions, cancelDependents } from '../jobControl/cancelJobs.ts';
-import { type PayloadRedactor, redactCopied } from '../redactPayload.ts';
+import type { PayloadRedactor } from '../payloadRedactor.ts';
+import { redactCopied } from '../redactPayload.ts';
 import { leaveGraph } from '../workflows/leaveGraph.ts';
 
 /**

@@ -5,7 +5,7 @@ import { withTransaction } from '../db/transaction.ts';
 import type { CancelOptions } from '../jobControl/cancelJobs.ts';
 import { workerKeyOf } from '../model/claimKey.ts';
 import { defined, integerIn, numberAtLeast } from '../options.ts';
-import type { PayloadRedactor } from '../redactPayload.ts';
+import type { PayloadRedactor } from '../payloadRedactor.ts';
 import type { MaintenanceTask, SkippedRelease, TaskDb } from '../task/MaintenanceTask.ts';
 import { claimedQueues } from './claimedQueues.ts';
 import { type Beat, DeadWorkerWatch } from './DeadWorkerWatch.ts';

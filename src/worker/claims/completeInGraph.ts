@@ -5,7 +5,8 @@ import { valuesTable } from '../../db/valuesTable.ts';
 import { leaveGroups } from '../../groups/leaveGroups.ts';
 import { HISTORY_FROM_LIVE, HISTORY_INSERT_COLUMNS } from '../../history/historyColumns.ts';
 import { SETTLED_IN_COMPLETION } from '../../model/jobFlags.ts';
-import { type PayloadRedactor, redactCopied } from '../../redactPayload.ts';
+import type { PayloadRedactor } from '../../payloadRedactor.ts';
+import { redactCopied } from '../../redactPayload.ts';
 import { leaveGraph } from '../../workflows/leaveGraph.ts';
 
 /**
