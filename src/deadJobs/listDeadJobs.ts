@@ -1,6 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { shownPayload } from '../model/storedPayload.ts';
+import { integerIn } from '../options.ts';
 import { type DeadJobFilter, deadJobConditions } from './deadJobFilter.ts';
 
 /**
@@ -53,15 +54,17 @@ interface DeadJobRow {
   failed_at: Date;
 }
 
-/** One page of dead jobs; pass the last id as `afterId` for the next page. */
+/** One page of dead jobs (at most 1,000, 100 unless `limit` says); pass the last id as `afterId` for the next page. */
 export async function listDeadJobs(
   db: Executor,
   tables: Tables,
   filter: DeadJobFilter = {},
   page: { afterId?: number; limit?: number } = {},
 ): Promise<DeadJob[]> {
+  const limit = integerIn('limit', page.limit ?? 100, 1, 1_000);
+  const afterId = integerIn('afterId', page.afterId ?? 0, 0);
   const { sql, params } = deadJobConditions(filter, tables);
-  const rows = await db.select<DeadJobRow>(sqlList(tables, sql), [...params, page.afterId ?? 0, page.limit ?? 100]);
+  const rows = await db.select<DeadJobRow>(sqlList(tables, sql), [...params, afterId, limit]);
   return rows.map((r) => {
     const shown = shownPayload(r.payload, Number(r.payload_apart) === 1 ? 'apart' : 'row');
     return {

@@ -93,6 +93,16 @@ describe('deadJobs.list', () => {
     expect(pages).toEqual([all.slice(0, 2), all.slice(2, 4), all.slice(4)]);
     expect(ids(await db.sluice.deadJobs.list({}, { afterId: all[1], limit: 100 }))).toEqual(all.slice(2));
   });
+
+  it('refuses a page larger than 1,000 or a bad cursor, at the call', async () => {
+    await insertDead({ payload: {} });
+    await expect(db.sluice.deadJobs.list({}, { limit: 1_001 })).rejects.toThrow(
+      /option limit must be an integer in \[1, 1000\]/,
+    );
+    await expect(db.sluice.deadJobs.list({}, { limit: 0 })).rejects.toThrow(/limit/);
+    await expect(db.sluice.deadJobs.list({}, { afterId: -1 })).rejects.toThrow(/option afterId must be an integer/);
+    expect(await db.sluice.deadJobs.list({}, { limit: 1_000 })).toHaveLength(1);
+  });
 });
 
 describe('deadJobs.redrive', () => {
