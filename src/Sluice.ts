@@ -230,7 +230,7 @@ export class Sluice implements SluiceApi {
     return this.queues.resume(queue);
   }
 
-  /** @deprecated Use `sluice.queues.paused()`. */
+  /** @deprecated Use `sluice.queues.paused()`, which pages (this returns the first 1,000). */
   pausedQueues(): Promise<{ queue: string; pausedAt: Date }[]> {
     return this.queues.paused();
   }

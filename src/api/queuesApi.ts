@@ -121,8 +121,17 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
     /** No worker claims from a paused queue; jobs already running finish. */
     pause: (queue: string): Promise<void> => guard(() => pauseQueue(db, tables, queue)),
     resume: (queue: string): Promise<void> => guard(() => resumeQueue(db, tables, queue)),
-    /** The queues paused now, with when. */
-    paused: (): Promise<{ queue: string; pausedAt: Date }[]> => guard(() => pausedQueues(db, tables)),
+    /**
+     * The queues paused now, with when: one statement, a page of the first 1,000 in name order, or
+     * of those after `after` (pass the last name shown for the next page).
+     */
+    paused: (options: { after?: string } = {}): Promise<{ queue: string; pausedAt: Date }[]> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.queues.paused(options)', options, ['after']);
+        if (options.after !== undefined && typeof options.after !== 'string')
+          throw new OptionsError('after', 'must be a queue name to read on from');
+        return pausedQueues(db, tables, options.after);
+      }),
     /**
      * Sets a queue's latency promise — `{ startWithinMs: 30_000 }` (a ready job starts within
      * 30 s), `{ maxReady: 10_000 }` (no more than 10,000 ready), or both — for every process of

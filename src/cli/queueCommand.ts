@@ -9,7 +9,9 @@ export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; 
 
   sluice queue pause NAME     no worker claims from NAME; running jobs finish
   sluice queue resume NAME
-  sluice queue paused         list paused queues
+  sluice queue paused [--after NAME]
+                              list paused queues, 1,000 at a time in name order; "next" names
+                              the --after of the next page (null: none)
   sluice queue promise NAME [--start-within-ms N] [--max-ready N]
                               promise that a ready job of NAME starts within N ms (its oldest
                               ready job's wait) and that at most N jobs are ready: the
@@ -17,7 +19,9 @@ export const QUEUE_HELP = `sluice queue: pause or resume claiming from a queue; 
                               when it is kept again (the dashboard and the metrics show it)
   sluice queue promise NAME --none
                               withdraw NAME's promise
-  sluice queue promises       list promises, each with since when it is broken (null: kept)
+  sluice queue promises [--after NAME]
+                              list promises, each with since when it is broken (null: kept),
+                              1,000 at a time in name order; "next" as for paused
   sluice queue limit NAME [--concurrency N] [--rate N/DURATION] [--group-rate N/DURATION]
                               at most N jobs of NAME running at once across the fleet; at most N
                               starts per DURATION (100/1m, 5/500ms, 20/s); at most N starts per
@@ -100,10 +104,14 @@ export async function queueCommand(argv: string[]): Promise<number> {
   try {
     const queue = name as string;
     switch (action) {
-      case 'paused':
-        return print({ paused: await sluice.queues.paused() });
-      case 'promises':
-        return print({ promises: await sluice.queues.promises() });
+      case 'paused': {
+        const paused = await sluice.queues.paused({ after: v.after });
+        return print({ paused, next: nextAfter(paused) });
+      }
+      case 'promises': {
+        const promises = await sluice.queues.promises({ after: v.after });
+        return print({ promises, next: nextAfter(promises) });
+      }
       case 'limits':
         return print({ limits: await sluice.queues.limits() });
       case 'limit':
@@ -159,4 +167,9 @@ function promiseFlags(
 function print(value: unknown): number {
   process.stdout.write(`${terminalJson(value)}\n`);
   return 0;
+}
+
+/** A page's last queue when the page is full (1,000 rows): where the next page starts; else null. */
+function nextAfter(page: readonly { queue: string }[]): string | null {
+  return page.length >= 1_000 ? (page[page.length - 1]?.queue ?? null) : null;
 }

@@ -15,12 +15,20 @@ SET paused_at = NULL,
     updated_at = NOW(3)
 WHERE queue = ?`;
 
-/** Params: none. Returns the paused queues and since when. */
+/** A page of paused queues. */
+export const PAUSED_PAGE = 1_000;
+
+/**
+ * Params: ?1 after (queue name, '' for the first page). The next page of paused queues in name
+ * order, since when: a primary-key walk from `after`, stopping at a page (it reads every queue row
+ * between two paused ones).
+ */
 const sqlPaused = (t: Tables) => `
 SELECT queue, paused_at
 FROM ${t.queues}
-WHERE paused_at IS NOT NULL
-ORDER BY queue`;
+WHERE queue > ? AND paused_at IS NOT NULL
+ORDER BY queue
+LIMIT ${PAUSED_PAGE}`;
 
 export async function pauseQueue(db: Executor, tables: Tables, queue: string): Promise<void> {
   await db.write(sqlPause(tables), [assertQueueName('queue', queue)]);
@@ -30,7 +38,11 @@ export async function resumeQueue(db: Executor, tables: Tables, queue: string): 
   await db.write(sqlResume(tables), [assertQueueName('queue', queue)]);
 }
 
-export async function pausedQueues(db: Executor, tables: Tables): Promise<{ queue: string; pausedAt: Date }[]> {
-  const rows = await db.select<{ queue: string; paused_at: Date }>(sqlPaused(tables));
+export async function pausedQueues(
+  db: Executor,
+  tables: Tables,
+  after = '',
+): Promise<{ queue: string; pausedAt: Date }[]> {
+  const rows = await db.select<{ queue: string; paused_at: Date }>(sqlPaused(tables), [after]);
   return rows.map((r) => ({ queue: r.queue, pausedAt: r.paused_at }));
 }

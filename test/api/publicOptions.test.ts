@@ -265,6 +265,11 @@ const CASES: Record<string, Case> = {
     error: OptionsError,
     text: ['aftr', 'sluice.queues.promises(options)', 'did you mean after?'],
   },
+  'sluice.queues.paused(options)': {
+    run: (s) => s.queues.paused({ aftr: 'q' } as never),
+    error: OptionsError,
+    text: ['aftr', 'sluice.queues.paused(options)', 'did you mean after?'],
+  },
   'sluice.queues.recordedDepth(options)': {
     run: (s) => s.queues.recordedDepth({ maxQueue: 5 } as never),
     error: OptionsError,

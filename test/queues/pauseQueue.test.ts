@@ -113,6 +113,27 @@ describe('pauseQueue', () => {
     await db.sluice.queues.resume('never-paused');
     expect((await db.sluice.queues.paused()).map((p) => p.queue)).toEqual(['b']);
   });
+
+  it('pages past 1,000 paused queues: every paused queue is reached, in name order', async () => {
+    const names = Array.from({ length: 1_500 }, (_, i) => `t-${String(i + 1).padStart(5, '0')}`);
+    await db.query(
+      `INSERT INTO sluice_queues (queue, paused_at, updated_at) VALUES ${names.map(() => '(?, NOW(3), NOW(3))').join(', ')}`,
+      names,
+    );
+    const first = await db.sluice.queues.paused();
+    expect(first).toHaveLength(1_000);
+    const rest = await db.sluice.queues.paused({ after: first[999]?.queue });
+    expect(rest.map((p) => p.queue)).toEqual(
+      Array.from({ length: 500 }, (_, i) => `t-${String(1001 + i).padStart(5, '0')}`),
+    );
+    expect(await db.sluice.queues.paused({ after: rest[499]?.queue })).toEqual([]);
+    const cli = await runCli(['queue', 'paused', '--url', db.url]);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(jsonLine(cli, 'paused').next).toBe('t-01000');
+    const last = await runCli(['queue', 'paused', '--after', 't-01000', '--url', db.url]);
+    expect(jsonLine(last, 'paused').next).toBeNull();
+    expect(jsonLine(last, 'paused').paused).toHaveLength(500);
+  });
 });
 
 describe('sluice queue (CLI)', () => {
