@@ -1,4 +1,5 @@
 import type { BoundedCount } from '../api/queuesApi.ts';
+import type { Sluice } from '../Sluice.ts';
 import { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT } from '../stats/queueDepth.ts';
 import { openSluice } from './openSluice.ts';
 import { COMMON_HELP, help, intFlag, parse } from './parse.ts';
@@ -18,21 +19,30 @@ until a worker that has it starts
   --json       one JSON document instead of a table
 ${COMMON_HELP}`;
 
+/**
+ * What `sluice stats` reads, in a fixed number of statements whatever the number of queues: the
+ * first DEPTH_QUEUES_DEFAULT queues' depths, the queues past them summed, the shown queues' limits
+ * by key, and the job names no running worker knows (`npm run bench:shape` measures it).
+ */
+export async function readStats(sluice: Sluice, max: number) {
+  const [queues, unknownJobs] = await Promise.all([sluice.queues.depth({ max }), sluice.workers.unknownJobs()]);
+  // A full page may have left queues out: their sums, as one more row, never dropped.
+  const last = queues[queues.length - 1]?.queue;
+  const others =
+    queues.length === DEPTH_QUEUES_DEFAULT && last !== undefined ? await sluice.queues.others(last, { max }) : null;
+  // The limits of the queues shown, by key (never found in a listing capped in name order).
+  const limits = await sluice.queues.limits({ queues: queues.map((q) => q.queue) });
+  const blocked = new Map(limits.map((l) => [l.queue, l.blocked]));
+  const depth = queues.map((d) => ({ ...d, heldBack: blocked.get(d.queue) ?? null }));
+  return { depth, others, unknownJobs };
+}
+
 export async function statsCommand(argv: string[]): Promise<number> {
   const { values: v } = parse(argv, { json: { type: 'boolean' }, max: { type: 'string' } });
   if (v.help) return help(STATS_HELP);
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    const max = intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT;
-    const [queues, unknownJobs] = await Promise.all([sluice.queues.depth({ max }), sluice.workers.unknownJobs()]);
-    // A full page may have left queues out: their sums, as one more row, never dropped.
-    const last = queues[queues.length - 1]?.queue;
-    const others =
-      queues.length === DEPTH_QUEUES_DEFAULT && last !== undefined ? await sluice.queues.others(last, { max }) : null;
-    // The limits of the queues shown, by key (never found in a listing capped in name order).
-    const limits = await sluice.queues.limits({ queues: queues.map((q) => q.queue) });
-    const blocked = new Map(limits.map((l) => [l.queue, l.blocked]));
-    const depth = queues.map((d) => ({ ...d, heldBack: blocked.get(d.queue) ?? null }));
+    const { depth, others, unknownJobs } = await readStats(sluice, intFlag('max', v.max) ?? DEPTH_MAX_DEFAULT);
     if (v.json) {
       process.stdout.write(
         `${terminalJson({ queues: depth, ...(others && others.queues.count > 0 ? { others } : {}), unknownJobs })}\n`,

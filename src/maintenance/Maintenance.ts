@@ -137,6 +137,11 @@ export class Maintenance {
     return this.#leading;
   }
 
+  /** The tasks a pass runs, in order: `npm run bench:shape` measures each one's runOnce() alone. */
+  get tasks(): ReturnType<typeof tasksOf> {
+    return this.#tasks;
+  }
+
   async start(): Promise<void> {
     await assertSchemaCurrent(this.runtime.db, this.runtime.tables);
     await this.runtime.retention.load();
