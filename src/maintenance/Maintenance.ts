@@ -69,7 +69,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
   return [
     releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, ...deadLettering }),
     releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, ...deadLettering }),
-    reconcileHolds(taskDb, { batchSize, cancel, onReleased }),
+    reconcileHolds(taskDb, { batchSize, cancel, onReleased, clock }),
     reconcileGroups(taskDb, { batchSize, onReleased }),
     finishBatches(taskDb, { batchSize, onFinished }),
     pruneIdempotencyKeys(taskDb, {

@@ -1,6 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { OptionsError } from '../errors.ts';
 import { type CancelOptions, cancelDependents, cancelLeftOver, cascadeBudget } from '../jobControl/cancelJobs.ts';
 import { defined, integerIn } from '../options.ts';
 import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
@@ -10,6 +11,7 @@ import {
   releaseWaitingForNobody,
   settleChildren,
 } from '../workflows/settleChildren.ts';
+import { type MonotonicClock, monotonicClock } from './UnchangedSince.ts';
 
 /** Params: ?1 after job id, ?2 limit. One page of held jobs (job_holds' primary key), in id order. */
 const sqlHolds = (t: Tables) => `
@@ -71,6 +73,13 @@ export interface ReconcileHoldsOptions {
   readonly batchSize?: number;
   /** Most pages per pass; the next pass goes on from where this one stopped. @defaultValue 200 */
   readonly maxBatches?: number;
+  /**
+   * How long one pass keeps reading pages (it always finishes the page it began, and reads at
+   * least one); the next pass goes on from where this one stopped. @defaultValue 1,000
+   */
+  readonly budgetMs?: number;
+  /** The clock the budget is measured on (monotonic, ms). @defaultValue performance.now */
+  readonly clock?: MonotonicClock;
   /** How a dependent cancelled here is kept (as a cancel keeps it). @defaultValue no history */
   readonly cancel?: CancelOptions;
   /** Told of the queues of children released (the maintenance process rings their workers). @defaultValue none */
@@ -83,12 +92,16 @@ function resolveReconcileHoldsOptions(options: ReconcileHoldsOptions): ResolvedR
   const r = {
     batchSize: TASK_DEFAULTS.batchSize,
     maxBatches: TASK_DEFAULTS.maxBatches,
+    budgetMs: 1_000,
+    clock: monotonicClock,
     cancel: { history: false, keyRetentionMs: 0 },
     onReleased: null,
     ...defined(options),
   };
   integerIn('batchSize', r.batchSize, 1, 10_000);
   integerIn('maxBatches', r.maxBatches, 1, 1_000);
+  integerIn('budgetMs', r.budgetMs, 1, 600_000);
+  if (typeof r.clock !== 'function') throw new OptionsError('clock', 'must be a function returning milliseconds');
   return r;
 }
 
@@ -102,8 +115,12 @@ function resolveReconcileHoldsOptions(options: ReconcileHoldsOptions): ResolvedR
  * cancels children as a worker would; then cancels each held child a failed parent dooms (what a
  * bounded cascade left: cancelJobs' CascadeBudget), going on with what those cascades leave in up
  * to `maxBatches` follow-up transactions a pass, each as bounded; then releases any held child
- * left with no pending edge and none that dooms it. Counts: parents settled, children released,
- * dependents cancelled.
+ * left with no pending edge and none that dooms it. A pass stops after `maxBatches` pages or
+ * `budgetMs`, whichever comes first (it always reads one page), and the next pass goes on after the
+ * last held job it read; after the last held job the walk starts again from the first. So a held
+ * job is reached within ceil(held jobs ÷ batchSize) + 1 passes, and within one pass while a pass
+ * covers them all (100,000 held jobs are 200 pages: one pass at the defaults if the budget allows).
+ * Counts: parents settled, children released, dependents cancelled.
  */
 export function reconcileHolds(
   taskDb: TaskDb,
@@ -128,7 +145,8 @@ class HoldReconciler implements MaintenanceTask<'reconcileHolds', keyof Counts, 
 
   async runOnce(): Promise<Counts> {
     const counts = { settled: 0, released: 0, cancelled: 0 };
-    const { batchSize, maxBatches } = this.options;
+    const { batchSize, maxBatches, budgetMs, clock } = this.options;
+    const deadline = clock() + budgetMs;
     // Follow-up transactions of cascades left over, this pass: as many as it reads pages, at most.
     let followUps = maxBatches;
     for (let batch = 0; batch < maxBatches; batch++) {
@@ -143,6 +161,7 @@ class HoldReconciler implements MaintenanceTask<'reconcileHolds', keyof Counts, 
         break;
       }
       this.#afterId = ids[ids.length - 1] as number;
+      if (clock() >= deadline) break;
     }
     return counts;
   }

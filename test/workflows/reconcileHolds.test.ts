@@ -92,4 +92,43 @@ describe('reconcileHolds', () => {
     expect(await countRows(db, 'sluice_jobs')).toBe(1);
     expect(await idOf('parent')).toBe(parent);
   });
+
+  it('a pass over its time budget stops after its page; the walk goes on and reaches every held job within the stated passes', async () => {
+    // 25 children of a parent that completed around sluice (its edges settled, the holds left):
+    // each is waiting for nobody, and the walk releases it when it reaches it.
+    await db.sluice.enqueueBatch([
+      { name: 'parent', ref: 'p' },
+      ...Array.from({ length: 25 }, () => ({ name: 'child', parents: ['p'] })),
+    ]);
+    await db.query("UPDATE sluice_job_edges SET parent_outcome = 'completed'");
+    // A clock that moves a second at every reading: every page overruns the 1 s budget.
+    let now = 0;
+    const task = reconcileHolds(
+      { db: fromKnex(db.sluice.knex), tables: tablesFor('sluice_') },
+      { batchSize: 10, budgetMs: 1_000, clock: () => (now += 1_000) },
+    );
+    const released: number[] = [];
+    for (let pass = 0; pass < 6 && (await countRows(db, 'sluice_job_holds')) > 0; pass++)
+      released.push((await task.runOnce()).released);
+    // One page a pass: ceil(25 ÷ 10) = 3 passes (the stated bound is that + 1, for a walk begun mid-way).
+    expect(released).toEqual([10, 10, 5]);
+    expect(await countRows(db, 'sluice_jobs', "run_at = '9999-12-31 23:59:59.000'")).toBe(0);
+    // Without the budget, one pass does it all.
+    await db.sluice.enqueueBatch([
+      { name: 'parent2', ref: 'p' },
+      ...Array.from({ length: 25 }, () => ({ name: 'child2', parents: ['p'] })),
+    ]);
+    await db.query("UPDATE sluice_job_edges SET parent_outcome = 'completed'");
+    const unbounded = reconcileHolds(
+      { db: fromKnex(db.sluice.knex), tables: tablesFor('sluice_') },
+      { batchSize: 10, budgetMs: 600_000 },
+    );
+    expect((await unbounded.runOnce()).released).toBe(25);
+  });
+
+  it('refuses a bad budget or clock by name', () => {
+    const taskDb = { db: fromKnex(db.sluice.knex), tables: tablesFor('sluice_') };
+    expect(() => reconcileHolds(taskDb, { budgetMs: 0 })).toThrow('budgetMs');
+    expect(() => reconcileHolds(taskDb, { clock: 5 as never })).toThrow('clock');
+  });
 });
