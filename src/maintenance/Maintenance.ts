@@ -90,6 +90,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
       clock,
       maxQueues: DEPTH_QUEUES_DEFAULT,
       depthMax: DEPTH_MAX_DEFAULT,
+      budgetMs: options.pruneBudgetMs,
       onBroken: (broken) => events.emit('promise:broken', { holder, ...broken }),
       onKept: (kept) => events.emit('promise:kept', { holder, ...kept }),
     }),

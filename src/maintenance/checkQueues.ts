@@ -13,8 +13,18 @@ import { type QueueDepthReading, recordQueueDepths } from '../stats/recordedDept
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
 import type { MonotonicClock } from './UnchangedSince.ts';
 
-/** Queues per depth read (queueDepths): its statements each cover at most this many. */
-const QUEUES_PER_READ = 1_000;
+/** Queues per depth read (queueDepths): its statements each cover at most this many; a pass's budget is checked after each. */
+const QUEUES_PER_READ = 100;
+
+/** A reading of every queue that may take several passes: what it reads, and how far it got. */
+interface Cycle {
+  /** The listed queues and every promised one, in name order. */
+  readonly names: readonly string[];
+  readonly promises: ReadonlyMap<string, QueuePromiseState>;
+  /** The listing's last name when it came back full (the queues past it are summed as `(others)`), else null. */
+  readonly othersAfter: string | null;
+  next: number;
+}
 
 export interface CheckQueuesOptions {
   /** Passes within this long of the last reading (on `clock`) skip it. */
@@ -24,6 +34,11 @@ export interface CheckQueuesOptions {
   readonly maxQueues: number;
   /** Each count stops after this many index entries (a ready-count promise reads one past its limit). */
   readonly depthMax: number;
+  /**
+   * How long one pass keeps reading (on `clock`): it stops after the read of 100 queues that
+   * crossed it, and the next pass goes on from there, ignoring intervalMs until every queue is read.
+   */
+  readonly budgetMs: number;
   /** A promise was found broken: called once, when its state changed. */
   readonly onBroken: (broken: PromiseBroken) => void;
   /** A broken promise was found kept again: called once, when its state changed. */
@@ -46,8 +61,12 @@ export type Breach = PromiseBroken['breaches'][number];
  * and log line) by whichever leader wrote it; it stays broken through passes and changes of leader
  * until a pass finds it kept, which is written and reported once the same way. A paused queue is
  * judged like any other: its jobs wait all the same. A pass within intervalMs of the last reading
- * (this process's clock) reads nothing. Counts: the promises broken and kept in this pass (state
- * changes, not queues behind).
+ * (this process's clock) reads nothing. A pass reads a hundred queues per statement set until
+ * `budgetMs` has gone by, and the next pass goes on from there (whatever intervalMs says), so a pass
+ * stays within its budget whatever the number of queues and promises, and every queue is read
+ * within ceil((maxQueues + promises) ÷ 100) passes, one pass while the budget allows (the queues'
+ * recorded readings of a cycle come from its passes; those of queues gone since are forgotten at
+ * its end). Counts: the promises broken and kept in this pass (state changes, not queues behind).
  */
 export function checkQueues(
   { db, tables }: TaskDb,
@@ -73,31 +92,49 @@ export function checkQueues(
       after = last.queue;
     }
   };
+  /** Begins a reading of every queue: the promises, the first `maxQueues` queues in name order. */
+  const begin = async (): Promise<Cycle> => {
+    const promises = await everyPromise();
+    const listed = (await listQueueNames(db, tables, { limit: options.maxQueues })).map((q) => q.name);
+    const names = new Set(listed);
+    for (const queue of promises.keys()) names.add(queue);
+    const last = listed[listed.length - 1];
+    const othersAfter = listed.length === options.maxQueues && last !== undefined ? last : null;
+    return { names: [...names].sort(), promises, othersAfter, next: 0 };
+  };
   let readAt = Number.NEGATIVE_INFINITY;
+  let cycle: Cycle | null = null;
   return {
     name: 'checkQueues',
     options,
     async runOnce() {
       const now = options.clock();
-      if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
-      readAt = now;
-      const promises = await everyPromise();
-      const listed = (await listQueueNames(db, tables, { limit: options.maxQueues })).map((q) => q.name);
-      const names = new Set(listed);
-      for (const queue of promises.keys()) names.add(queue);
-      // A thousand queues per read: the listing's run first, then the promised queues past it, by key.
-      const sorted = [...names].sort();
+      if (cycle === null) {
+        if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
+        readAt = now;
+        cycle = await begin();
+      }
+      const { names, promises, othersAfter } = cycle;
+      const deadline = now + options.budgetMs;
+      // A hundred queues per read, from where the last pass stopped, until the budget is spent.
       const readings: QueueDepthReading[] = [];
-      for (let i = 0; i < sorted.length; i += QUEUES_PER_READ)
-        readings.push(...(await read(sorted.slice(i, i + QUEUES_PER_READ), promises)));
+      while (cycle.next < names.length) {
+        const chunk = names.slice(cycle.next, cycle.next + QUEUES_PER_READ);
+        readings.push(...(await read(chunk, promises)));
+        cycle.next += chunk.length;
+        if (options.clock() >= deadline) break;
+      }
+      const done = cycle.next >= names.length;
       // A full listing may have left queues out: their sums are recorded as `(others)`, never dropped.
-      const last = listed[listed.length - 1];
-      if (listed.length === options.maxQueues && last !== undefined) {
-        const exclude = [...promises.keys()].filter((q) => q > last);
-        const others = await othersDepth(db, tables, { after: last, exclude, max: options.depthMax });
+      if (done && othersAfter !== null) {
+        const exclude = [...promises.keys()].filter((q) => q > othersAfter);
+        const others = await othersDepth(db, tables, { after: othersAfter, exclude, max: options.depthMax });
         readings.push({ queue: OTHERS_QUEUE, ...others, oldestReadyMs: null });
       }
-      await recordQueueDepths(db, tables, readings);
+      // The readings of queues gone since are forgotten once every queue has been read.
+      const cycleQueues = done ? [...names, ...(othersAfter === null ? [] : [OTHERS_QUEUE])] : null;
+      await recordQueueDepths(db, tables, readings, cycleQueues);
+      if (done) cycle = null;
       let broken = 0;
       let kept = 0;
       for (const reading of readings) {

@@ -38,7 +38,8 @@ export interface MaintenanceOptions {
    * How long each retention task keeps deleting while its batches come back full. A task that
    * stops behind (its last batch full) runs again after a short jittered pause rather than at the
    * next tick, so pruning keeps pace with the rate rows arrive at; one that caught up waits for
-   * the next tick. @defaultValue 1,000
+   * the next tick. The queue check (checkQueues) reads queue depths for as long, and goes on at
+   * the next pass with the queues it did not reach. @defaultValue 1,000
    */
   pruneBudgetMs?: number;
   /**

@@ -75,18 +75,16 @@ export interface RecordedQueueDepth extends QueueDepthReading {
 const ROWS_PER_WRITE = 1_000;
 
 /**
- * Replaces the recorded readings by `readings` (one per queue): an upsert per thousand of them, and
- * a delete of the queues not among them.
+ * Records `readings` (one per queue): an upsert per thousand of them. Then, unless `read` is null
+ * (a reading that goes on at the next pass), a delete of the readings of every queue not in `read`
+ * (by default the queues of `readings`): the queues gone since.
  */
 export async function recordQueueDepths(
   db: Executor,
   tables: Tables,
   readings: readonly QueueDepthReading[],
+  read: readonly string[] | null = readings.map((r) => r.queue),
 ): Promise<void> {
-  if (readings.length === 0) {
-    await db.write(sqlForgetAll(tables));
-    return;
-  }
   const params = readings.flatMap((r) => [
     r.queue,
     r.ready.count,
@@ -108,7 +106,9 @@ export async function recordQueueDepths(
     const rows = Math.min(ROWS_PER_WRITE, readings.length - i);
     await db.write(sqlRecord(tables, rows), params.slice(i * width, (i + rows) * width));
   }
-  await db.write(sqlForgetOthers(tables), [readings.map((r) => r.queue)]);
+  if (read === null) return;
+  if (read.length === 0) await db.write(sqlForgetAll(tables));
+  else await db.write(sqlForgetOthers(tables), [read]);
 }
 
 /** The recorded readings, in queue order, at most `max`: one statement. */

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { fromKnex } from '../../src/db/executor.ts';
+import { tablesFor } from '../../src/db/tables.ts';
+import type { PromiseBroken } from '../../src/events.ts';
+import { checkQueues } from '../../src/maintenance/checkQueues.ts';
+import { countRows } from '../helpers/factory.ts';
+import { useTestDatabase } from '../helpers/testDatabase.ts';
+
+/**
+ * checkQueues over its budget: a pass stops after the read of 100 queues that crossed it, the next
+ * goes on from there, and every queue is read, every promise judged, within ceil(queues ÷ 100)
+ * passes. 250 queues with a ready job each; the last one, `q-249`, promised a start within 2 s and
+ * late by 12 s. The clock moves a second at every reading, so every read of 100 queues spends the
+ * 1 s budget.
+ */
+const db = useTestDatabase('check_queues_budget');
+
+describe('checkQueues at more queues than a pass reads', () => {
+  it('carries the reading over to the next passes and judges the last queue within ceil(250 ÷ 100) = 3', async () => {
+    await db.query(
+      `INSERT INTO sluice_jobs (queue, name, payload, priority, run_at, created_at)
+       SELECT CONCAT('q-', LPAD(seq, 3, '0')), 'work', '{}', 0, NOW(3) - INTERVAL 12 SECOND, NOW(3) FROM seq_0_to_249`,
+    );
+    await db.sluice.queues.setPromise('q-249', { startWithinMs: 2_000 });
+    let now = 0;
+    const broken: PromiseBroken[] = [];
+    const task = checkQueues(
+      { db: fromKnex(db.sluice.knex), tables: tablesFor('sluice_') },
+      {
+        intervalMs: 0,
+        clock: () => (now += 1_000),
+        maxQueues: 1_000,
+        depthMax: 10_000,
+        budgetMs: 1_000,
+        onBroken: (b) => broken.push(b),
+        onKept: () => undefined,
+      },
+    );
+    const recorded: number[] = [];
+    const counts = [];
+    for (let pass = 0; pass < 3; pass++) {
+      counts.push(await task.runOnce());
+      recorded.push(await countRows(db, 'sluice_queue_depths'));
+    }
+    expect(recorded).toEqual([100, 200, 250]);
+    expect(counts).toEqual([
+      { broken: 0, kept: 0 },
+      { broken: 0, kept: 0 },
+      { broken: 1, kept: 0 },
+    ]);
+    expect(broken.map((b) => [b.queue, b.breaches])).toEqual([['q-249', ['startWithin']]]);
+    // The next cycle begins afresh; a queue gone since is forgotten once it has read every queue.
+    await db.query("DELETE FROM sluice_jobs WHERE queue = 'q-000'");
+    for (let pass = 0; pass < 3; pass++) await task.runOnce();
+    expect(await countRows(db, 'sluice_queue_depths')).toBe(249);
+  });
+});
