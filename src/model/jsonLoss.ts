@@ -16,8 +16,9 @@ const DATE_TO_JSON = Date.prototype.toJSON;
 /**
  * Pure: the first place, in JSON.stringify's order, where JSON would leave out, change or refuse
  * part of `value` — so that what is read back would not be what was given — or null when there is
- * none. `root` names the value in the path (`payload`). One walk, which calls toJSON and getters
- * as JSON.stringify does (a second time, for a caller that has stringified the value already).
+ * none. `root` names the value in the path (`payload`). Two walks: a quick one (isPlain) passes
+ * what is surely plain data, reading each property once and calling no toJSON; anything else is
+ * walked again by lossIn, which calls toJSON and getters as JSON.stringify does, to say where.
  *
  * Plain data passes: strings, finite numbers, booleans, null, arrays, and objects whose prototype
  * is Object.prototype or null. A value with a toJSON method (a Date, a Buffer, a class that says
@@ -32,6 +33,7 @@ const DATE_TO_JSON = Date.prototype.toJSON;
  * Not looked at: non-enumerable properties, and properties of an array besides its elements.
  */
 export function jsonLoss(value: unknown, root: string): JsonLoss | null {
+  if (isPlain(value, 0)) return null;
   let found: Found | null;
   try {
     found = lossIn(value, '', false, []);
@@ -40,6 +42,50 @@ export function jsonLoss(value: unknown, root: string): JsonLoss | null {
     return { path: root, reason: 'is nested too deeply to check (the call stack ran out)' };
   }
   return found === null ? null : { path: pathOf(root, found.keys), reason: found.reason };
+}
+
+/** Objects nested deeper than this are left to lossIn, which finds a cycle a getter could make. */
+const PLAIN_DEPTH = 64;
+
+/**
+ * True when `value` is surely plain data (strings, finite numbers, booleans, null, valid Dates,
+ * arrays and objects of Object.prototype or null without toJSON or symbol keys); false when it may
+ * not be, for lossIn to say where. Allocates nothing but each object's (empty) symbol list: a bulk
+ * enqueue walks every payload once more with it, so it must cost little beside JSON.stringify.
+ */
+function isPlain(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      return value === null || (depth < PLAIN_DEPTH && isPlainObject(value, depth + 1));
+    default:
+      return false;
+  }
+}
+
+function isPlainObject(v: object, depth: number): boolean {
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto === Array.prototype) {
+    if (!Array.isArray(v) || 'toJSON' in v) return false;
+    const list = v as unknown[];
+    for (let i = 0; i < list.length; i++) if (!isPlain(list[i], depth)) return false;
+    return true;
+  }
+  if (proto === Object.prototype || proto === null) {
+    // `in` sees an own toJSON, enumerable or not, and one added to Object.prototype.
+    if ('toJSON' in v || Object.getOwnPropertySymbols(v).length !== 0) return false;
+    const record = v as Record<string, unknown>;
+    for (const k in record) {
+      const x = record[k];
+      if (x !== undefined && !isPlain(x, depth)) return false;
+    }
+    return true;
+  }
+  return proto === Date.prototype && (v as Date).toJSON === DATE_TO_JSON && !Number.isNaN((v as Date).getTime());
 }
 
 /** A loss on its way up: keys are pushed innermost first, so they read in reverse. */

@@ -65,4 +65,38 @@ describe('jsonLoss', () => {
       reason: 'is an object that contains it (a cycle), which JSON cannot store',
     });
   });
+
+  it('sends what only looks plain to the full walk: hidden or inherited toJSON, symbol keys, holes, odd Dates', () => {
+    const hidden = { a: 1 };
+    Object.defineProperty(hidden, 'toJSON', { value: () => ({ n: Number.NaN }), enumerable: false });
+    expect(jsonLoss({ hidden }, 'payload')?.path).toBe('payload.hidden.n');
+    const list = [1, 2];
+    Object.defineProperty(list, 'toJSON', { value: () => [() => 1], enumerable: false });
+    expect(jsonLoss({ list }, 'payload')?.path).toBe('payload.list[0]');
+    const bare = Object.create(null) as Record<string | symbol, unknown>;
+    bare[Symbol('s')] = 1;
+    expect(jsonLoss({ bare }, 'payload')?.reason).toContain('symbol key');
+    // biome-ignore lint/suspicious/noSparseArray: a hole is what this checks
+    expect(jsonLoss({ a: [1, , 3] }, 'payload')?.path).toBe('payload.a[1]');
+    const date = new Date(0);
+    Object.defineProperty(date, 'toJSON', { value: () => Number.POSITIVE_INFINITY });
+    expect(jsonLoss({ date }, 'payload')?.path).toBe('payload.date');
+    class Stamp extends Date {}
+    expect(jsonLoss({ at: new Stamp(0), bad: new Stamp(Number.NaN) }, 'payload')?.path).toBe('payload.bad');
+    const deep: unknown[] = [];
+    let at = deep;
+    for (let i = 0; i < 200; i++) {
+      const next: unknown[] = [];
+      at.push(next);
+      at = next;
+    }
+    at.push(Number.NaN);
+    expect(jsonLoss(deep, 'result')?.reason).toBe('is NaN, which JSON stores as null');
+    Object.defineProperty(Object.prototype, 'toJSON', { value: () => 1n, configurable: true, writable: true });
+    try {
+      expect(jsonLoss({ a: 1 }, 'payload')?.reason).toContain('BigInt');
+    } finally {
+      delete (Object.prototype as { toJSON?: unknown }).toJSON;
+    }
+  });
 });
