@@ -1,6 +1,6 @@
 /**
  * The grid of `npm run bench`: every system drains the same jobs in every cell of processes
- * {1, 4} × concurrency {10, 50, 500} × payload {small, seed004}, one after another within the
+ * {1, 4} × concurrency {10, 50, 500} × payload {small, seed004, records}, one after another within the
  * cell (so a change in the machine's load falls on the cell, not on one system), one round each:
  *   - sluice at its defaults (peers/sluicePeer.ts: worker processes built through the package's
  *     API, only the concurrency set);
@@ -53,9 +53,10 @@ export const FULL_GRID: GridSize = {
   targetSeconds: 4,
   limitSeconds: 10,
   minJobs: 2_000,
-  maxJobs: { small: 150_000, seed004: 40_000 },
+  maxJobs: { small: 150_000, seed004: 40_000, records: 40_000 },
   quietGiveUpMs: 3_000,
-  budgetSeconds: 13 * 60,
+  // 13 minutes for the 12 cells of two payloads; the records row's six more get half as long again.
+  budgetSeconds: 20 * 60,
 };
 
 export const QUICK_GRID: GridSize = {
@@ -66,7 +67,7 @@ export const QUICK_GRID: GridSize = {
   targetSeconds: 0.5,
   limitSeconds: 3,
   minJobs: 200,
-  maxJobs: { small: 2_000, seed004: 1_000 },
+  maxJobs: { small: 2_000, seed004: 1_000, records: 1_000 },
   quietGiveUpMs: 2_000,
   budgetSeconds: 120,
 };
@@ -79,7 +80,7 @@ export const QUICK_GRID: GridSize = {
  */
 const ENQUEUE_TARGETS = 3;
 /** First guess of a system's rate before it drained anything, jobs/s. */
-const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 2_000 };
+const FIRST_GUESS: Record<PayloadKind, number> = { small: 10_000, seed004: 2_000, records: 2_000 };
 /**
  * The share of a drain's jobs run before its window opens, every system alike (peer.ts, warmJobs):
  * a fleet runs for days, and a drain of a few seconds otherwise weighs each consumer process's

@@ -94,7 +94,7 @@ function drainTable({ cells, size }: GridReportInput): string {
     ];
   });
   return [
-    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to the target from the system's previous drain and enqueue rates (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004), timed once the first ${WARM_SHARE * 100} % of its jobs are drained (every system's warm-up; "from 'go'": the same verdict over the whole drain, whose rates are in the JSON line, jobsPerSecFromGo), cut off at the limit (* = rate over the cut-off window); target / limit ${size.targetSeconds} / ${size.limitSeconds} s, shortened for later cells when the grid would pass its ${size.budgetSeconds} s budget; one round per cell`,
+    `drain grid, jobs/s: payload × processes × concurrency per process; each drain sized to the target from the system's previous drain and enqueue rates (${fmt(size.minJobs)}–${fmt(size.maxJobs.small)} small jobs, up to ${fmt(size.maxJobs.seed004)} seed004 or records), timed once the first ${WARM_SHARE * 100} % of its jobs are drained (every system's warm-up; "from 'go'": the same verdict over the whole drain, whose rates are in the JSON line, jobsPerSecFromGo), cut off at the limit (* = rate over the cut-off window); target / limit ${size.targetSeconds} / ${size.limitSeconds} s, shortened for later cells when the grid would pass its ${size.budgetSeconds} s budget; one round per cell`,
     table(
       [
         'cell',
@@ -107,7 +107,7 @@ function drainTable({ cells, size }: GridReportInput): string {
       ],
       rows,
     ),
-    '    small: {n, email}, ~40 B of JSON; seed004: sizes uniform in 0–16 KB (mean ~8 KB) from a fixed seed',
+    "    small: {n, email}, ~40 B of JSON; seed004: sizes uniform in 0–16 KB (mean ~8 KB) from a fixed seed; records: order lines of random values at seed004's sizes (deflate ~2.5x, ~90 % over 1 KiB either way)",
     '    best peer: BullMQ by its AOF row (production persistence), pg-boss at its best; "÷ any peer row" counts BullMQ without persistence too',
   ].join('\n');
 }

@@ -2,10 +2,10 @@
  * `npm run bench [-- --quick]`: sluice beside its peers and its raw-SQL ceilings, in one run on one
  * machine (grid.ts):
  *   - the drain grid: processes {1, 4} × concurrency {10, 50, 500} × payload {~40 B, seed004's
- *     0–16 KB}, for sluice at its defaults, BullMQ without persistence and with AOF fsynced every
+ *     0–16 KB, application records of the same sizes}, for sluice at its defaults, BullMQ without persistence and with AOF fsynced every
  *     second, pg-boss at its best and the raw claim loop, with the verdict per cell and, for sluice
  *     and the raw loop, the server's statements, redo writes, fsyncs and CPU per job;
- *   - bulk enqueue of one batch against raw multi-row INSERTs (enqueue.ts), both payloads;
+ *   - bulk enqueue of one batch against raw multi-row INSERTs (enqueue.ts), every payload;
  *   - single-job enqueue by 8 producer processes per system, against a raw autocommit INSERT,
  *     idle and while consumers drain (singleEnqueue.ts);
  *   - pickup latency into an idle consumer (gridLatency.ts);
@@ -55,8 +55,8 @@ const quick = args.quick || process.env.BENCH_QUICK === '1';
 
 /** Jobs of one bulk-enqueue batch and the runs per side, by payload. */
 const BULK: Record<PayloadKind, { jobs: number; runs: number }> = quick
-  ? { small: { jobs: 2_000, runs: 1 }, seed004: { jobs: 500, runs: 1 } }
-  : { small: { jobs: 100_000, runs: 3 }, seed004: { jobs: 10_000, runs: 3 } };
+  ? { small: { jobs: 2_000, runs: 1 }, seed004: { jobs: 500, runs: 1 }, records: { jobs: 500, runs: 1 } }
+  : { small: { jobs: 100_000, runs: 3 }, seed004: { jobs: 10_000, runs: 3 }, records: { jobs: 10_000, runs: 3 } };
 const SINGLE_ENQUEUE_SECONDS = quick ? 1 : 4;
 const LATENCY_SAMPLES = quick ? 5 : 30;
 

@@ -6,14 +6,18 @@
  *     uniformly from 0–16 KB (mean ~8 KB), the payload mix of the high-load queue write-up the
  *     design follows. The sizes come from a fixed seed, so every run and every system gets the
  *     same sequence.
+ *   - 'records': an application's payload, `{ n, email, items }` with `items` order lines (`id`,
+ *     `sku`, `name`, `price`, `qty`, `inStock`) of seeded random values, as many as bring its JSON to
+ *     seed004's size for the same job (mean ~8 KB). Deflated it shrinks ~2.5x, so ~90 % of them
+ *     stay over a row's 1 KiB however stored: sluice writes them apart, as JSON.
  * sluice gets these specs as they are; the raw ceiling and the peers turn them into the same
  * JSON with JSON.stringify.
  */
 export const BENCH_QUEUE = 'bench';
 export const JOB_NAME = 'noop';
 
-export type PayloadKind = 'small' | 'seed004';
-export const PAYLOAD_KINDS: readonly PayloadKind[] = ['small', 'seed004'];
+export type PayloadKind = 'small' | 'seed004' | 'records';
+export const PAYLOAD_KINDS: readonly PayloadKind[] = ['small', 'seed004', 'records'];
 
 /** Largest JSON payload of the seed-004 mix, in bytes. */
 export const SEED004_MAX_BYTES = 16 * 1024;
@@ -23,18 +27,81 @@ export interface BenchJob {
   readonly name: string;
   readonly queue: string;
   readonly priority: number;
-  readonly payload: { readonly n: number; readonly email: string; readonly pad?: string; readonly text?: string };
+  readonly payload: {
+    readonly n: number;
+    readonly email: string;
+    readonly pad?: string;
+    readonly text?: string;
+    readonly items?: readonly OrderLine[];
+  };
+}
+
+/** One line of a 'records' payload. */
+export interface OrderLine {
+  readonly id: number;
+  readonly sku: string;
+  readonly name: string;
+  readonly price: number;
+  readonly qty: number;
+  readonly inStock: boolean;
+}
+
+/** Characters of each payload's JSON, counted once as it is made (peers size their statements by it). */
+const payloadChars = new WeakMap<BenchJob['payload'], number>();
+
+/** The length of a job's payload JSON: what a peer budgets a statement or a call by. */
+export function payloadLength(job: BenchJob): number {
+  let chars = payloadChars.get(job.payload);
+  if (chars === undefined) {
+    chars = JSON.stringify(job.payload).length;
+    payloadChars.set(job.payload, chars);
+  }
+  return chars;
 }
 
 export function makeJobs(count: number, kind: PayloadKind = 'small'): BenchJob[] {
-  const size = kind === 'seed004' ? seededSizes(SEED) : null;
+  const size = kind === 'small' ? null : seededSizes(SEED);
   return Array.from({ length: count }, (_, n) => {
     const payload = { n, email: `user${n}@example.com` };
     if (!size) return { name: JOB_NAME, queue: BENCH_QUEUE, priority: 0, payload };
+    if (kind === 'records')
+      return { name: JOB_NAME, queue: BENCH_QUEUE, priority: 0, payload: withLines(payload, size()) };
     // `,"pad":""` adds 10 bytes to the small payload's JSON; the pad fills the rest.
     const padLength = Math.max(0, size() - JSON.stringify(payload).length - 10);
     return { name: JOB_NAME, queue: BENCH_QUEUE, priority: 0, payload: { ...payload, pad: SEED004_PAD(padLength, n) } };
   });
+}
+
+/** Words the 'records' names and SKUs are made of: drawn once from a fixed seed. */
+const RECORD_WORDS = (() => {
+  const next = mulberry32(SEED + 1);
+  const letters = (count: number) =>
+    Array.from({ length: count }, () => String.fromCharCode(97 + Math.floor(next() * 26))).join('');
+  return Array.from({ length: 2048 }, () => letters(3 + Math.floor(next() * 7)));
+})();
+
+/** `payload` with order lines drawn from the job's own seed until its JSON reaches `size` characters. */
+function withLines(payload: { n: number; email: string }, size: number): BenchJob['payload'] {
+  const pick = mulberry32(payload.n + 1);
+  const word = () => RECORD_WORDS[Math.floor(pick() * RECORD_WORDS.length)] as string;
+  const items: OrderLine[] = [];
+  // `,"items":[]` adds 11 characters; each line its JSON and a comma.
+  let length = JSON.stringify(payload).length + 11;
+  while (length < size) {
+    const line = {
+      id: 100_000 + Math.floor(pick() * 900_000),
+      sku: `${word().toUpperCase()}-${Math.floor(pick() * 10_000)}`,
+      name: `${word()} ${word()} ${word()}`,
+      price: Math.round(pick() * 100_000) / 100,
+      qty: 1 + Math.floor(pick() * 20),
+      inStock: pick() < 0.8,
+    };
+    items.push(line);
+    length += JSON.stringify(line).length + (items.length > 1 ? 1 : 0);
+  }
+  const withItems = { ...payload, items };
+  payloadChars.set(withItems, length);
+  return withItems;
 }
 
 /**
@@ -74,7 +141,7 @@ function padFill(kind: string): (length: number, n: number) => string {
 
 /** JSON bytes of a payload list: min, mean and max, for the report. */
 export function payloadBytes(jobs: readonly BenchJob[]): { min: number; mean: number; max: number } {
-  const sizes = jobs.map((j) => JSON.stringify(j.payload).length);
+  const sizes = jobs.map(payloadLength);
   const total = sizes.reduce((a, b) => a + b, 0);
   return { min: Math.min(...sizes), mean: Math.round(total / Math.max(1, sizes.length)), max: Math.max(...sizes) };
 }

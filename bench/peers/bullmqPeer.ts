@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { type Job, Queue, Worker, type WorkerOptions } from 'bullmq';
 import { Redis } from 'ioredis';
-import { type BenchJob, JOB_NAME } from '../workload.ts';
+import { type BenchJob, JOB_NAME, payloadLength } from '../workload.ts';
 import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers, wallNow } from './consumerChild.ts';
 import { measurePickup } from './measurePickup.ts';
 import { answers, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
@@ -142,7 +142,7 @@ export function bullmqPeer(settings: readonly PeerSetting[] = BULLMQ_SETTINGS, p
       let bytes = 0;
       for (const job of jobs) {
         chunk.push(job);
-        bytes += (job.payload.pad?.length ?? 0) + 64;
+        bytes += payloadLength(job) + 64;
         if (chunk.length < ADD_BULK_CHUNK && bytes < ADD_BULK_BYTES) continue;
         await q.addBulk(chunk.map((j) => ({ name: j.name, data: j.payload })));
         chunk = [];

@@ -11,7 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import { type ConstructorOptions, PgBoss, type WorkOptions } from 'pg-boss';
-import type { BenchJob } from '../workload.ts';
+import { type BenchJob, payloadLength } from '../workload.ts';
 import { type Consumers, isMain, type OnProbe, runConsumerChild, startConsumers } from './consumerChild.ts';
 import { measurePickup } from './measurePickup.ts';
 import { answers, type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
@@ -167,7 +167,7 @@ export function pgBossPeer(settings: readonly PeerSetting[] = PG_BOSS_SETTINGS):
       let bytes = 0;
       for (const job of jobs) {
         chunk.push(job);
-        bytes += (job.payload.pad?.length ?? 0) + 64;
+        bytes += payloadLength(job) + 64;
         if (bytes < INSERT_BYTES) continue;
         await insert(chunk);
         chunk = [];

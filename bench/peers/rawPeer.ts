@@ -11,7 +11,7 @@ import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { connectRaw } from '../rawConnection.ts';
 import { rawInsertJobs } from '../rawInsert.ts';
 import { claimAndDelete, retryingConflicts } from '../rawLoop.ts';
-import { BENCH_QUEUE, type BenchJob, JOB_NAME, SEED004_MAX_BYTES } from '../workload.ts';
+import { BENCH_QUEUE, type BenchJob, JOB_NAME, payloadLength } from '../workload.ts';
 import { type Consumers, isMain, runConsumerChild, startConsumers } from './consumerChild.ts';
 import { mysqlDurability } from './mysqlDurability.ts';
 import { type Peer, type PeerSetting, type Producer, timedDrain } from './peer.ts';
@@ -72,7 +72,7 @@ export function rawPeer(url: string, table: string): Peer {
       await open().query(`TRUNCATE TABLE \`${table}\``);
     },
     async enqueue(jobs: readonly BenchJob[]) {
-      const largest = jobs.some((j) => j.payload.pad !== undefined) ? SEED004_MAX_BYTES + 256 : 256;
+      const largest = jobs.reduce((most, j) => Math.max(most, payloadLength(j)), 0) + 256;
       const rows = Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(packet / 2 / largest)));
       const started = performance.now();
       const inserted = await rawInsertJobs(open(), table, jobs, rows);
