@@ -1,6 +1,6 @@
 /**
  * `npm run bench:graph -- [--groups 1000] [--width 99] [--rounds 2] [--concurrency 100] [--idle 40]
- * [--fanin-priority=-1] [--enqueue-only]`:
+ * [--fanin-priority=-1] [--enqueue-only] [--shape fanin|held|random]`:
  * what a workflow costs. A graph of groups × (width leaves + one fan-in of them) + one final job
  * after every fan-in (defaults: 100,001 jobs) is enqueued in one batch, alternating round by round
  * with the same number of independent jobs in one batch: the time ratio. Then one worker (in this
@@ -13,11 +13,14 @@
  * retried) and no fan-in or final job claimed before its last parent's finished_at. A released child is due from its release (run_at = GREATEST(its own, NOW(3))), so
  * under load its latency is mostly its wait behind the leaves still queued before it (FIFO);
  * `--fanin-priority=-1` puts fan-ins ahead of them, which leaves the release's own cost.
+ * `--shape held` puts each group's leaves behind a root job, `--shape random` enqueues a random DAG
+ * of as many jobs (graphShapes.ts): both time the enqueue alone (as `--enqueue-only`).
  * BENCH_DATABASE names the database (default sluice_bench_graph).
  */
 import { parseArgs } from 'node:util';
 import { defineJob, type JobSpec } from 'sluice';
 import { type Bench, openBench, truncate } from './benchDatabase.ts';
+import { GRAPH_SHAPES, type GraphShape, graphJobs } from './graphShapes.ts';
 import { median } from './median.ts';
 import { percentiles } from './peers.ts';
 import { progress } from './progress.ts';
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     idle: { type: 'string', default: '40' },
     'fanin-priority': { type: 'string', default: '0' },
     'enqueue-only': { type: 'boolean', default: false },
+    shape: { type: 'string', default: 'fanin' },
   },
 });
 const groups = Number(values.groups);
@@ -42,16 +46,12 @@ const idlePairs = Number(values.idle);
 /** The fan-ins' and the final job's priority: below 0, a released one goes ahead of the leaves still queued. */
 const faninPriority = Number(values['fanin-priority']);
 
+const shape = values.shape as GraphShape;
+if (!GRAPH_SHAPES.includes(shape)) throw new Error(`--shape: one of ${GRAPH_SHAPES.join(', ')}`);
+const enqueueOnly = values['enqueue-only'] || shape !== 'fanin';
+
 function graph(): JobSpec[] {
-  const jobs: JobSpec[] = [];
-  for (let g = 0; g < groups; g++) {
-    const leaves = Array.from({ length: width }, (_, i) => `l${g}.${i}`);
-    for (const ref of leaves) jobs.push({ name: 'leaf', queue: QUEUE, ref, payload: { g } });
-    jobs.push({ name: 'fanIn', queue: QUEUE, ref: `f${g}`, parents: leaves, payload: { g }, priority: faninPriority });
-  }
-  const fanIns = Array.from({ length: groups }, (_, g) => `f${g}`);
-  jobs.push({ name: 'final', queue: QUEUE, parents: fanIns, payload: {}, priority: faninPriority });
-  return jobs;
+  return graphJobs(shape, QUEUE, { groups, width, faninPriority });
 }
 
 function independent(count: number): JobSpec[] {
@@ -127,9 +127,9 @@ async function idleLatencies(bench: Bench): Promise<number[]> {
 
 const bench = await openBench(process.env.BENCH_DATABASE ?? 'sluice_bench_graph');
 try {
-  const total = groups * (width + 1) + 1;
+  const total = graph().length;
   progress(
-    `graph: ${total.toLocaleString('en')} jobs (${groups} × (${width} leaves + a fan-in) + final), ${bench.server.version}`,
+    `graph: ${total.toLocaleString('en')} jobs (${shape}: ${groups} × ${width} leaves), ${bench.server.version}`,
   );
   const flat: number[] = [];
   const dag: number[] = [];
@@ -139,9 +139,9 @@ try {
     progress(`round ${round}: independent ${flat.at(-1)?.toFixed(2)} s, graph ${dag.at(-1)?.toFixed(2)} s`);
   }
   const ratio = median(dag) / median(flat);
-  const enqueueLine = `enqueue of ${total.toLocaleString('en')} jobs in one batch: independent ${median(flat).toFixed(2)} s, graph ${median(dag).toFixed(2)} s (median of ${rounds}): ratio ${ratio.toFixed(2)}`;
-  if (values['enqueue-only']) {
-    process.stdout.write(`${enqueueLine}\n${JSON.stringify({ total, enqueue: { flat, dag, ratio } })}\n`);
+  const enqueueLine = `enqueue of ${total.toLocaleString('en')} jobs in one batch: independent ${median(flat).toFixed(2)} s, graph (${shape}) ${median(dag).toFixed(2)} s (median of ${rounds}): ratio ${ratio.toFixed(2)}`;
+  if (enqueueOnly) {
+    process.stdout.write(`${enqueueLine}\n${JSON.stringify({ total, shape, enqueue: { flat, dag, ratio } })}\n`);
     process.exit(0);
   }
   await clear(bench);
