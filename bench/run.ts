@@ -12,7 +12,7 @@
  *   - the seed004 cells drained again by sluice and the raw loop with a buffer pool that holds
  *     their payloads, set back after (inMemoryPayloads.ts): how much of those cells is
  *     the disk.
- * About 15–20 minutes on a quiet 2-core machine. `--quick` (or BENCH_QUICK=1) runs two cells of a
+ * About 20–27 minutes on a quiet 2-core machine. `--quick` (or BENCH_QUICK=1) runs two cells of a
  * few hundred jobs and short probes, for development; `--cells` keeps only the cells it names
  * (pickCells) and runs the grid alone (no enqueue or latency sections; the in-memory re-drain of a seed004 cell it names still runs), with `--jobs N` every drain N jobs, `--systems` only the systems
  * it names (pickSystems), for timing one cell against one peer. Either prints the same report and writes bench/results/partial.json, never RESULTS.md.
