@@ -52,8 +52,10 @@ const WORKER_POOL_MAX = 4;
 
 /** One sluice install (a table prefix in one database), and the pool that reaches it. */
 export class Sluice implements SluiceApi {
+  /** The install's typed events (`job:completed`, `job:dead`, …): docs/jobs.md "Events". */
   readonly events = new SluiceEvents();
   readonly logger: Logger;
+  /** The knex sluice uses: the app's own when it passed one, else sluice's pool. */
   readonly knex: Knex;
   readonly #runtime: SluiceRuntime;
   readonly #ownsKnex: boolean;
@@ -63,6 +65,10 @@ export class Sluice implements SluiceApi {
   #serverInfo: Promise<ServerInfo> | undefined;
   #closing: Promise<void> | undefined;
 
+  /**
+   * An install: opens no connection until the first call (`createSluice` does the same).
+   * @throws `OptionsError` for a bad or unknown option.
+   */
   constructor(options: SluiceOptions = {}) {
     const resolved = resolveSluiceOptions(options);
     const tables = tablesFor(resolved.tablePrefix);
@@ -156,6 +162,7 @@ export class Sluice implements SluiceApi {
     return this.#url && redactUrl(this.#url);
   }
 
+  /** The install's table names (its `tablePrefix` applied), for an app's own reads. */
   get tables() {
     return this.#runtime.tables;
   }
@@ -185,6 +192,13 @@ export class Sluice implements SluiceApi {
     return this.#guard(() => enqueueJob(this.#runtime, ...enqueueArguments(jobOrDefinition, second, fields, options)));
   }
 
+  /**
+   * Enqueues jobs as one all-or-nothing batch (one transaction, or the app's `trx`): every job is
+   * written, or none. Resolves to the batch id, how many were written and how many were skipped as
+   * duplicates of an idempotency key.
+   * @throws `JobValidationError` naming the job's index and field; nothing of the batch is written.
+   * @throws `BatchTooLargeError` when the server refused the transaction as too large (Galera); nothing written.
+   */
   enqueueBatch(jobs: readonly JobSpec[], options?: EnqueueBatchOptions): Promise<EnqueueBatchResult> {
     return this.#guard(() => enqueueBatch(this.#runtime, jobs, options));
   }
@@ -251,6 +265,7 @@ export class Sluice implements SluiceApi {
     }));
   }
 
+  /** The server's flavour (MySQL or MariaDB), version and `max_allowed_packet`: read once, then cached. */
   serverInfo(): Promise<ServerInfo> {
     return this.#guard(() => this.#runtime.serverInfo());
   }
@@ -292,6 +307,10 @@ export class Sluice implements SluiceApi {
   }
 }
 
+/**
+ * An install (a table prefix in one database) and the pool that reaches it: `new Sluice(options)`.
+ * @throws `OptionsError` for a bad or unknown option.
+ */
 export function createSluice(options: SluiceOptions = {}): Sluice {
   return new Sluice(options);
 }

@@ -127,17 +127,22 @@ export class SluiceEvents {
     this.#emitter.setMaxListeners(100);
   }
 
+  /** Calls `listener` with each event of this name (the names and payloads: docs/jobs.md "Events"). */
   on<K extends SluiceEventName>(event: K, listener: Listener<K>): this {
     this.#emitter.on(event, listener);
     return this;
   }
 
+  /** Removes a listener added with `on`. */
   off<K extends SluiceEventName>(event: K, listener: Listener<K>): this {
     this.#emitter.off(event, listener);
     return this;
   }
 
-  /** Emits without letting a faulty listener break the queue's own work. */
+  /**
+   * Emits without letting a faulty listener break the queue's own work.
+   * @internal sluice's own: an application listens, it does not emit.
+   */
   emit<K extends SluiceEventName>(event: K, payload: SluiceEventMap[K]): void {
     for (const listener of this.#emitter.listeners(event) as Listener<K>[]) {
       try {
@@ -148,6 +153,7 @@ export class SluiceEvents {
     }
   }
 
+  /** How many listeners this event has. */
   listenerCount(event: SluiceEventName): number {
     return this.#emitter.listenerCount(event);
   }

@@ -14,6 +14,8 @@ export interface Stoppable {
  * the signals to Node again. PM2's kill_timeout must exceed the graceful deadline.
  *
  * ```ts
+ * import { stopOnSignals } from 'sluice';
+ *
  * const worker = sluice.worker({ jobs: 'jobs' });
  * await worker.start();
  * await stopOnSignals(worker, sluice.logger);

@@ -7,6 +7,8 @@
 export interface CodeBlock {
   /** The info string's first word (`ts`, `sh`, …), or ''. */
   readonly lang: string;
+  /** The info string's words after the first (`ts signature` → ['signature']). */
+  readonly tags: readonly string[];
   readonly code: string;
   /** 1-based line of the opening fence. */
   readonly line: number;
@@ -18,7 +20,7 @@ export interface Link {
   readonly line: number;
 }
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)([^`]*)/;
 
 /** The page's lines, each marked as prose or as part of a fenced code block (fences included). */
 function scan(text: string): { line: string; inCode: boolean }[] {
@@ -53,7 +55,11 @@ export function codeBlocks(text: string): CodeBlock[] {
       if (line.trim().startsWith(fence) && line.trim().replace(/[`~]/g, '') === '') break;
       body.push(line);
     }
-    blocks.push({ lang: (open[2] as string).toLowerCase(), code: body.join('\n'), line: start + 1 });
+    const tags = (open[3] ?? '')
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word !== '');
+    blocks.push({ lang: (open[2] as string).toLowerCase(), tags, code: body.join('\n'), line: start + 1 });
   }
   return blocks;
 }

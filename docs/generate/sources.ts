@@ -75,3 +75,57 @@ export const CLI_MAIN = 'src/cli/main.ts';
 /** The pages written by `npm run docs`, from the repository root. */
 export const OPTIONS_PAGE = 'docs/reference/options.md';
 export const CLI_PAGE = 'docs/reference/cli.md';
+export const API_PAGE = 'docs/reference/api.md';
+
+/** One entry point of the package, whose exports make the method reference. */
+export interface ApiEntry {
+  /** Path from the repository root. */
+  readonly file: string;
+  /** How an application imports it. */
+  readonly importFrom: string;
+  /** What the entry's functions are for, as the page says it. */
+  readonly summary: string;
+  /** `Class.member` properties whose calls get a section of their own (`sluice.jobs.get`, …). */
+  readonly namespaces: readonly string[];
+  /** Its classes, in the order the page lists them (an exported class left out is an error). */
+  readonly classes: readonly string[];
+  /** The classes an application constructs itself: the page shows their constructor. */
+  readonly constructible: readonly string[];
+  /** The name the page gives an instance of a class, when not the class name in lower camel case. */
+  readonly instanceName: Readonly<Record<string, string>>;
+}
+
+/**
+ * The entries of the package, in the order docs/reference/api.md lists them: each exported function,
+ * each exported class (its public members) and each error class. A namespace of `Sluice` left out of
+ * `namespaces` would be listed as one property; a test checks that each is there.
+ */
+export const API_ENTRIES: readonly ApiEntry[] = [
+  {
+    file: 'src/index.ts',
+    importFrom: 'sluice',
+    summary: 'An install, job definitions, the dashboard hook and shutdown on signals.',
+    namespaces: [
+      'Sluice.jobs',
+      'Sluice.queues',
+      'Sluice.batches',
+      'Sluice.deadJobs',
+      'Sluice.workers',
+      'Sluice.history',
+      'Sluice.schedules',
+      'Sluice.settings',
+    ],
+    classes: ['Sluice', 'Worker', 'Maintenance', 'SluiceEvents', 'SluiceMetrics'],
+    constructible: ['Sluice', 'SluiceMetrics'],
+    instanceName: { SluiceMetrics: 'metrics', SluiceEvents: 'sluice.events' },
+  },
+  {
+    file: 'src/testing/index.ts',
+    importFrom: 'sluice/testing',
+    summary: "Helpers for an application's tests, against a real database: [Testing](../testing.md).",
+    namespaces: [],
+    classes: [],
+    constructible: [],
+    instanceName: {},
+  },
+];

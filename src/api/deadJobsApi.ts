@@ -15,6 +15,7 @@ const PURGE_KEYS = optionKeys<{ batchSize?: number }>({ batchSize: true });
 export function deadJobsApi(runtime: SluiceRuntime, guard: Guard) {
   const { db, tables } = runtime;
   return {
+    /** One page of dead jobs matching the filter, in id order: pass the last id as `afterId` for the next (`limit` 100 by default). */
     list: (filter?: DeadJobFilter, page?: { afterId?: number; limit?: number }): Promise<DeadJob[]> =>
       guard(() => {
         rejectUnknownKeys('sluice.deadJobs.list(filter)', filter, DEAD_JOB_FILTER_KEYS);
@@ -34,6 +35,7 @@ export function deadJobsApi(runtime: SluiceRuntime, guard: Guard) {
           onMoved: (queues) => ringAfterCommit(runtime, undefined, queues),
         });
       }),
+    /** Deletes matching dead jobs for good, in bounded batches; resolves to how many. */
     purge: (filter?: DeadJobFilter, options?: { batchSize?: number }): Promise<{ purged: number }> =>
       guard(() => {
         rejectUnknownKeys('sluice.deadJobs.purge(filter)', filter, DEAD_JOB_FILTER_KEYS);

@@ -100,7 +100,11 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
         rejectUnknownKeys('sluice.jobs.reschedule(ids, when)', when, WHEN_KEYS);
         return moveInTime(idList(ids), when);
       }),
-    /** Resolves with the job's result once it completes; rejects if it dies, is cancelled, or the wait times out. */
+    /**
+     * Resolves with the job's result once it completes; rejects if it dies, is cancelled, or the wait times out.
+     * @throws `JobDeadError` (its `lastError`), `JobCancelledError`, `WaitTimeoutError` after `timeoutMs`.
+     * @throws `JobNotFoundError` when no job has this id, or it finished without history.
+     */
     waitFor: (id: number, options?: WaitOptions): Promise<unknown> =>
       guard(() => {
         rejectUnknownKeys('sluice.jobs.waitFor(id, options)', options, WAIT_KEYS);

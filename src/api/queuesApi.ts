@@ -120,6 +120,7 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
       }),
     /** No worker claims from a paused queue; jobs already running finish. */
     pause: (queue: string): Promise<void> => guard(() => pauseQueue(db, tables, queue)),
+    /** Workers claim from the queue again. Idempotent. */
     resume: (queue: string): Promise<void> => guard(() => resumeQueue(db, tables, queue)),
     /**
      * The queues paused now, with when: one statement, a page of the first 1,000 in name order, or

@@ -112,6 +112,7 @@ export type MaintenancePass = GenericPass<MaintenanceCounts>;
  * runOnce() does one pass and returns its counts; `maintenance:completed` carries the same object.
  */
 export class Maintenance {
+  /** This process's name in the leader lease (who leads shows it). */
   readonly holder = `${ClaimTokens.processPrefix}~${randomBytes(4).toString('hex')}`;
   readonly #lease: LeaderLease;
   readonly #tasks: ReturnType<typeof tasksOf>;
@@ -134,15 +135,24 @@ export class Maintenance {
     this.#tasks = tasksOf(runtime, options, this.holder);
   }
 
+  /** Whether this process holds the leader lease now (only the leader runs the passes' tasks). */
   get leading(): boolean {
     return this.#leading;
   }
 
-  /** The tasks a pass runs, in order: `npm run bench:shape` measures each one's runOnce() alone. */
+  /**
+   * The tasks a pass runs, in order: `npm run bench:shape` measures each one's runOnce() alone.
+   * @internal
+   */
   get tasks(): ReturnType<typeof tasksOf> {
     return this.#tasks;
   }
 
+  /**
+   * Starts the passes on the cron `schedule` and, with a jobs folder, the recurring jobs' scheduler.
+   * @throws `JobDefinitionError` when a file of the jobs folder is not a job definition.
+   * @throws `SchemaVersionError` when the tables are not migrated to this version.
+   */
   async start(): Promise<void> {
     await assertSchemaCurrent(this.runtime.db, this.runtime.tables);
     await this.runtime.retention.load();
@@ -176,6 +186,7 @@ export class Maintenance {
     return this.#pass;
   }
 
+  /** Stops the schedule, lets a pass in progress finish and gives up the lease if it leads (another process takes over at once). */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#catchUp);

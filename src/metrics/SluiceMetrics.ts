@@ -38,6 +38,7 @@ export class SluiceMetrics {
   /** The last rendering, and when it was made: scrapes within cacheMs share it (and one rendering in progress). */
   #cached: { text: Promise<string>; at: number } | null = null;
 
+  /** The metrics of the install `sluice` reaches; serve them with `listen(port)` or `render()` in your own server. */
   constructor(
     private readonly sluice: SluiceApi,
     /** How long one reading of the database answers every scrape. @defaultValue 5,000 */

@@ -126,6 +126,8 @@ export type JobFields = Omit<JobSpec, 'name' | 'payload'>;
  * compile error. The definition's `queue` applies unless `fields` names one.
  *
  * ```ts
+ * import { jobOf } from 'sluice';
+ *
  * await sluice.enqueueBatch(users.map((u) => jobOf(sendEmail, { to: u.email }, { priority: 5 })));
  * ```
  */

@@ -41,6 +41,7 @@ const SHED_AFTER_MS = 2_000;
  *           handlers' signals.
  */
 export class Worker {
+  /** This process's worker id (`<host>-<pid>~<random>`): its registry row and the holder of its claims. */
   readonly id: string;
   readonly #tokens = new ClaimTokens();
   /** Every job held: started, and claimed ahead (#waiting). */
@@ -102,6 +103,7 @@ export class Worker {
     return this.#limit.current;
   }
 
+  /** `new`, `running`, `stopping` or `stopped`. */
   get state(): string {
     return this.#state;
   }
@@ -111,10 +113,16 @@ export class Worker {
     return this.#running.size - this.#waiting.length;
   }
 
+  /** Attempts this worker has run to their end (whatever the outcome) since it started. */
   get processed(): number {
     return this.#processed;
   }
 
+  /**
+   * Loads the handlers, registers the worker and starts claiming; resolves once it runs.
+   * @throws `JobDefinitionError` when a file of the jobs folder is not a job definition (or two define one name).
+   * @throws `SchemaVersionError` when the tables are not migrated to this version.
+   */
   async start(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`worker ${this.id} was already started`);
     await assertSchemaCurrent(this.runtime.workerDb, this.runtime.tables);

@@ -52,7 +52,7 @@ interface Example {
 function examplesOf(page: string): Example[] {
   const app = join(EXAMPLES, relative(ROOT, page).replace(/[/.]/g, '_'));
   return codeBlocks(readFileSync(page, 'utf8'))
-    .filter((block) => block.lang === 'ts' || block.lang === 'typescript')
+    .filter((block) => (block.lang === 'ts' || block.lang === 'typescript') && !block.tags.includes('signature'))
     .map((block) => {
       const named = /^\/\/ ([\w./-]+\.ts)\b/.exec(block.code);
       const path = join(app, named ? (named[1] as string) : `line-${block.line}.ts`);
