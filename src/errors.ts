@@ -175,7 +175,7 @@ export class JobSnoozedError extends SluiceError {
 export class RateLimitedError extends JobSnoozedError {
   constructor(
     readonly retryAfterMs: number,
-    options: { pause?: 'queue' | 'group' } = {},
+    options: RateLimitedOptions = {},
   ) {
     super(retryAfterMs, {
       pauseQueue: options.pause === 'queue',
@@ -184,6 +184,15 @@ export class RateLimitedError extends JobSnoozedError {
       message: `rate limited: retry after ${retryAfterMs} ms${options.pause ? ` (${options.pause} paused as long)` : ''}`,
     });
   }
+}
+
+/** What a `RateLimitedError` holds back besides its job, for `retryAfterMs`. */
+export interface RateLimitedOptions {
+  /**
+   * `'queue'`: the job's whole queue pauses (every worker, for every job of it); `'group'`: only its
+   * group does (docs/flow-control.md). @defaultValue only the job waits
+   */
+  readonly pause?: 'queue' | 'group';
 }
 
 /** A job definition (from defineJob or a jobs/ file) has the wrong shape. */

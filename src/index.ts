@@ -11,7 +11,7 @@ export type {
 } from './api/queuesApi.ts';
 export type { InstallSettings, InstallSettingsUpdate } from './api/settingsApi.ts';
 export type { BatchStatus } from './batches/getBatch.ts';
-export { basicAuth } from './dashboard/basicAuth.ts';
+export { type BasicAuthCredentials, basicAuth } from './dashboard/basicAuth.ts';
 export type { DashboardHandler } from './dashboard/createDashboard.ts';
 export type { DashboardAuth, DashboardOptions } from './dashboard/dashboardOptions.ts';
 export { maskSecrets, type PayloadMask } from './dashboard/maskSecrets.ts';
@@ -38,6 +38,7 @@ export {
   PermanentJobError,
   PermanentJobError as PermanentError,
   RateLimitedError,
+  type RateLimitedOptions,
   RetriesExhaustedError,
   SchemaVersionError,
   SluiceError,

@@ -5,7 +5,9 @@ import { optionKeys } from '../options.ts';
 
 /** Which dead jobs a list / re-drive / purge applies to. All fields optional; they combine with AND. */
 export interface DeadJobFilter {
+  /** Dead jobs of this queue. */
   queue?: string;
+  /** Dead jobs of this job name. */
   name?: string;
   /** Dead for at least this long (failed_at <= NOW(3) - olderThanMs). */
   olderThanMs?: number;

@@ -8,15 +8,20 @@ import { JOB_STATES, type JobState } from './jobState.ts';
  * are listed by their state (completed, cancelled, dead).
  */
 export interface JobFilter {
+  /** One state: waiting, delayed, retrying, running (live), completed, cancelled or dead. @defaultValue every live state */
   readonly state?: JobState;
+  /** Jobs of this queue. */
   readonly queue?: string;
+  /** Jobs of this job name. */
   readonly name?: string;
+  /** Jobs of this batch (`enqueueBatch`'s `batchId`). */
   readonly batchId?: number;
   /**
    * A time range, [from, to): on when the job was created (live jobs), finished (completed,
    * cancelled) or died (dead).
    */
   readonly from?: Date;
+  /** The end of the time range `from` opens (excluded). */
   readonly to?: Date;
 }
 

@@ -9,14 +9,17 @@ import { KNOWN_FIELDS, NAME_PATTERN } from './validateJob.ts';
 export type Delivery = 'at-least-once' | 'exactly-once' | 'at-most-once';
 
 export interface JobDefinition<P = unknown> {
+  /** The job type's name, which jobs carry (`JobSpec.name`): 1–128 of `A-Z a-z 0-9 _ . : -`, unique among a worker's definitions. */
   readonly name: string;
   /** Queue used when a job of this name is enqueued without one. Informational for the worker. */
   readonly queue?: string;
+  /** Failed attempts retried before the job dies (moves to the dead jobs); a job's own `maxRetries` wins. @defaultValue the worker's `maxRetries` (3) */
   readonly maxRetries?: number;
   /** Aborts `ctx.signal` and fails the attempt after this long. */
   readonly timeoutMs?: number;
+  /** The wait before each retry: `{ type: 'exponential', delayMs, maxDelayMs?, jitter? }`, `{ type: 'fixed', delayMs }` or a function of the attempt and the error; a job's own wins. @defaultValue the worker's `backoff` */
   readonly backoff?: Backoff;
-  /** @defaultValue `'at-least-once'` */
+  /** What a success and a failure promise: `at-least-once`, `exactly-once` (the handler's writes through `ctx.trx` commit with the job's removal) or `at-most-once` (docs/jobs.md "Delivery modes"). @defaultValue `'at-least-once'` */
   readonly delivery?: Delivery;
   /**
    * Recurring: a node-cron expression (seconds field allowed). The maintenance process enqueues
@@ -39,6 +42,7 @@ export interface JobDefinition<P = unknown> {
   readonly debounce?: KeyedBy<P, { readonly delayMs: number; readonly maxWaitMs?: number }>;
   /** Throttle every job of this definition (see JobSpec.throttle); its key as debounce's. A job's own wins. */
   readonly throttle?: KeyedBy<P, { readonly windowMs: number }>;
+  /** Runs one attempt: resolves (its value is the job's result) or throws (a failed attempt, retried with `backoff`); `ctx` is the job's context (docs/jobs.md "The handler's context"). */
   handle(payload: P, ctx: JobContext<P>): Promise<unknown> | unknown;
 }
 

@@ -23,7 +23,7 @@ export interface JobSpec {
    * value is undefined is left out (docs/jobs.md, Payloads). @defaultValue `{}`
    */
   readonly payload?: unknown;
-  /** @defaultValue `'default'` */
+  /** The queue the job waits in: workers claim from the queues they name. 1–64 of `A-Z a-z 0-9 _ . : -`. @defaultValue the definition's `queue`, else `'default'` */
   readonly queue?: string;
   /** Lower runs first; an integer in [-32768, 32767]. @defaultValue 0 */
   readonly priority?: number;
@@ -161,12 +161,14 @@ export function parseStoredPayload(stored: string | Buffer, from: PayloadSource)
 
 /** What a handler receives beside its payload. */
 export interface JobContext<P = unknown> {
+  /** The claimed job: its id, queue, name, payload, priority, runAt, retryTimes, batchId, lockId, … */
   readonly job: Job<P>;
   /**
    * Aborted when the attempt times out, the claim is lost, the worker is forced to stop, or the
    * job is cancelled (the reason is then a JobCancelledError).
    */
   readonly signal: AbortSignal;
+  /** The install's pino logger, bound to the job (`jobId` and `job`, its name, on every line). */
   readonly logger: Logger;
   /** The sluice knex instance, for handlers that write to the same database. */
   readonly knex: Knex;

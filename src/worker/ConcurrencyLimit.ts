@@ -1,11 +1,11 @@
 import type { LoadReading } from './hostLoad.ts';
 
 export interface LoadPolicy {
-  /** Whether the host's load is sampled at all. */
+  /** Whether the host's load is sampled at all: `false` keeps the worker at its `concurrency` whatever the load. @defaultValue true */
   readonly enabled: boolean;
-  /** Above this CPU busy fraction the worker runs fewer jobs. */
+  /** Above this CPU busy fraction the worker runs fewer jobs (1: never for the CPU). @defaultValue 1 */
   readonly maxCpu: number;
-  /** Below this free-memory fraction the worker runs fewer jobs. */
+  /** Below this free-memory fraction the worker runs fewer jobs. @defaultValue 0.05 */
   readonly minFreeMem: number;
 }
 

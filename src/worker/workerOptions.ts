@@ -24,7 +24,11 @@ export interface WorkerOptions {
   concurrency?: number;
   /** A folder of job files (one `export default defineJob(…)` each) or a list of definitions. @defaultValue `'jobs'` */
   jobs?: string | JobDefinition<any>[];
-  /** @defaultValue `'random-head'` */
+  /**
+   * How a claim picks jobs: `random-head` reads the head of the queue and takes free ids at random
+   * among the first `headSize` (no lock held between read and write); `skip-locked` uses `SELECT …
+   * FOR UPDATE SKIP LOCKED` in a short transaction (docs/how-it-works.md "Claim"). @defaultValue `'random-head'`
+   */
   claim?: ClaimStrategy;
   /** Candidates read per head scan (random-head): more candidates, fewer collisions between workers. @defaultValue 200 */
   headSize?: number;

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readApi } from '../../docs/generate/apiReference.ts';
+import { readOptionsTypes } from '../../docs/generate/optionsReference.ts';
 import { renderReferences } from '../../docs/generate/references.ts';
 import { OPTIONS_SOURCES } from '../../docs/generate/sources.ts';
 
@@ -30,6 +31,13 @@ describe('the references generated from the code (npm run docs)', () => {
       optionsFiles.filter((file) => !listed.has(file)),
       'options files missing from OPTIONS_SOURCES in docs/generate/sources.ts',
     ).toEqual([]);
+  });
+
+  it('say what every option does', () => {
+    const bare = readOptionsTypes(ROOT).flatMap((t) =>
+      t.options.filter((o) => o.description === '').map((o) => `${t.name}.${o.name} (${t.file})`),
+    );
+    expect(bare, 'options without a doc comment (docs/reference/options.md would show "—")').toEqual([]);
   });
 
   it('give every public call of the API reference a description', () => {
