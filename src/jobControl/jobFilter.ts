@@ -8,7 +8,7 @@ import { JOB_STATES, type JobState } from './jobState.ts';
  * are listed by their state (completed, cancelled, dead).
  */
 export interface JobFilter {
-  /** One state: waiting, delayed, retrying, running (live), completed, cancelled or dead. @defaultValue every live state */
+  /** One state: waiting, delayed, held, retrying, running (live), completed, cancelled or dead. @defaultValue every live state */
   readonly state?: JobState;
   /** Jobs of this queue. */
   readonly queue?: string;
