@@ -175,6 +175,8 @@ export class Sluice implements SluiceApi {
   /**
    * Enqueues one job: a JobSpec, or a job definition and a payload its handler takes (checked at
    * compile time), with the job's other fields after it: `sluice.enqueue(sendEmail, { to }, { delayMs: 5_000 })`.
+   * Resolves to the job's id, and whether it was a duplicate, throttled or debounced (then no new job was written).
+   * @throws `JobValidationError` naming the field; nothing is written.
    */
   enqueue(job: JobSpec, options?: EnqueueOptions): Promise<EnqueueResult>;
   enqueue<D extends JobDefinition<any>>(

@@ -294,7 +294,9 @@ function classSections(
       ]
         .filter((t) => t !== '')
         .join('\n\n'),
-      throws: [],
+      throws: [
+        ...new Set(ctor.flatMap((s) => s.getJsDocTags().filter((t) => t.name === 'throws')).map((t) => tagText(t))),
+      ],
       deprecated: null,
       property: false,
     });
