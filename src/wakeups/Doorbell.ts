@@ -3,6 +3,7 @@ import { ER } from '../db/mysqlErrors.ts';
 import type { Tables } from '../db/tables.ts';
 import type { SluiceEvents } from '../events.ts';
 import { findParked, killParked, newToken, type RunOn, readIdentity, sqlSleep } from './parkedSleep.ts';
+import { doorbellKey } from './patternDoorbells.ts';
 
 /**
  * Params: (?1 queue, ?2 worker id, ?3 token, ?4 database user) per queue. Run on the doorbell's
@@ -30,6 +31,7 @@ export interface DoorbellOptions {
   readonly tables: Tables;
   readonly events: SluiceEvents;
   readonly workerId: string;
+  /** Queue names and patterns (a pattern's row: patternDoorbells.ts). */
   readonly queues: readonly string[];
   /** Called when the doorbell rings, and once after every (re)registration (jobs may have come meanwhile). */
   readonly onRing: () => void;
@@ -134,9 +136,10 @@ export class Doorbell {
     const self = await readIdentity(on);
     const token = newToken();
     this.#self = { id: self.id, server: self.server, token };
+    const keys = [...new Set(queues.map(doorbellKey))];
     await on(
-      sqlRegister(tables, queues.length),
-      queues.flatMap((queue) => [queue, workerId, token, self.user]),
+      sqlRegister(tables, keys.length),
+      keys.flatMap((key) => [key, workerId, token, self.user]),
     );
     this.options.onRing();
     const sleep = sqlSleep(token);

@@ -1,28 +1,50 @@
 import { binaryOrder } from '../db/binaryOrder.ts';
 import type { Tables } from '../db/tables.ts';
-import { isLocalWorker } from './localRing.ts';
-import { findParked, isToken, type RunOn, type SessionIdentity } from './parkedSleep.ts';
+import type { RunOn } from './parkedSleep.ts';
+import { PATTERN_KEY_FROM, PATTERN_KEY_TO, patternKeyMatches } from './patternDoorbells.ts';
+import {
+  type DoorbellRow,
+  forgetGone,
+  type RingerConnection,
+  sleepOf,
+  type VerifyingCache,
+  verifyDoorbells,
+} from './verifyDoorbells.ts';
+
+const COLUMNS = 'queue, worker_id, server, connection_id, token, db_user';
 
 /**
  * Params: ?1 queues (list, at most QUEUES_PER_READ), ?2 limit (ROWS_PER_READ). The doorbells of
  * those queues in primary-key order: one range of the primary key per queue, at most `limit` rows
  * in all (rows past it are not read: the caller reads the queues after the last row's again).
  */
-const sqlDoorbells = (t: Tables) => `
-SELECT queue, worker_id, server, connection_id, token, db_user
+const sqlQueueDoorbells = (t: Tables) => `
+SELECT ${COLUMNS}
 FROM ${t.doorbells}
 WHERE queue IN (?)
 ORDER BY queue, worker_id
 LIMIT ?`;
 
 /**
- * Params: ?1 worker ids (list), ?2 tokens (list). The rows of registrations whose connection is
- * gone (their worker died or reconnected): fenced by the token, so a registration made since stays.
+ * Params: ?1 from, ?2 to (PATTERN_KEY_FROM, PATTERN_KEY_TO), ?3 limit (DOORBELLS_PER_QUEUE). The
+ * doorbells of workers on patterns (patternDoorbells.ts): one range of the primary key.
  */
-const sqlForgetGone = (t: Tables) => `
-DELETE FROM ${t.doorbells}
-WHERE worker_id IN (?)
-  AND token IN (?)`;
+const sqlPatternDoorbells = (t: Tables) => `
+SELECT ${COLUMNS}
+FROM ${t.doorbells}
+WHERE queue >= ? AND queue < ?
+ORDER BY queue, worker_id
+LIMIT ?`;
+
+/** Params: those of sqlQueueDoorbells, then sqlPatternDoorbells'. Both reads in one statement. */
+const sqlBothDoorbells = (t: Tables) => `
+SELECT ${COLUMNS}
+FROM ((${sqlQueueDoorbells(t)})
+  UNION ALL
+  (${sqlPatternDoorbells(t)})) d`;
+
+/** The copy of every pattern's doorbells: a key no queue name can take. */
+const PATTERNS = PATTERN_KEY_FROM;
 
 /** How long an enqueuing process trusts its copy of a queue's doorbells (they change when workers start and stop). */
 export const DOORBELL_CACHE_MS = 1_000;
@@ -62,14 +84,6 @@ export const READS_PER_ROUND = 8;
 export const CACHED_QUEUES = 10_000;
 export const CACHED_DOORBELLS = 50_000;
 
-export interface DoorbellRow {
-  readonly workerId: string;
-  readonly server: string;
-  readonly connectionId: number;
-  readonly token: string;
-  readonly user: string;
-}
-
 /** Those of a queue's doorbells, as last read, that were seen asleep over the ringer's connection. */
 interface CachedDoorbells {
   parked: DoorbellRow[];
@@ -80,14 +94,6 @@ interface CachedDoorbells {
 export interface DoorbellsRead {
   readonly doorbells: ReadonlyMap<string, readonly DoorbellRow[]>;
   readonly unread: readonly string[];
-}
-
-const keyOf = (d: DoorbellRow) => `${d.connectionId}:${d.token}`;
-
-/** What a read needs of the ringer's connection: a statement on it, and who it is (read only when a row needs it). */
-export interface RingerConnection {
-  readonly on: RunOn;
-  identity(): Promise<SessionIdentity>;
 }
 
 /**
@@ -101,22 +107,36 @@ export class DoorbellCache {
   readonly #cache = new Map<string, CachedDoorbells>();
   /** The doorbells held in all copies. */
   #held = 0;
+  readonly #verifying: VerifyingCache;
 
   constructor(
     private readonly tables: Tables,
     /** Told when rows of another database user were read (they are left to polling). */
-    private readonly onOtherUser: () => void,
-  ) {}
+    onOtherUser: () => void,
+  ) {
+    this.#verifying = { tables, seen: (key) => this.#cache.get(key)?.parked, onOtherUser };
+  }
 
   /** Queues whose copy is kept. */
   get size(): number {
     return this.#cache.size;
   }
 
-  /** True when the copy of `queue` is fresh and holds no doorbell that can be rung from here. */
+  /**
+   * True when the copies of `queue` and of the patterns are fresh and neither holds a doorbell of
+   * it that can be rung from here.
+   */
   knownSilent(queue: string): boolean {
     const cached = this.#cache.get(queue);
-    return cached !== undefined && fresh(cached) && cached.parked.length === 0;
+    const patterns = this.#cache.get(PATTERNS);
+    return (
+      cached !== undefined &&
+      fresh(cached) &&
+      cached.parked.length === 0 &&
+      patterns !== undefined &&
+      fresh(patterns) &&
+      !patterns.parked.some((d) => patternKeyMatches(d.key, queue))
+    );
   }
 
   clear(): void {
@@ -127,10 +147,10 @@ export class DoorbellCache {
   /** Drops the doorbells a round found gone or out of reach from every queue's copy. */
   drop(doorbells: readonly DoorbellRow[]): void {
     if (doorbells.length === 0) return;
-    const dropped = new Set(doorbells.map(keyOf));
+    const dropped = new Set(doorbells.map(sleepOf));
     for (const cached of this.#cache.values()) {
       const before = cached.parked.length;
-      cached.parked = cached.parked.filter((d) => !dropped.has(keyOf(d)));
+      cached.parked = cached.parked.filter((d) => !dropped.has(sleepOf(d)));
       this.#held -= before - cached.parked.length;
     }
   }
@@ -143,7 +163,9 @@ export class DoorbellCache {
    * looked for in the process list, one read per statement of rows. Rows whose connection has
    * closed are deleted; rows of another database user are left to polling. Queues without rows
    * cost their share of one read: who the connection is, is asked only once a row needs comparing
-   * with it.
+   * with it. Each queue's doorbells include those of the workers on a pattern that covers it: every
+   * pattern's rows are read in one more statement, kept as a queue's are (at most
+   * DOORBELLS_PER_QUEUE of them: past that, workers on patterns are left to polling).
    */
   async read(queues: Iterable<string>, connection: RingerConnection): Promise<DoorbellsRead> {
     const doorbells = new Map<string, readonly DoorbellRow[]>();
@@ -154,36 +176,56 @@ export class DoorbellCache {
       else stale.push(queue);
     }
     stale.sort(binaryOrder);
+    // The patterns' copy, when stale, is read in the round's first statement (or one of its own).
+    let patternsRead = this.#fresh(PATTERNS);
     let next = 0;
     for (let reads = 0; reads < READS_PER_ROUND && next < stale.length; reads++) {
-      next += await this.#readSome(stale.slice(next, next + QUEUES_PER_READ), connection, doorbells);
+      next += await this.#readSome(stale.slice(next, next + QUEUES_PER_READ), connection, doorbells, !patternsRead);
+      patternsRead = true;
     }
+    if (!patternsRead) await this.#readSome([], connection, doorbells, true);
+    const patterns = this.#cache.get(PATTERNS)?.parked ?? [];
+    if (patterns.length > 0)
+      for (const [queue, own] of doorbells) {
+        const covering = patterns.filter((d) => patternKeyMatches(d.key, queue));
+        if (covering.length > 0) doorbells.set(queue, [...own, ...covering]);
+      }
     return { doorbells, unread: stale.slice(next) };
   }
 
+  #fresh(key: string): boolean {
+    const cached = this.#cache.get(key);
+    return cached !== undefined && fresh(cached);
+  }
+
   /** Deletes the rows of registrations whose connection is gone: one statement, as many as a read returned. */
-  async forget(gone: readonly DoorbellRow[], on: RunOn): Promise<void> {
-    if (gone.length === 0) return;
-    await on(sqlForgetGone(this.tables), [
-      [...new Set(gone.map((d) => d.workerId))],
-      [...new Set(gone.map((d) => d.token))],
-    ]);
+  forget(gone: readonly DoorbellRow[], on: RunOn): Promise<void> {
+    return forgetGone(this.tables, gone, on);
   }
 
   /**
-   * One read of the doorbells of `queues` (in binary order). Returns how many of them it covered:
-   * all, unless ROWS_PER_READ cut it short: then those up to the last row's queue (which keeps
-   * the rows read of it).
+   * One read of the doorbells of `queues` (in binary order), and of the patterns' if `patterns`.
+   * Returns how many of the queues it covered: all, unless ROWS_PER_READ cut it short: then those
+   * up to the last row's queue (which keeps the rows read of it).
    */
   async #readSome(
     queues: readonly string[],
     connection: RingerConnection,
     into: Map<string, readonly DoorbellRow[]>,
+    patterns: boolean,
   ): Promise<number> {
-    const [rows] = (await connection.on(sqlDoorbells(this.tables), [queues, ROWS_PER_READ])) as [
-      Record<string, unknown>[],
-    ];
-    const last = rows.length >= ROWS_PER_READ ? String(rows.at(-1)?.queue) : null;
+    const patternParams = [PATTERN_KEY_FROM, PATTERN_KEY_TO, DOORBELLS_PER_QUEUE];
+    const [read] = (await (queues.length === 0
+      ? connection.on(sqlPatternDoorbells(this.tables), patternParams)
+      : patterns
+        ? connection.on(sqlBothDoorbells(this.tables), [queues, ROWS_PER_READ, ...patternParams])
+        : connection.on(sqlQueueDoorbells(this.tables), [queues, ROWS_PER_READ]))) as [Record<string, unknown>[]];
+    const rows = read.filter((r) => !String(r.queue).startsWith(PATTERNS));
+    // The last queue the read reached (a derived table keeps no order: the greatest).
+    const last =
+      rows.length >= ROWS_PER_READ
+        ? rows.map((r) => String(r.queue)).reduce((a, b) => (binaryOrder(a, b) >= 0 ? a : b))
+        : null;
     const cut = last === null ? -1 : queues.findIndex((q) => binaryOrder(q, last) > 0);
     const covered = cut === -1 ? queues.length : Math.max(1, cut);
     const found = new Map<string, Record<string, unknown>[]>();
@@ -193,13 +235,22 @@ export class DoorbellCache {
       found.set(queue, list);
       if (list.length < DOORBELLS_PER_QUEUE) list.push(row);
     }
-    const read = queues.slice(0, covered);
-    const parked = rows.length === 0 ? new Map<string, DoorbellRow[]>() : await this.#verify(read, found, connection);
+    if (patterns)
+      found.set(
+        PATTERNS,
+        read.filter((r) => String(r.queue).startsWith(PATTERNS)),
+      );
+    const covering = queues.slice(0, covered);
+    const keys = patterns ? [...covering, PATTERNS] : covering;
+    const parked =
+      read.length === 0
+        ? new Map<string, DoorbellRow[]>()
+        : await verifyDoorbells(keys, found, connection, this.#verifying);
     const readAt = performance.now();
-    for (const queue of read) {
+    for (const queue of keys) {
       const entry = { parked: parked.get(queue) ?? [], readAt };
       this.#store(queue, entry);
-      into.set(queue, entry.parked);
+      if (queue !== PATTERNS) into.set(queue, entry.parked);
     }
     return covered;
   }
@@ -219,63 +270,6 @@ export class DoorbellCache {
       this.#held -= cached.parked.length;
     }
   }
-
-  /**
-   * The rows read that can be rung from this connection, by queue: those seen asleep before (in
-   * that queue's copy), and the new ones found asleep now, one read of the process list for all.
-   */
-  async #verify(
-    queues: readonly string[],
-    found: ReadonlyMap<string, readonly Record<string, unknown>[]>,
-    connection: RingerConnection,
-  ): Promise<Map<string, DoorbellRow[]>> {
-    const self = await connection.identity();
-    const byQueue = new Map<string, { seen: DoorbellRow[]; fresh: DoorbellRow[] }>();
-    let otherUser = false;
-    for (const queue of queues) {
-      const rows = (found.get(queue) ?? []).map(doorbellOf);
-      if (rows.length === 0) continue;
-      otherUser ||= rows.some((d) => d.server === self.server && d.user !== self.user && isToken(d.token));
-      const seen = new Set(this.#cache.get(queue)?.parked.map(keyOf));
-      const ringable = rows.filter((d) => ringableFrom(d, self));
-      byQueue.set(queue, {
-        seen: ringable.filter((d) => seen.has(keyOf(d))),
-        fresh: ringable.filter((d) => !seen.has(keyOf(d))),
-      });
-    }
-    if (otherUser) this.onOtherUser();
-    const { parked, gone } = await findParked(
-      connection.on,
-      self,
-      [...byQueue.values()].flatMap((q) => q.fresh),
-    );
-    await this.forget(gone, connection.on);
-    const asleep = new Set(parked.map(keyOf));
-    const result = new Map<string, DoorbellRow[]>();
-    for (const [queue, q] of byQueue) result.set(queue, [...q.seen, ...q.fresh.filter((d) => asleep.has(keyOf(d)))]);
-    return result;
-  }
-}
-
-function doorbellOf(r: Record<string, unknown>): DoorbellRow {
-  return {
-    workerId: String(r.worker_id),
-    server: String(r.server),
-    connectionId: Number(r.connection_id),
-    token: String(r.token),
-    user: String(r.db_user),
-  };
-}
-
-/** Doorbells a ring from `self` may reach: its server, its user, a token, another process, not itself. */
-function ringableFrom(d: DoorbellRow, self: SessionIdentity): boolean {
-  return (
-    d.server === self.server &&
-    d.user === self.user &&
-    isToken(d.token) &&
-    d.connectionId !== self.id &&
-    !isLocalWorker(d.workerId)
-  );
 }
 
 function fresh(cached: CachedDoorbells): boolean {

@@ -4,10 +4,11 @@ import { queryOnConnection } from '../db/queryOnConnection.ts';
 import type { Tables } from '../db/tables.ts';
 import { DoorbellUnreachableError } from '../errors.ts';
 import type { SluiceEvents } from '../events.ts';
-import { DoorbellCache, type RingerConnection } from './DoorbellCache.ts';
+import { DoorbellCache } from './DoorbellCache.ts';
 import { ringLocal } from './localRing.ts';
 import { type RunOn, readIdentity, type SessionIdentity } from './parkedSleep.ts';
 import { ringParked } from './ringParked.ts';
+import type { RingerConnection } from './verifyDoorbells.ts';
 
 /**
  * The shortest time from the end of a queue's round to the start of its next. The first ring after a quiet spell goes at

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import { assertSchemaCurrent } from '../db/migrate.ts';
-import { isQueuePattern } from '../model/queuePattern.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { Doorbell } from '../wakeups/Doorbell.ts';
 import { onLocalRing } from '../wakeups/localRing.ts';
@@ -160,16 +159,15 @@ export class Worker {
     const { tables, doorbellKnex, events } = this.runtime;
     const ring = () => this.#claims.ring();
     this.#unsubscribe = onLocalRing(tables.prefix, this.id, this.options.queues, ring);
-    // Doorbells ring named queues: a pattern's queues are found by polling (and in-process rings).
-    const named = this.options.queues.filter((q) => !isQueuePattern(q));
-    if (!doorbellKnex || !this.options.doorbell || named.length === 0) return;
+    // A pattern's doorbell row stands for all its queues (wakeups/patternDoorbells.ts).
+    if (!doorbellKnex || !this.options.doorbell || this.options.queues.length === 0) return;
     const knex = doorbellKnex();
     this.#doorbell = new Doorbell({
       knex,
       tables,
       events,
       workerId: this.id,
-      queues: named,
+      queues: this.options.queues,
       onRing: ring,
     });
     this.#doorbell.start();

@@ -16,8 +16,8 @@ export interface WorkerOptions {
    * or `'*'` for every queue) — alone or in a list. Up to 8 names are claimed each in turn; more
    * names, or a pattern, and the worker finds the queues with due work by a scan of the job index
    * (never the backlog) and claims across up to 50 of them per claim, each queue in turn.
-   * Doorbells ring named queues only: a pattern's queues are found by polling (pollIntervalMs)
-   * and by enqueues in the same process. @defaultValue `['default']`
+   * An enqueue to any queue of a pattern rings the worker's doorbell, as one to a queue it names
+   * does. @defaultValue `['default']`
    */
   queues?: string | string[];
   /** Jobs run at once by this worker. @defaultValue 10 */

@@ -62,6 +62,27 @@ describe('waking idle workers', () => {
     expect(sleeping).toEqual([]);
   }, 60_000);
 
+  it("a worker on a pattern ('tenant-*', '*') in another process is rung by an enqueue to one of its queues", async () => {
+    for (const [pattern, queue] of [
+      ['tenant-*', 'tenant-42'],
+      ['*', 'anything'],
+    ] as const) {
+      const key = `*${pattern.slice(0, -1)}`;
+      const worker = spawnWorker(db.url, { queues: pattern, pollIntervalMs: LONG_POLL, maxPollIntervalMs: LONG_POLL });
+      await worker.ready;
+      // One row stands for the pattern's queues: '*' then its prefix (src/wakeups/patternDoorbells.ts).
+      await waitFor(async () => (await doorbells(key)).length === 1, { what: `the ${pattern} doorbell rang in` });
+      // Its first claims found nothing: it now sleeps a whole poll unless rung.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (let n = 0; n < 2; n++) {
+        const { id } = await db.sluice.enqueue({ name: 'record', queue, payload: { n } });
+        await waitFor(() => ran(id), { timeoutMs: PICKUP_MS, what: `job ${id} of ${queue} ran (${pattern})` });
+      }
+      await stopped(worker);
+      expect(await doorbells(key)).toEqual([]);
+    }
+  }, 90_000);
+
   it('a delayed job starts at its runAt, not a poll later: the idle worker sleeps until the earliest run_at', async () => {
     // Enqueued before the worker starts: no ring tells it; its first empty poll reads the run_at.
     const { id } = await db.sluice.enqueue({ name: 'record', queue: 'later', delayMs: 4_000 });

@@ -97,6 +97,19 @@ describe('Ringer', () => {
     expect(h.errors).toEqual([]);
   });
 
+  it("a pattern's doorbell ('*' then its prefix) is rung by its queues' enqueues, in the same read, and not by others'", async () => {
+    const h = harness();
+    const tenants = await standIn('*tenant-', 'w-tenants');
+    await ring(h, 'other-7', 1);
+    expect(tenants.rung()).toBe(false);
+    // One statement read that queue's doorbells and the patterns' together.
+    expect(h.statements.filter((s) => /^SELECT queue, worker_id/.test(s))).toHaveLength(1);
+    await ring(h, 'tenant-7', 1);
+    await waitFor(() => tenants.rung(), { timeoutMs: 5_000, what: "the 'tenant-*' doorbell rung" });
+    expect(kills(h)).toHaveLength(1);
+    expect(h.errors).toEqual([]);
+  });
+
   it('a worker that registers just after the queue was found empty is rung by the next enqueue, not a second later', async () => {
     const h = harness();
     // An enqueue into a queue nobody waits on: the ringer reads (and keeps) an empty list.
