@@ -35,7 +35,7 @@ interface ClaimCompletion {
   /** Handler results (JSON text) by job id. */
   readonly results: ReadonlyMap<number, string>;
   /** The claim's queue when these are every job it took (completeJobs: found by lock_id). */
-  readonly wholeClaimOf: string | undefined;
+  readonly wholeClaimOf: string | readonly string[] | undefined;
   /** Lines the jobs logged and have not written yet; undefined when none did. */
   readonly logs: readonly JobLogRow[] | undefined;
   /** How many of the jobs have their payload stored apart. */
@@ -122,11 +122,11 @@ export class CompletionBuffer {
     /** The completion statement ran: what follows (key retention) no longer changes the outcome. */
     let written = false;
     try {
-      // Every job the claim took, finished together: its rows are found by lock_id alone — when
-      // they are of one queue (a claim across queues, WideClaimer's, is completed by its ids).
+      // Every job the claim took, finished together: its rows are found by queue and lock_id, a
+      // range of ix_head per queue (a claim across queues, WideClaimer's, spans up to 50).
       const first = jobs[0] as RunningJob;
-      const oneQueue = jobs.every((r) => r.job.queue === first.job.queue);
-      const wholeClaimOf = jobs.length === first.claimSize && oneQueue ? first.job.queue : undefined;
+      const queues = [...new Set(jobs.map((r) => r.job.queue))];
+      const wholeClaimOf = jobs.length !== first.claimSize ? undefined : queues.length === 1 ? first.job.queue : queues;
       const logs = pendingLogsOf(jobs);
       const apart = jobs.filter((r) => r.payloadApart).length;
       const lostIds = await this.#completeOnceReachable({ lockId, ids, results, wholeClaimOf, logs, apart });

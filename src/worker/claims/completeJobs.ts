@@ -21,13 +21,21 @@ const NONE_RELEASED: ReadonlyMap<string, number> = new Map();
  * which the server parses and turns into ranges in every statement (about 3 µs of server CPU per
  * job each, at 500 ids). The same rows either way: a lock_id is unique to one claim statement.
  */
-function heldRows(alias: string, lockId: string, ids: readonly number[], wholeClaimOf: string | undefined) {
+function heldRows(
+  alias: string,
+  lockId: string,
+  ids: readonly number[],
+  wholeClaimOf: string | readonly string[] | undefined,
+) {
   // Rows of a workflow or of a limited group (flags set) are left to completeInGraph: see completeJobs.
   // A fair share's row is plain (its group is settled after the commit: FairGroupSettler), as is a
   // rated group's (its start was counted at claim).
   const plain = `\n  AND (${alias}flags & ${SETTLED_IN_COMPLETION}) = 0`;
-  if (wholeClaimOf !== undefined)
+  if (typeof wholeClaimOf === 'string')
     return { where: `${alias}queue = ?\n  AND ${alias}lock_id = ?${plain}`, params: [wholeClaimOf, lockId] };
+  // A claim across queues: one ix_head range per queue (50 at most), not a list of its ids.
+  if (wholeClaimOf !== undefined)
+    return { where: `${alias}queue IN (?)\n  AND ${alias}lock_id = ?${plain}`, params: [wholeClaimOf, lockId] };
   const listed = idSet(`${alias}id`, ids);
   return { where: `${alias}lock_id = ?\n  AND ${listed.sql}${plain}`, params: [lockId, ...listed.params] };
 }
@@ -75,8 +83,11 @@ export interface CompleteOptions {
   readonly results?: ReadonlyMap<number, string>;
   /** The install's redactPayload hook: what the history rows keep of each payload. */
   readonly redact?: PayloadRedactor | null;
-  /** The claim's queue, when `ids` are every job the claim took (heldRows: the cheaper statements). */
-  readonly wholeClaimOf?: string;
+  /**
+   * The claim's queue (a claim across queues: its queues), when `ids` are every job the claim took
+   * (heldRows: the cheaper statements, by ix_head).
+   */
+  readonly wholeClaimOf?: string | readonly string[];
   /** Log lines the jobs kept with ctx.log and have not written yet (with history only: nothing shows them otherwise). */
   readonly logs?: readonly JobLogRow[];
   /**
