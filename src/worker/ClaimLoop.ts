@@ -1,22 +1,17 @@
 import type { Link, Tracer } from '@opentelemetry/api';
 import { isTransientConflict } from '../db/mysqlErrors.ts';
 import type { JobRow } from '../model/job.ts';
-import { nextDueInMs } from '../queues/nextDueInMs.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { activeTracer } from '../tracing/activeTracer.ts';
 import { readTraceLinks } from '../tracing/readTraceContexts.ts';
 import type { ClaimTokens } from './ClaimTokens.ts';
 import type { CompletionBuffer } from './CompletionBuffer.ts';
 import type { ConcurrencyLimit } from './ConcurrencyLimit.ts';
-import { type ClaimedRow, claimedJob } from './claims/claimedRow.ts';
-import { claimRandomHead } from './claims/claimRandomHead.ts';
-import { claimSkipLocked } from './claims/claimSkipLocked.ts';
-import { claimWithinLimits } from './claims/claimWithinLimits.ts';
-import { countGroupStarts, isGroupRated } from './claims/countGroupStarts.ts';
+import type { ClaimedRow } from './claims/claimedRow.ts';
 import { DrainRate } from './DrainRate.ts';
 import { PayloadPrefetch } from './PayloadPrefetch.ts';
+import { QueueClaimer } from './QueueClaimer.ts';
 import { QueueGates } from './QueueGates.ts';
-import { QueuePriorities, samePriorities } from './QueuePriorities.ts';
 import { WideClaimer } from './WideClaimer.ts';
 import { isWide } from './WideQueues.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
@@ -67,7 +62,8 @@ export interface TracedClaim {
  */
 export class ClaimLoop {
   readonly #waiters = new Set<() => void>();
-  readonly #priorities: QueuePriorities;
+  /** Each queue's claim its own way: a worker's named queues in turn, a wide worker's limited ones. */
+  readonly #one: QueueClaimer;
   readonly #gates: QueueGates;
   readonly #rate = new DrainRate();
   readonly #prefetch: PayloadPrefetch;
@@ -80,13 +76,12 @@ export class ClaimLoop {
   constructor(
     private readonly runtime: SluiceRuntime,
     private readonly options: ResolvedWorkerOptions,
-    private readonly tokens: ClaimTokens,
+    tokens: ClaimTokens,
     private readonly limit: ConcurrencyLimit,
     private readonly completions: CompletionBuffer,
     private readonly report: WorkerEvents,
     private readonly host: ClaimLoopHost,
   ) {
-    this.#priorities = new QueuePriorities(runtime.workerDb, runtime.tables, options.pollIntervalMs);
     this.#gates = new QueueGates(runtime.workerDb, runtime.tables, options.pollIntervalMs);
     this.#prefetch = new PayloadPrefetch(runtime.prefetchDb, runtime.tables);
     this.#unknownJobs = {
@@ -95,10 +90,24 @@ export class ClaimLoop {
       knows: (name) => host.knows(name),
       delayMs: () => jittered(options.maxPollIntervalMs),
     };
+    this.#one = new QueueClaimer(
+      runtime,
+      options,
+      tokens,
+      limit,
+      this.#gates,
+      this.#prefetch,
+      this.#unknownJobs,
+      report,
+      {
+        inFlight: () => host.inFlight(),
+        claimTook: (ms) => this.#claimTook(ms),
+      },
+    );
     this.#wide = isWide(options.queues)
       ? new WideClaimer(runtime, options, tokens, this.#gates, report, {
           claimLimited: async (queue, want, priorities) => {
-            const rows = await this.#claimWith(queue, want, priorities);
+            const rows = await this.#one.claimWith(queue, want, priorities);
             for (const row of rows) this.host.run(row, rows.length, undefined);
             return rows.length;
           },
@@ -177,7 +186,7 @@ export class ClaimLoop {
           requested += want;
           const tracer = activeTracer();
           const claimedAt = tracer ? Date.now() : 0;
-          const rows = await this.#claim(queue, want);
+          const rows = await this.#one.claim(queue, want);
           claimed += rows.length;
           const traced = tracer && rows.length > 0 ? await this.#traced(tracer, claimedAt, rows) : undefined;
           for (const row of rows) this.host.run(row, rows.length, traced);
@@ -197,7 +206,8 @@ export class ClaimLoop {
         dueRecheck = false;
         continue;
       }
-      const { delayMs, dueAlready } = await this.#idleDelay(jittered(pollDelayMs));
+      const pollMs = jittered(pollDelayMs);
+      const { delayMs, dueAlready } = this.#wide ? this.#wide.idleDelay(pollMs) : await this.#one.idleDelay(pollMs);
       // A ring or a stop during that read found no waiter to wake: act on it now instead of
       // sleeping it through (a stop used to wait out the whole poll delay, up to maxPollIntervalMs).
       if (this.#rung || !this.host.claiming()) continue;
@@ -209,91 +219,6 @@ export class ClaimLoop {
       await this.idle(dueRecheck ? 0 : fairCapMs === null ? delayMs : Math.min(delayMs, fairCapMs));
     }
     await this.#prefetch.settled();
-  }
-
-  /**
-   * The wait after an empty round: the poll delay, or less if a free job of one of the queues
-   * falls due sooner (its run_at on the DB clock, one index seek per priority of the queue);
-   * `dueAlready` when a free job is due now, though the round did not claim it.
-   */
-  async #idleDelay(pollDelayMs: number): Promise<{ delayMs: number; dueAlready: boolean }> {
-    let delayMs = pollDelayMs;
-    let dueAlready = false;
-    if (this.#wide) return this.#wide.idleDelay(pollDelayMs);
-    try {
-      for (const queue of this.options.queues) {
-        // A queue held back by its limit or a pause: its due jobs cannot start before the block ends.
-        const blockedMs = this.#gates.blockedForMs(queue);
-        if (blockedMs > 0) {
-          delayMs = Math.min(delayMs, blockedMs);
-          continue;
-        }
-        const priorities = await this.#priorities.get(queue);
-        if (priorities.length === 0) continue;
-        const dueInMs = await nextDueInMs(this.runtime.workerDb, this.runtime.tables, queue, priorities);
-        if (dueInMs !== null && dueInMs > 0) delayMs = Math.min(delayMs, dueInMs + 1);
-        else if (dueInMs !== null) dueAlready = true;
-      }
-    } catch (error) {
-      this.report.error(error, 'reading the next due time');
-    }
-    return { delayMs, dueAlready };
-  }
-
-  /**
-   * Claims up to `want` jobs of one queue. A claim that found nothing refreshes the priority set
-   * and tries once more (a partial claim does not: under contention that would re-read the set on
-   * almost every claim; the set is re-read every pollIntervalMs anyway).
-   */
-  async #claim(queue: string, want: number): Promise<ClaimedRow[]> {
-    if (this.#gates.blockedForMs(queue) > 0) return [];
-    const cached = await this.#priorities.get(queue);
-    const rows = await this.#claimWith(queue, want, cached);
-    if (rows.length === 0 && this.#gates.blockedForMs(queue) === 0) {
-      const fresh = await this.#priorities.refresh(queue);
-      if (!samePriorities(fresh, cached)) rows.push(...(await this.#claimWith(queue, want - rows.length, fresh)));
-    }
-    return rows;
-  }
-
-  async #claimWith(queue: string, want: number, priorities: readonly number[]): Promise<ClaimedRow[]> {
-    if (priorities.length === 0) return [];
-    const { workerDb: db, tables } = this.runtime;
-    const lockId = this.tokens.next();
-    const started = performance.now();
-    const refused = { value: false };
-    let rows: ClaimedRow[];
-    if (this.#gates.limited(queue)) {
-      // No lookahead: the cap counts claimed rows, and a job claimed ahead would hold a place of it idle.
-      const slots = Math.min(want, this.limit.current - this.host.inFlight());
-      if (slots <= 0) return [];
-      const claim = await claimWithinLimits(db, tables, { queue, priorities, want: slots, lockId });
-      this.#gates.limitedClaim(queue, claim);
-      rows = claim.rows;
-    } else {
-      rows =
-        this.options.claim === 'skip-locked'
-          ? await claimSkipLocked(db, tables, { queue, priorities, want, lockId, refused })
-          : await claimRandomHead(db, tables, {
-              queue,
-              priorities,
-              want,
-              lockId,
-              refused,
-              headSize: this.options.headSize,
-            });
-    }
-    // Jobs of names this worker has no handler for go back at once, uncounted.
-    if (rows.length > 0) rows = await withoutUnknownJobs(this.#unknownJobs, queue, lockId, rows);
-    // Jobs of rated groups count their starts before any of them runs; others pay nothing here.
-    if (rows.some(isGroupRated)) rows = await countGroupStarts(db, tables, lockId, rows);
-    this.#claimTook(performance.now() - started);
-    this.report.claimRound(queue, rows.map(claimedJob));
-    this.#prefetch.afterClaim({ queue, priorities }, rows, want);
-    if (rows.length > 0) this.report.claimed(lockId, queue, rows.length, this.options.claim);
-    // Refused by the queue's row: if it turned limited, claim the limited way at once.
-    if (refused.value && (await this.#gates.refused(queue))) return this.#claimWith(queue, want, priorities);
-    return rows;
   }
 
   /** Keeps the moving average of the claim round trip. */
