@@ -3,6 +3,14 @@ import type { Tables } from '../db/tables.ts';
 import { readQueueGate } from '../queues/readQueueGate.ts';
 import type { LimitedClaim } from './claims/claimWithinLimits.ts';
 
+/**
+ * The most queues whose gate a worker keeps (a worker on a pattern may meet ever new queues). Past
+ * it, the gates that hold nothing (no limit, no block, read longer than maxAgeMs ago) go, then the
+ * oldest, down to three quarters of it: a queue whose gate went is claimed the ordinary way, and a
+ * refusal reads its row again.
+ */
+export const MAX_GATES = 10_000;
+
 interface GateState {
   /** Claims of this queue go through claimWithinLimits. */
   limited: boolean;
@@ -34,6 +42,11 @@ export class QueueGates {
     private readonly tables: Tables,
     private readonly maxAgeMs: number,
   ) {}
+
+  /** Queues whose gate is kept (at most MAX_GATES). */
+  get size(): number {
+    return this.#state.size;
+  }
 
   limited(queue: string): boolean {
     return this.#state.get(queue)?.limited ?? false;
@@ -88,10 +101,23 @@ export class QueueGates {
   #of(queue: string): GateState {
     let state = this.#state.get(queue);
     if (!state) {
+      if (this.#state.size >= MAX_GATES) this.#prune();
       state = { limited: false, readAt: 0, blockedUntil: 0, capBlocked: false };
       this.#state.set(queue, state);
     }
     return state;
+  }
+
+  /** Down to three quarters of MAX_GATES: first the gates that hold nothing, then the oldest. */
+  #prune(): void {
+    const now = performance.now();
+    const keep = Math.floor((MAX_GATES * 3) / 4);
+    for (const [queue, s] of this.#state)
+      if (!s.limited && s.blockedUntil <= now && now - s.readAt >= this.maxAgeMs) this.#state.delete(queue);
+    for (const queue of this.#state.keys()) {
+      if (this.#state.size <= keep) break;
+      this.#state.delete(queue);
+    }
   }
 }
 
