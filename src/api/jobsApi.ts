@@ -1,3 +1,8 @@
+import { purgeDeadJobs } from '../deadJobs/purgeDeadJobs.ts';
+import { redriveDeadJobs } from '../deadJobs/redriveDeadJobs.ts';
+import { OptionsError } from '../errors.ts';
+import { purgeFinishedJobs } from '../history/purgeFinishedJobs.ts';
+import { retryFinishedJobs } from '../history/retryFinishedJobs.ts';
 import { cancelJobs, cancelMatching } from '../jobControl/cancelJobs.ts';
 import { countJobs, type JobCount } from '../jobControl/countJobs.ts';
 import { getJob, type JobInfo } from '../jobControl/getJob.ts';
@@ -17,6 +22,21 @@ const CANCEL_KEYS = optionKeys<{ batchSize?: number; onProgress?: unknown }>({ b
 const WHEN_KEYS = optionKeys<{ delayMs?: number; runAt?: Date }>({ delayMs: true, runAt: true });
 const WAIT_KEYS = optionKeys<WaitOptions>({ timeoutMs: true, maxPollMs: true });
 const CHANGES_KEYS = optionKeys<ChangesOptions>({ after: true, since: true, limit: true, settleMs: true });
+
+/** The most ids one retry or purge takes (each runs in short transactions of a few hundred). */
+const MAX_IDS = 10_000;
+
+/** A list of job ids, refused at the call unless each is a positive whole number. */
+function jobIds(call: string, ids: number | readonly number[]): readonly number[] {
+  const list = typeof ids === 'number' ? [ids] : ids;
+  if (!Array.isArray(list)) throw new OptionsError(`${call}(ids)`, 'must be a job id or a list of job ids');
+  if (list.length > MAX_IDS)
+    throw new OptionsError(`${call}(ids)`, `takes at most ${MAX_IDS} ids (got ${list.length})`);
+  for (const id of list)
+    if (!Number.isSafeInteger(id) || id < 1)
+      throw new OptionsError(`${call}(ids)`, `must hold positive whole numbers (got ${JSON.stringify(id)})`);
+  return [...new Set(list)];
+}
 
 /** Ids cancelled per transaction when a cancel names them. */
 const CANCEL_IDS_PER_TRANSACTION = 500;
@@ -99,6 +119,44 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
       guard(() => {
         rejectUnknownKeys('sluice.jobs.reschedule(ids, when)', when, WHEN_KEYS);
         return moveInTime(idList(ids), when);
+      }),
+    /**
+     * Re-runs finished jobs as new jobs, due now: a dead one is re-driven (deadJobs.redrive), a
+     * completed or cancelled one is copied from the history into a new live job (same queue, name,
+     * payload, priority and retry limit; no idempotency key, no batch) and its history row points at
+     * it (`retriedAs`). A job already retried or re-driven, still live, or gone is skipped (not
+     * counted). At most 10,000 ids per call, a short transaction per 200.
+     */
+    retry: (ids: number | readonly number[]): Promise<{ retried: number }> =>
+      guard(async () => {
+        const list = jobIds('sluice.jobs.retry', ids);
+        const finished = await retryFinishedJobs(db, tables, list);
+        ringAfterCommit(runtime, undefined, finished.queues);
+        const rest = list.filter((id) => !finished.retried.has(id));
+        const { redriven } =
+          rest.length === 0
+            ? { redriven: 0 }
+            : await redriveDeadJobs(
+                db,
+                tables,
+                { ids: [...rest] },
+                {
+                  onMoved: (queues) => ringAfterCommit(runtime, undefined, queues),
+                },
+              );
+        return { retried: finished.retried.size + redriven };
+      }),
+    /**
+     * Deletes finished jobs for good — completed, cancelled (the history) and dead — by id, with
+     * their payloads; a live job is left alone (cancel it first), as is a workflow parent whose
+     * children are not settled yet. Returns how many were deleted. At most 10,000 ids per call.
+     */
+    purge: (ids: number | readonly number[]): Promise<{ purged: number }> =>
+      guard(async () => {
+        const list = jobIds('sluice.jobs.purge', ids);
+        const history = await purgeFinishedJobs(db, tables, list);
+        const { purged } = await purgeDeadJobs(db, tables, { ids: [...list], includeRedriven: true });
+        return { purged: history + purged };
       }),
     /**
      * Resolves with the job's result once it completes; rejects if it dies, is cancelled, or the wait times out.

@@ -7,6 +7,10 @@ import { NAME_PATTERN } from '../model/validateJob.ts';
  * from this table. A link someone else made can therefore only show one of these sentences, about
  * a number or a name of the right shape: never "Session expired: log in again at https://evil…".
  */
+/** What a bulk action did, by word (notice_done), as the sentence says it. */
+const DONE = { cancelled: 'cancelled', 'due-now': 'made due now', retried: 'retried', purged: 'purged' } as const;
+type Done = keyof typeof DONE;
+
 const NOTICES = {
   'job-cancelled': [['id'], (a) => `Job ${a.id} cancelled.`],
   'job-not-live': [['id'], (a) => `Job ${a.id} was not live any more: nothing cancelled.`],
@@ -18,10 +22,14 @@ const NOTICES = {
   'queue-limits-set': [['queue'], (a) => `Queue ${a.queue}: limits saved; workers apply them at their next claim.`],
   'dead-purged': [['id'], (a) => `Dead job ${a.id} purged.`],
   'dead-gone': [['id'], (a) => `Dead job ${a.id} was already gone.`],
-  'dead-redriven': [['id'], (a) => `Dead job ${a.id} re-driven.`],
-  'dead-not-redriven': [['id'], (a) => `Dead job ${a.id} was already re-driven or purged.`],
-  'dead-purged-many': [['count'], (a) => `${a.count} dead job(s) purged.`],
-  'dead-redriven-many': [['count'], (a) => `${a.count} dead job(s) re-driven.`],
+  'dead-redriven': [['id'], (a) => `Dead job ${a.id} retried: re-driven as a new job.`],
+  'dead-not-redriven': [['id'], (a) => `Dead job ${a.id} was already retried or purged.`],
+  'jobs-done': [['count', 'total', 'done'], (a) => `${a.count} of ${a.total} job(s) ${DONE[a.done as Done]}.`],
+  'jobs-done-more': [
+    ['count', 'total', 'done'],
+    (a) =>
+      `${a.count} of the first ${a.total} matching job(s) ${DONE[a.done as Done]}; more may match: run it again for the next ones.`,
+  ],
 } as const satisfies Record<string, readonly [readonly (keyof Args)[], (args: Args) => string]>;
 
 export type NoticeCode = keyof typeof NOTICES;
@@ -32,6 +40,8 @@ interface Args {
   readonly count?: number | string;
   readonly queue?: string;
   readonly name?: string;
+  readonly total?: number | string;
+  readonly done?: Done;
 }
 
 export type Notice = { readonly code: NoticeCode } & Args;
@@ -41,6 +51,8 @@ const ARGS: Record<keyof Args, RegExp> = {
   count: /^\d{1,16}$/,
   queue: QUEUE_NAME,
   name: NAME_PATTERN,
+  total: /^\d{1,16}$/,
+  done: /^(cancelled|due-now|retried|purged)$/,
 };
 
 /** Whether a query parameter is one a notice writes (pages leave them out of the links they make). */

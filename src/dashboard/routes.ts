@@ -1,9 +1,10 @@
 import type { Action } from './actions/Action.ts';
+import { bulkJobActions } from './actions/bulkJobActions.ts';
 import { cancelJobAction } from './actions/cancelJobAction.ts';
 import { enqueueScheduleAction } from './actions/enqueueScheduleAction.ts';
 import { pauseQueueAction } from './actions/pauseQueueAction.ts';
-import { purgeDeadJobAction, purgeDeadJobsAction } from './actions/purgeDeadAction.ts';
-import { redriveDeadJobAction, redriveDeadJobsAction } from './actions/redriveDeadAction.ts';
+import { purgeDeadJobAction } from './actions/purgeDeadAction.ts';
+import { redriveDeadJobAction } from './actions/redriveDeadAction.ts';
 import { resumeQueueAction } from './actions/resumeQueueAction.ts';
 import { runJobNowAction } from './actions/runJobNowAction.ts';
 import { setQueueLimitsAction } from './actions/setQueueLimitsAction.ts';
@@ -41,10 +42,9 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map(
     cancelJobAction,
     runJobNowAction,
     redriveDeadJobAction,
-    redriveDeadJobsAction,
     purgeDeadJobAction,
-    purgeDeadJobsAction,
     enqueueScheduleAction,
+    ...bulkJobActions,
   ].map((a) => [a.name, a]),
 );
 

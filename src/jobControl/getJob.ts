@@ -43,7 +43,7 @@ FROM (
   SELECT h.outcome, h.job_id, h.queue, h.name, h.payload, h.priority, NULL,
          NULL, NULL, h.retry_times, h.max_retries,
          h.batch_id, h.idempotency_key, h.last_error, h.created_at, h.finished_at, NULL,
-         h.started_at, h.finished_at, h.result, NULL
+         h.started_at, h.finished_at, h.result, h.retried_as
   FROM ${t.jobHistory} h
   WHERE h.job_id = ?
   UNION ALL
@@ -129,7 +129,7 @@ export interface JobInfo {
   readonly startedAt: Date | null;
   /** Completed, cancelled: when; dead: when it died. */
   readonly finishedAt: Date | null;
-  /** Dead jobs re-driven into the live queue: the new job's id. */
+  /** A dead job re-driven, or a completed or cancelled one retried (jobs.retry): the new job that re-runs it. */
   readonly redrivenAs: number | null;
   /**
    * Its place in a workflow — its parents (and how each ended), its live children, and for a held

@@ -40,16 +40,22 @@ function startWorker() {
   return spawnWorker(db.url, { queues: QUEUES, concurrency: 4, heartbeatIntervalMs: 1_000, pollIntervalMs: 100 });
 }
 
-/** Accepts (or dismisses) the next confirmation and clicks the action's button. */
-async function click(page: Page, action: string, confirm: 'accept' | 'dismiss' | null = null, row?: string) {
+/** Accepts (or dismisses) the next confirmation and clicks the action's button (a bulk one: of that scope). */
+async function click(
+  page: Page,
+  action: string,
+  confirm: 'accept' | 'dismiss' | null = null,
+  row?: string,
+  scope?: 'selected' | 'matching',
+) {
   const questions: string[] = [];
   const handler = (dialog: import('playwright-core').Dialog) => {
     questions.push(dialog.message());
     void (confirm === 'accept' ? dialog.accept() : dialog.dismiss());
   };
   page.once('dialog', handler);
-  const scope = row ? page.locator(row) : page;
-  await scope.locator(`button[data-action="${action}"]`).click();
+  const within = row ? page.locator(row) : page;
+  await within.locator(`button[data-action="${action}"]${scope ? `[data-scope="${scope}"]` : ''}`).click();
   if (confirm === null) page.off('dialog', handler);
   return questions;
 }
@@ -129,7 +135,7 @@ describe('dashboard actions against real worker processes', () => {
     expect((await worker.stop()).code).toBe(0);
   });
 
-  it('re-driving a dead job from the page runs it; purging needs a confirmation', async () => {
+  it('retrying a dead job from the page re-drives it and runs it; purging needs a confirmation', async () => {
     const worker = startWorker();
     await worker.ready;
     for (const [id, n] of [
@@ -145,7 +151,7 @@ describe('dashboard actions against real worker processes', () => {
     const page = await browser.page();
     await page.goto(`${dashboard.url}/dead?queue=rd`);
     await click(page, 'redrive-dead-job', null, 'tr[data-job-id="900001"]');
-    await page.waitForSelector('.notice:has-text("Dead job 900001 re-driven")');
+    await page.waitForSelector('.notice:has-text("Dead job 900001 retried: re-driven as a new job.")');
     await waitFor(async () => (await recordsOf(42)) === 1, { what: 'the re-driven job ran' });
     const dead = await db.sluice.jobs.get(900_001);
     expect(dead?.redrivenAs).not.toBeNull();
@@ -154,15 +160,18 @@ describe('dashboard actions against real worker processes', () => {
     });
 
     await page.goto(`${dashboard.url}/dead?queue=rd`);
-    await click(page, 'purge-dead-jobs', 'dismiss');
+    expect(await click(page, 'purge-jobs', 'dismiss', '#bulk', 'matching')).toEqual([
+      'Purge for good: every job matching state dead, queue rd, up to the first 1,000?',
+    ]);
     expect(await countRows(db, 'sluice_dead_jobs', 'id = 900002')).toBe(1);
-    await click(page, 'purge-dead-jobs', 'accept');
-    await page.waitForSelector('.notice:has-text("1 dead job(s) purged")');
+    await page.locator('tr[data-job-id="900002"] input[type="checkbox"]').check();
+    await click(page, 'purge-jobs', 'accept', '#bulk', 'selected');
+    await page.waitForSelector('.notice:has-text("1 of 1 job(s) purged.")');
     expect(await countRows(db, 'sluice_dead_jobs', 'id = 900002')).toBe(0);
     expect(await countRows(db, 'sluice_dead_jobs', 'id = 900001')).toBe(1); // re-driven rows stay as history
     expect(await recordsOf(43)).toBe(0);
-    expect(actionLog('purge-dead-jobs')).toMatchObject([
-      { user: 'ops', target: { queue: 'rd', name: null }, count: 1 },
+    expect(actionLog('purge-jobs')).toMatchObject([
+      { user: 'ops', target: { scope: 'selected', ids: ['900002'], selected: 1 }, count: 1 },
     ]);
     expect((await worker.stop()).code).toBe(0);
   });

@@ -36,8 +36,3 @@ export function textField(form: URLSearchParams, field: string): string {
   if (!text) throw new DashboardRequestError(400, field, 'is required');
   return text;
 }
-
-/** An optional text field: undefined when absent or empty. */
-export function optionalField(form: URLSearchParams, field: string): string | undefined {
-  return form.get(field) || undefined;
-}

@@ -1,5 +1,6 @@
 // sluice dashboard: the page's only script (no framework, no build step). Three jobs:
 // 1. a destructive action's form asks first and only then sets `confirmed` (the server refuses it without);
+//    a bulk form (rows ticked by checkbox) says how many it acts on, and keeps the page from refreshing;
 // 2. the page's data refreshes itself: every refreshMs (jittered ±20%) the page is fetched again and
 //    <main> replaced, unless the tab is hidden or the operator is typing in a form;
 // 3. throughput charts (uPlot, shipped with the package) are drawn from the JSON the server embedded.
@@ -7,14 +8,40 @@
 document.addEventListener('submit', (event) => {
   const form = event.target;
   if (!(form instanceof HTMLFormElement)) return;
-  const question = form.dataset.confirm;
+  // A bulk form's buttons each ask their own question; {n} is how many rows are ticked.
+  const button = event.submitter;
+  let question = button?.dataset.confirm ?? form.dataset.confirm;
   if (!question) return;
+  if (form.getAttribute('id') === 'bulk' && button?.dataset.scope === 'selected') {
+    const n = tickedRows().length;
+    if (n === 0) {
+      event.preventDefault();
+      window.alert('Select one or more jobs first.');
+      return;
+    }
+    question = question.replace('{n}', String(n));
+  }
   if (!window.confirm(question)) {
     event.preventDefault();
     return;
   }
   const field = form.querySelector('input[name="confirmed"]');
   if (field) field.value = 'yes';
+});
+
+function tickedRows() {
+  return document.querySelectorAll('input[type="checkbox"][form="bulk"][name="id"]:checked');
+}
+
+// Ticking: a header box ticks every row shown; the bar counts what is ticked.
+document.addEventListener('change', (event) => {
+  const box = event.target;
+  if (!(box instanceof HTMLInputElement) || box.type !== 'checkbox') return;
+  if (box.classList.contains('select-all'))
+    for (const row of box.closest('table')?.querySelectorAll('input[form="bulk"][name="id"]') ?? [])
+      row.checked = box.checked;
+  const count = document.querySelector('#bulk .bulk-count');
+  if (count) count.textContent = String(tickedRows().length);
 });
 
 function drawCharts() {
@@ -50,7 +77,10 @@ let refreshes = 0;
 async function refresh() {
   const main = document.getElementById('content');
   const focused = document.activeElement;
-  const busy = focused && main?.contains(focused) && focused.matches('input, select, textarea');
+  // Typing in a form, or jobs ticked for a bulk action: a fresh rendering would drop what they did.
+  const typing =
+    focused && main?.contains(focused) && focused.matches('input:not([type="checkbox"]), select, textarea');
+  const busy = typing || tickedRows().length > 0;
   if (document.visibilityState === 'visible' && main && !busy) {
     try {
       const response = await fetch(window.location.href, {

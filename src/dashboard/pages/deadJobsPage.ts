@@ -1,12 +1,14 @@
 import { actionButton } from '../actionButton.ts';
+import { bulkForm } from '../bulkForm.ts';
 import { time } from '../format.ts';
 import { html } from '../html.ts';
 import type { Page } from '../PageContext.ts';
-import { nextLink } from './jobTable.ts';
+import { nextLink, selectAllCell, selectCell } from './jobTable.ts';
 
 /**
  * Dead jobs, newest first (jobs.list, state dead: ix_queue_failed or ix_failed), filtered by
- * queue and name; re-drive or purge one, or every one matching the filter (in bounded batches).
+ * queue and name; retry (re-drive) or purge one, the ticked ones, or the first 1,000 matching the
+ * filter (bulkForm).
  */
 export const deadJobsPage: Page = async (ctx) => {
   const queue = ctx.query.get('queue')?.trim() || undefined;
@@ -15,7 +17,6 @@ export const deadJobsPage: Page = async (ctx) => {
     { state: 'dead', queue, name },
     { limit: 50, after: ctx.query.get('after') || undefined },
   );
-  const matching = [queue && `queue ${queue}`, name && `name ${name}`].filter(Boolean).join(', ') || 'all queues';
   const fields = { ...(queue ? { queue } : {}), ...(name ? { name } : {}) };
   const body = html`
 <form class="filter" method="get" action="${ctx.href('/dead')}">
@@ -23,21 +24,18 @@ export const deadJobsPage: Page = async (ctx) => {
 <label>name <input name="name" value="${name ?? ''}"></label>
 <button>Filter</button>
 </form>
-<section class="actions">
-${actionButton(ctx, { name: 'redrive-dead-jobs', label: 'Re-drive all matching', fields, confirm: `Re-drive every dead job of ${matching}?` })}
-${actionButton(ctx, { name: 'purge-dead-jobs', label: 'Purge all matching', fields, danger: true, confirm: `Purge every dead job of ${matching} for good?` })}
-</section>
+${bulkForm(ctx, { state: 'dead', ...fields })}
 ${
   list.jobs.length === 0
     ? html`<p class="empty">${list.next === null ? 'No dead jobs.' : 'None found among the index entries this page read; the next page reads on.'}</p>`
     : html`<table class="jobs">
-<thead><tr><th>id</th><th>queue</th><th>name</th><th>attempts</th><th>died</th><th>last error</th><th></th></tr></thead>
+<thead><tr>${ctx.options.readOnly ? '' : selectAllCell}<th>id</th><th>queue</th><th>name</th><th>attempts</th><th>died</th><th>last error</th><th></th></tr></thead>
 <tbody>${list.jobs.map(
         (j) => html`<tr data-job-id="${j.id}">
-<td><a href="${ctx.href(`/jobs/${j.id}`)}">${j.id}</a></td>
+${ctx.options.readOnly ? '' : selectCell(j.id)}<td><a href="${ctx.href(`/jobs/${j.id}`)}">${j.id}</a></td>
 <td>${j.queue}</td><td>${j.name}</td><td>${j.retryTimes}</td><td>${time(j.finishedAt)}</td>
 <td class="error">${j.error ?? ''}</td>
-<td class="row-actions">${actionButton(ctx, { name: 'redrive-dead-job', label: 'Re-drive', fields: { id: j.id } })}${actionButton(
+<td class="row-actions">${actionButton(ctx, { name: 'redrive-dead-job', label: 'Retry', fields: { id: j.id } })}${actionButton(
           ctx,
           {
             name: 'purge-dead-job',

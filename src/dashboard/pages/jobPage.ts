@@ -55,7 +55,7 @@ ${jobWorkflow(ctx, job)}
 ${job.groupHold === null ? '' : html`<dt>held back</dt><dd data-field="group-hold">${groupHoldText(job.groupHold)}</dd>`}
 ${job.queueHold === null ? '' : html`<dt>held back</dt><dd data-field="queue-hold">by its queue: ${job.queueHold.reason}${job.queueHold.until ? html` until ${time(job.queueHold.until)}` : ''}</dd>`}
 ${job.flowHold === null ? '' : html`<dt>start set by</dt><dd data-field="flow-hold">${job.flowHold.reason === 'debounced' ? html`debounce: key ${job.flowHold.debounceKey}, until ${time(job.flowHold.until)}` : html`${job.flowHold.reason === 'group-rate' ? 'rate limited' : 'paused'}: group ${job.flowHold.group}, reserved start ${time(job.flowHold.until)}`}</dd>`}
-${job.redrivenAs === null ? '' : html`<dt>re-driven as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
+${job.redrivenAs === null ? '' : html`<dt>retried as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
 </dl>
 ${jobGraph(ctx, job)}
 <h2>Timeline</h2>
@@ -210,7 +210,7 @@ function actions(ctx: PageContext, job: JobInfo): SafeHtml[] {
   if (job.state === 'delayed' || job.state === 'retrying')
     out.push(actionButton(ctx, { name: 'run-job-now', label: 'Run now', fields: { id } }));
   if (job.state === 'dead' && job.redrivenAs === null) {
-    out.push(actionButton(ctx, { name: 'redrive-dead-job', label: 'Re-drive', fields: { id } }));
+    out.push(actionButton(ctx, { name: 'redrive-dead-job', label: 'Retry', fields: { id } }));
     out.push(
       actionButton(ctx, {
         name: 'purge-dead-job',
@@ -221,5 +221,19 @@ function actions(ctx: PageContext, job: JobInfo): SafeHtml[] {
       }),
     );
   }
+  if ((job.state === 'completed' || job.state === 'cancelled') && job.redrivenAs === null) {
+    const confirm = `Retry job ${id}: run it again as a new job?`;
+    out.push(actionButton(ctx, { name: 'retry-jobs', label: 'Retry', fields: { id }, confirm }));
+  }
+  if (job.state === 'completed' || job.state === 'cancelled')
+    out.push(
+      actionButton(ctx, {
+        name: 'purge-jobs',
+        label: 'Purge',
+        fields: { id },
+        danger: true,
+        confirm: `Purge job ${id} from the history for good?`,
+      }),
+    );
   return out;
 }

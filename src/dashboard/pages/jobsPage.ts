@@ -1,7 +1,9 @@
 import { DashboardRequestError } from '../../errors.ts';
-import { JOB_STATES, type JobState } from '../../jobControl/jobState.ts';
+import { JOB_STATES } from '../../jobControl/jobState.ts';
+import { bulkForm } from '../bulkForm.ts';
 import { html } from '../html.ts';
-import type { Page, PageContext } from '../PageContext.ts';
+import { jobFilterOf } from '../jobFilterForm.ts';
+import type { Page } from '../PageContext.ts';
 import { jobTable, nextLink } from './jobTable.ts';
 
 /**
@@ -15,7 +17,7 @@ export const jobsPage: Page = async (ctx) => {
       throw new DashboardRequestError(400, 'id', `must be a job id (got ${JSON.stringify(jump)})`);
     return { redirect: ctx.href(`/jobs/${jump.trim()}`) };
   }
-  const filter = jobFilterOf(ctx);
+  const filter = jobFilterOf(ctx.query);
   const list = await ctx.sluice.jobs.list(filter, { limit: 50, after: ctx.query.get('after') || undefined });
   const value = (field: string) => ctx.query.get(field) ?? '';
   const body = html`
@@ -30,49 +32,8 @@ export const jobsPage: Page = async (ctx) => {
 <label>to (UTC) <input name="to" type="datetime-local" step="1" value="${value('to')}"></label>
 <button>Filter</button>
 </form>
+${bulkForm(ctx, filter)}
 ${jobTable(ctx, list.jobs, list.next)}
 ${nextLink(ctx, list.next)}`;
   return { title: 'Jobs', section: 'jobs', body };
 };
-
-function jobFilterOf(ctx: PageContext): {
-  state?: JobState;
-  queue?: string;
-  name?: string;
-  batchId?: number;
-  from?: Date;
-  to?: Date;
-} {
-  const get = (field: string) => ctx.query.get(field)?.trim() || undefined;
-  const state = get('state');
-  if (state !== undefined && !(JOB_STATES as readonly string[]).includes(state))
-    throw new DashboardRequestError(
-      400,
-      'state',
-      `must be one of ${JOB_STATES.join(', ')} (got ${JSON.stringify(state)})`,
-    );
-  const batch = get('batch');
-  if (batch !== undefined && !/^\d{1,16}$/.test(batch))
-    throw new DashboardRequestError(400, 'batch', `must be a batch id (got ${JSON.stringify(batch)})`);
-  return {
-    state: state as JobState | undefined,
-    queue: get('queue'),
-    name: get('name'),
-    batchId: batch === undefined ? undefined : Number(batch),
-    from: dateOf('from', get('from')),
-    to: dateOf('to', get('to')),
-  };
-}
-
-/** A datetime-local value ("2026-11-24T01:02:03"), read as UTC. */
-function dateOf(field: string, text: string | undefined): Date | undefined {
-  if (text === undefined) return undefined;
-  const date = new Date(/[zZ]|[+-]\d\d:\d\d$/.test(text) ? text : `${text}Z`);
-  if (!/^\d{4}-\d\d-\d\d/.test(text) || !Number.isFinite(date.getTime()))
-    throw new DashboardRequestError(
-      400,
-      field,
-      `must be a date and time like 2026-11-24T01:02:03 (got ${JSON.stringify(text)})`,
-    );
-  return date;
-}

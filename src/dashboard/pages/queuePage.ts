@@ -3,6 +3,7 @@ import { JOB_STATES, type JobState } from '../../jobControl/jobState.ts';
 import { QUEUE_NAME } from '../../model/queueName.ts';
 import { isQueuePattern, patternMatches } from '../../model/queuePattern.ts';
 import { actionButton } from '../actionButton.ts';
+import { bulkForm } from '../bulkForm.ts';
 import { count, duration, time } from '../format.ts';
 import { groupsTable } from '../groupsTable.ts';
 import { html } from '../html.ts';
@@ -77,6 +78,7 @@ ${
 }
 <h2>Jobs</h2>
 <nav class="tabs">${JOB_STATES.map(tab)}</nav>
+${bulkForm(ctx, { queue, state })}
 ${jobTable(ctx, list.jobs, list.next)}
 ${nextLink(ctx, list.next)}`;
   return { title: `Queue ${queue}`, section: 'overview', body };

@@ -161,6 +161,7 @@ CREATE TABLE `<prefix>job_history` (
   `last_error` text DEFAULT NULL,
   `result` mediumtext DEFAULT NULL,
   `started_at` datetime(3) DEFAULT NULL,
+  `retried_as` bigint(20) unsigned DEFAULT NULL,
   PRIMARY KEY (`job_id`),
   KEY `ix_finished` (`finished_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
