@@ -53,6 +53,7 @@ export type { ChangesOptions, JobChange } from './jobControl/jobChanges.ts';
 export type { JobFilter } from './jobControl/jobFilter.ts';
 export { JOB_STATES, type JobState } from './jobControl/jobState.ts';
 export type { JobList, JobPage, JobSummary } from './jobControl/listJobs.ts';
+export type { JobSearch, JobSearchResult } from './jobControl/searchJobs.ts';
 export type { WaitOptions } from './jobControl/waitForJob.ts';
 export { Maintenance, type MaintenanceCounts, type MaintenancePass } from './maintenance/Maintenance.ts';
 export type { MaintenanceOptions } from './maintenance/maintenanceOptions.ts';

@@ -5,11 +5,13 @@ import { purgeFinishedJobs } from '../history/purgeFinishedJobs.ts';
 import { retryFinishedJobs } from '../history/retryFinishedJobs.ts';
 import { cancelJobs, cancelMatching } from '../jobControl/cancelJobs.ts';
 import { countJobs, type JobCount } from '../jobControl/countJobs.ts';
+import { findJobsByKey } from '../jobControl/findJobsByKey.ts';
 import { getJob, type JobInfo } from '../jobControl/getJob.ts';
 import { type ChangesOptions, type JobChange, jobChanges } from '../jobControl/jobChanges.ts';
 import { JOB_FILTER_KEYS, type JobFilter } from '../jobControl/jobFilter.ts';
 import { JOB_PAGE_KEYS, type JobList, type JobPage, listJobs } from '../jobControl/listJobs.ts';
 import { runJobsNow } from '../jobControl/runJobsNow.ts';
+import { JOB_SEARCH_KEYS, type JobSearch, type JobSearchResult, searchJobs } from '../jobControl/searchJobs.ts';
 import { type WaitOptions, waitForJob } from '../jobControl/waitForJob.ts';
 import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import { SETTINGS_MAX_AGE_MS } from '../settings/InstallRetention.ts';
@@ -20,6 +22,7 @@ import type { Guard } from './Guard.ts';
 const COUNT_KEYS = optionKeys<{ max?: number }>({ max: true });
 const CANCEL_KEYS = optionKeys<{ batchSize?: number; onProgress?: unknown }>({ batchSize: true, onProgress: true });
 const WHEN_KEYS = optionKeys<{ delayMs?: number; runAt?: Date }>({ delayMs: true, runAt: true });
+const BY_KEY_KEYS = optionKeys<{ queue?: string }>({ queue: true });
 const WAIT_KEYS = optionKeys<WaitOptions>({ timeoutMs: true, maxPollMs: true });
 const CHANGES_KEYS = optionKeys<ChangesOptions>({ after: true, since: true, limit: true, settleMs: true });
 
@@ -64,6 +67,26 @@ export function jobsApi(runtime: SluiceRuntime, guard: Guard) {
         rejectUnknownKeys('sluice.jobs.list(filter)', filter, JOB_FILTER_KEYS);
         rejectUnknownKeys('sluice.jobs.list(filter, page)', page, JOB_PAGE_KEYS);
         return listJobs(db, tables, filter, page);
+      }),
+    /**
+     * The ids of the jobs an idempotency key names, by index only: live ones in any queue, and with
+     * `queue`, a finished one while its key is kept.
+     */
+    findByKey: (key: string, options?: { queue?: string }): Promise<number[]> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.jobs.findByKey(key, options)', options, BY_KEY_KEYS);
+        return findJobsByKey(db, tables, key, options?.queue);
+      }),
+    /**
+     * Jobs of a filter whose payload field (`path`, dotted) equals `equals` as text. No index
+     * serves it: each call reads `scan` jobs of the filter (500; at most 1,000) and their payloads
+     * up to 64 KiB each, and returns `next` to read on.
+     */
+    search: (filter: JobFilter, search: JobSearch): Promise<JobSearchResult> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.jobs.search(filter)', filter, JOB_FILTER_KEYS);
+        rejectUnknownKeys('sluice.jobs.search(filter, search)', search, JOB_SEARCH_KEYS);
+        return searchJobs(db, tables, filter, search);
       }),
     /**
      * How many jobs match, reading at most `max` index entries (up to twice that across every

@@ -33,10 +33,11 @@ function actionsFor(filter: JobFilter): BulkActionName[] {
 /**
  * The bar above a job listing (nothing in read-only mode): act on the ticked jobs (the rows'
  * checkboxes belong to this form) or on every job matching the listing's filter — at most the
- * first BULK_MAX, which the question says. Every button asks first (dashboard.js fills in how
+ * first BULK_MAX, which the question says (not offered where the rows are not the filter's, as
+ * on a search). Every button asks first (dashboard.js fills in how
  * many are ticked); the server refuses an unconfirmed one, checks CSRF and logs it.
  */
-export function bulkForm(ctx: PageContext, filter: JobFilter): SafeHtml {
+export function bulkForm(ctx: PageContext, filter: JobFilter, options: { matching?: boolean } = {}): SafeHtml {
   if (ctx.options.readOnly) return html``;
   const back = ctx.href(ctx.path, Object.fromEntries([...ctx.query].filter(([key]) => !isNoticeParam(key))));
   const words = filterWords(filter);
@@ -57,7 +58,11 @@ export function bulkForm(ctx: PageContext, filter: JobFilter): SafeHtml {
   )}<input type="hidden" name="confirmed" value="">
 <span class="bulk-selected">Selected: <b class="bulk-count">0</b></span>
 ${actions.map((name) => button(name, 'selected'))}
-<span class="bulk-matching">All matching (first ${count(BULK_MAX)}):</span>
-${actions.map((name) => button(name, 'matching'))}
+${
+  options.matching === false
+    ? ''
+    : html`<span class="bulk-matching">All matching (first ${count(BULK_MAX)}):</span>
+${actions.map((name) => button(name, 'matching'))}`
+}
 </form>`;
 }

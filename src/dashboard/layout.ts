@@ -9,6 +9,7 @@ const SECTIONS = [
   ['workers', '/workers', 'Workers'],
   ['batches', '/batches', 'Batches'],
   ['schedules', '/schedules', 'Schedules'],
+  ['search', '/search', 'Search'],
 ] as const;
 
 /**

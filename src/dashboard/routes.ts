@@ -17,6 +17,7 @@ import { jobsPage } from './pages/jobsPage.ts';
 import { overviewPage } from './pages/overviewPage.ts';
 import { queuePage } from './pages/queuePage.ts';
 import { schedulesPage } from './pages/schedulesPage.ts';
+import { searchPage } from './pages/searchPage.ts';
 import { workersPage } from './pages/workersPage.ts';
 
 /** GET pages: a path pattern (below basePath) and its page; captured groups are the page's params. */
@@ -31,6 +32,7 @@ const PAGES: readonly [RegExp, Page][] = [
   [/^\/batches$/, batchesPage],
   [/^\/batches\/([^/]+)$/, batchPage],
   [/^\/schedules$/, schedulesPage],
+  [/^\/search$/, searchPage],
 ];
 
 /** POST /actions/<name>. */

@@ -185,6 +185,21 @@ const CASES: Record<string, Case> = {
     error: OptionsError,
     text: ['limt', 'sluice.jobs.list(filter, page)', 'did you mean limit?'],
   },
+  'sluice.jobs.findByKey(options)': {
+    run: (s) => s.jobs.findByKey('k', { queu: 'q' } as never),
+    error: OptionsError,
+    text: ['queu', 'sluice.jobs.findByKey(key, options)', 'did you mean queue?'],
+  },
+  'sluice.jobs.search(filter)': {
+    run: (s) => s.jobs.search({ nam: 'x' } as never, { path: 'a', equals: '1' }),
+    error: OptionsError,
+    text: ['nam', 'sluice.jobs.search(filter)', 'did you mean name?'],
+  },
+  'sluice.jobs.search(search)': {
+    run: (s) => s.jobs.search({}, { path: 'a', equal: '1' } as never),
+    error: OptionsError,
+    text: ['equal', 'sluice.jobs.search(filter, search)', 'did you mean equals?'],
+  },
   'sluice.jobs.count(filter)': {
     run: (s) => s.jobs.count({ stat: 'dead' } as never),
     error: OptionsError,
