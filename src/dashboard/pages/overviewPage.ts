@@ -1,4 +1,5 @@
 import type { QueuePromiseState } from '../../api/queuesApi.ts';
+import type { QueueLimitsState } from '../../queues/queueLimits.ts';
 import { count, duration } from '../format.ts';
 import { html, jsonScript } from '../html.ts';
 import type { Page } from '../PageContext.ts';
@@ -10,7 +11,8 @@ const QUEUES_SHOWN = 200;
 /**
  * Per queue: ready / delayed or retrying / running / dead, the oldest ready job's age, its
  * workers, its jobs finished in the last 5 minutes, its latency promise and whether the maintenance
- * leader found it kept, problems highlighted (a job name no running worker knows among them); the fleet's throughput
+ * leader found it kept, whether its cap or rate holds its due jobs back (read by key),
+ * problems highlighted (a job name no running worker knows among them); the fleet's throughput
  * over the last hour (per minute) and day (per hour), from the history and the dead jobs.
  */
 export const overviewPage: Page = async (ctx) => {
@@ -27,7 +29,11 @@ export const overviewPage: Page = async (ctx) => {
   const unknownIn = new Map<string, string[]>();
   for (const u of unknownJobs) for (const q of u.queues) unknownIn.set(q, [...(unknownIn.get(q) ?? []), u.name]);
   const context = { paused: new Set(paused.map((p) => p.queue)), workerQueues: workers.map((w) => w.queues) };
-  const queues = await queueCounts(ctx, names, context);
+  const [queues, limits] = await Promise.all([
+    queueCounts(ctx, names, context),
+    ctx.sluice.queues.limits({ queues: names }),
+  ]);
+  const limitsOf = new Map(limits.map((l) => [l.queue, l]));
   // A full page may have left queues out: their sums, as one more row, never dropped.
   const last = names[names.length - 1];
   const others =
@@ -59,7 +65,7 @@ ${cell(q.ready, 'ready')}${cell(q.notDue, 'not-due')}${cell(q.held, 'held')}${ce
 <td class="num" data-count="finished">${count(recent.counts.get(q.queue) ?? 0, !recent.capped)}</td>
 <td class="num">${q.workers}</td>
 ${promiseCell(promise)}
-<td>${q.problems.length > 0 ? html`<span class="problems">${q.problems.join(', ')}</span>` : 'ok'}</td>
+<td>${q.problems.length > 0 ? html`<span class="problems">${q.problems.join(', ')}</span>` : ''}${limitedCell(limitsOf.get(q.queue))}${q.problems.length === 0 && !limitsOf.get(q.queue)?.blocked ? 'ok' : ''}</td>
 </tr>`;
   })}${
     others && others.queues.count > 0
@@ -82,6 +88,24 @@ ${jsonScript('throughput-minutes', minutes)}
 ${jsonScript('throughput-hours', hours)}`;
   return { title: 'Overview', section: 'overview', body };
 };
+
+/**
+ * What holds a queue's due jobs back by its own limits, read by key with its row (queues.limits):
+ * at its cap, over its rate for this window, or paused by a handler's rate-limit signal — a state,
+ * not a fault, but never "ok".
+ */
+function limitedCell(limits: QueueLimitsState | undefined) {
+  switch (limits?.blocked) {
+    case 'concurrency':
+      return html` <span class="limited" data-limited="capped">at its cap (${limits.running} of ${limits.concurrency ?? 0} running)</span>`;
+    case 'rate':
+      return html` <span class="limited" data-limited="rate">rate limited (${limits.rateUsed} of ${limits.rate?.limit ?? 0} started; window ends in ${duration(limits.windowLeftMs)})</span>`;
+    case 'paused':
+      return html` <span class="limited" data-limited="paused">rate-limit pause for ${duration(limits.pausedForMs)}</span>`;
+    default:
+      return '';
+  }
+}
 
 /** A queue's promise ("≤ 30 s · ≤ 10,000 ready"), and since when it is broken; "—" without one. */
 function promiseCell(promise: QueuePromiseState | undefined) {
