@@ -15,6 +15,7 @@ import { type StoredTraceContext, storedContextOf } from '../tracing/traceContex
 import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { debounceJob, pointDebounce } from './debounceJob.ts';
+import { coalescerOf } from './EnqueueCoalescer.ts';
 import type { EnqueueOptions } from './enqueueBatch.ts';
 import { GroupEntry } from './GroupEntry.ts';
 import { assertRowFits, columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
@@ -47,6 +48,10 @@ export interface EnqueueResult {
  *   first, a payload stored apart (over 1 KiB: model/storedPayload.ts) written after the job's row, a
  *   trace context kept with the job): writeInTransaction. A job that needs more than its own row
  *   goes there (needsTransaction).
+ *
+ * Outside a caller's transaction, calls in flight together in one process share a commit
+ * (EnqueueCoalescer: one multi-row INSERT and one commit; each caller its own id, its own error, its
+ * answer once the commit returned); a lone call goes at once, by the paths above.
  *
  * Validation errors name index 0, before anything is sent. With an OpenTelemetry SDK registered,
  * the write runs in a `send <queue>` span whose context is kept with the job in the same
@@ -83,7 +88,27 @@ function hasFlowControl(job: NormalizedJob): boolean {
   return job.flow.group !== null || job.flow.throttle !== null || job.flow.debounce !== null;
 }
 
-async function writeJob(
+/**
+ * Outside a caller's transaction, a job that is only its row (and its trace context) goes through
+ * the install's EnqueueCoalescer: alone at once when no commit of the process is under way, else
+ * in the next commit with every job that came meanwhile. A job whose key or flow control may drop
+ * it or read other rows, or whose payload is stored apart, is written alone, as inside a transaction.
+ */
+function writeJob(
+  runtime: SluiceRuntime,
+  job: NormalizedJob,
+  options: EnqueueOptions,
+  traceContext: StoredTraceContext | null,
+): Promise<EnqueueResult> {
+  if (options.trx || job.idempotencyKey !== null || hasFlowControl(job) || storedApart(job.storedPayload))
+    return writeAlone(runtime, job, options, traceContext);
+  return coalescerOf(runtime, (alone, trace) => writeAlone(runtime, alone, NO_OPTIONS, trace)).write(job, traceContext);
+}
+
+const NO_OPTIONS: EnqueueOptions = {};
+
+/** One job's write, as it was before coalescing: one INSERT, or a short transaction (writeInTransaction). */
+async function writeAlone(
   runtime: SluiceRuntime,
   job: NormalizedJob,
   options: EnqueueOptions,

@@ -14,6 +14,17 @@ INSERT INTO ${t.jobTraces} (kind, id, traceparent, tracestate, created_at)
 VALUES (?, ?, ?, ?, NOW(3))
 ON DUPLICATE KEY UPDATE traceparent = ?, tracestate = ?, created_at = NOW(3)`;
 
+/**
+ * Params: per row ?1 job id, ?2 traceparent, ?3 tracestate (or NULL), `rows` times. The contexts of
+ * several single jobs written in one transaction (EnqueueCoalescer), one row each; a row left by an
+ * earlier job of the same id is overwritten as sqlWrite does (VALUES(): both servers read it, MySQL
+ * 8.0.20+ with a deprecation note).
+ */
+const sqlWriteJobs = (t: Tables, rows: number) => `
+INSERT INTO ${t.jobTraces} (kind, id, traceparent, tracestate, created_at)
+VALUES ${Array.from({ length: rows }, () => "('job', ?, ?, ?, NOW(3))").join(', ')}
+ON DUPLICATE KEY UPDATE traceparent = VALUES(traceparent), tracestate = VALUES(tracestate), created_at = NOW(3)`;
+
 /** Inside the enqueue's transaction: the jobs and their trace context commit together. */
 export async function writeTraceContext(
   tx: Executor,
@@ -24,4 +35,19 @@ export async function writeTraceContext(
   const { traceparent, tracestate } = stored;
   const [kind, id] = 'jobId' in owner ? ['job', owner.jobId] : ['batch', owner.batchId];
   await tx.write(sqlWrite(tables), [kind, id, traceparent, tracestate, traceparent, tracestate]);
+}
+
+/**
+ * Inside the transaction that wrote the jobs: the context of each, one statement for all (at most a
+ * few hundred bytes a row; the caller bounds the rows, EnqueueCoalescer's MAX_ROWS).
+ */
+export async function writeJobTraceContexts(
+  tx: Executor,
+  tables: Tables,
+  rows: readonly { readonly jobId: number; readonly stored: StoredTraceContext }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const values: unknown[] = [];
+  for (const { jobId, stored } of rows) values.push(jobId, stored.traceparent, stored.tracestate);
+  await tx.write(sqlWriteJobs(tables, rows.length), values);
 }
