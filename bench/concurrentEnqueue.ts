@@ -5,11 +5,13 @@
  * row? For each count of idle `sluice work` processes on that queue (0: nothing to wake; 2: every
  * enqueue rings a worker, which claims and runs the job), the sides alternate round by round
  * (--base: another checkout first, each side on its own prefix migrated by its own code).
- * Prints each round, the medians, and one JSON line.
+ * Prints each round, the medians, and one JSON line. `--shapes`: the single-enqueue shapes of
+ * enqueueShapes.ts instead (2 × 64 callers and 8 × 1, against the raw INSERT and BullMQ AOF).
  */
 import { parseArgs } from 'node:util';
 import { createConnection } from 'mysql2/promise';
 import { migrateSide, type Side, sideCli, sidesOf, withScratchDatabase } from './abSide.ts';
+import { measureEnqueueShapes } from './enqueueShapes.ts';
 import { median } from './median.ts';
 import { type Fleet, startFleet } from './processFleet.ts';
 import { progress } from './progress.ts';
@@ -104,4 +106,8 @@ export function renderConcurrentEnqueue(enqueuers: number, rows: readonly Enqueu
   ].join('\n');
 }
 
-if (process.argv[1] === new URL(import.meta.url).pathname) await main();
+if (process.argv[1] === new URL(import.meta.url).pathname) {
+  // --shapes: 2 processes × 64 callers and 8 × 1, against the raw INSERT and BullMQ AOF (enqueueShapes.ts).
+  if (process.argv.includes('--shapes')) await measureEnqueueShapes(process.argv.slice(2));
+  else await main();
+}

@@ -44,8 +44,8 @@ const QUIET_GIVE_UP_MS = 3_000;
  * 84 % busy after 3 s, against 0.84–0.88 in interleaved rounds of `npm run bench:ratio` just after.
  */
 const SECTION_QUIET_GIVE_UP_MS = 60_000;
-/** How long an enqueuer may take to start and warm up (ENQUEUE_WARM_SECONDS, 5 s, of it) before it is killed. */
-const READY_TIMEOUT_MS = 60_000;
+/** How long an enqueuer may take to start and warm up (ENQUEUE_WARM_SECONDS, 5 s, of it) before it is killed: eight sluice producers took over 60 s to start on a host at load 26. */
+const READY_TIMEOUT_MS = 180_000;
 /** How long past its window an enqueuer may take to answer (its last call under way) before it is killed. */
 const ANSWER_GRACE_MS = 60_000;
 const CHILD = fileURLToPath(new URL('./peers/peerEnqueueChild.ts', import.meta.url));
@@ -131,6 +131,8 @@ export async function measureOne(
   seconds: number,
   /** Calls each producer makes before the window (at most 5 s of them: peerEnqueueChild.ts). */
   warmCalls = WARM_CALLS,
+  /** Producer processes, callers at once in each (ENQUEUE_CALLERS), and more of the producers' environment (BENCH_OTEL). */
+  shape: { readonly processes?: number; readonly callers?: number; readonly env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ jobsPerSec: number; cost: ServerCost | null; cpu: JobCpu | null }> {
   await system.peer.clear();
   const setting = system.settingFor({ payload: 'small', processes: workers, concurrency: DRAINING_CONCURRENCY });
@@ -143,8 +145,13 @@ export async function measureOne(
     await quietHost(`single enqueue ${system.key}`, QUIET_GIVE_UP_MS);
     timed = await timeEnqueuers(
       [CHILD, system.key, String(seconds), bench.tables.raw],
-      { MYSQL_URL: bench.url, ENQUEUE_WARM_CALLS: String(warmCalls) },
-      ENQUEUERS,
+      {
+        MYSQL_URL: bench.url,
+        ENQUEUE_WARM_CALLS: String(warmCalls),
+        ENQUEUE_CALLERS: String(shape.callers ?? 1),
+        ...shape.env,
+      },
+      shape.processes ?? ENQUEUERS,
       seconds,
       server.window,
     );

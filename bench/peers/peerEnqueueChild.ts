@@ -3,7 +3,7 @@
  * SECONDS [TABLE]` (sluice, bullmq, bullmqAof, pgBoss or raw; the raw loop's TABLE; MYSQL_URL for
  * the MySQL systems). Builds that system's producer (its peer file's, loaded alone), says 'ready',
  * and on 'go' enqueues one job per call, each awaited — the way an application enqueues per
- * request — for SECONDS; then sends { jobs, cpuUs } (the process's CPU over the window), and closes
+ * request — for SECONDS (ENQUEUE_CALLERS callers at once, each so); then sends { jobs, cpuUs } (the process's CPU over the window), and closes
  * and exits when the parent says so (any message) or goes.
  */
 import type { Producer } from './peer.ts';
@@ -18,6 +18,10 @@ const PRODUCERS: Record<string, () => Promise<Producer>> = {
   raw: async () => (await import('./rawPeer.ts')).rawProducer(table),
 };
 
+// BENCH_OTEL=1: an OpenTelemetry SDK registered first, as an application would (sluice's `send` spans and trace rows).
+if (process.env.BENCH_OTEL === '1') await import('../otelSdk.ts');
+/** ENQUEUE_CALLERS: callers at once in this process, each awaiting its own calls (requests in flight together). */
+const callers = Math.max(1, Number(process.env.ENQUEUE_CALLERS ?? 1));
 const make = PRODUCERS[system];
 if (!make) throw new Error(`peerEnqueueChild: unknown system "${system}" (${Object.keys(PRODUCERS).join(', ')})`);
 const producer = await make();
@@ -31,10 +35,14 @@ process.once('message', async () => {
   const until = performance.now() + Number(seconds) * 1000;
   const cpu = process.cpuUsage();
   let jobs = 0;
-  while (performance.now() < until) {
-    await producer.enqueueOne({ n: jobs, email: `user${jobs}@example.com` });
-    jobs++;
-  }
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (performance.now() < until) {
+        const n = jobs++;
+        await producer.enqueueOne({ n, email: `user${n}@example.com` });
+      }
+    }),
+  );
   const { user, system: kernel } = process.cpuUsage(cpu);
   process.send?.({ jobs, cpuUs: user + kernel });
   // Connections stay open until the parent has read the server's CPU: a PostgreSQL backend that
