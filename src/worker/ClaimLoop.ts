@@ -142,6 +142,11 @@ export class ClaimLoop {
     return this.#claimLatencyMs;
   }
 
+  /** True when this worker claims `queue` within a cap or a rate (QueueGates). */
+  limited(queue: string): boolean {
+    return this.#gates.limited(queue);
+  }
+
   /** A job may be waiting: claim now (or right after the claim under way). */
   ring(): void {
     this.#rung = true;

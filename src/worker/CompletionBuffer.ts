@@ -8,6 +8,7 @@ import { completeJobs } from './claims/completeJobs.ts';
 import { completeStillHeld } from './claims/completeStillHeld.ts';
 import type { FairGroupSettler } from './FairGroupSettler.ts';
 import { groupByClaim, type RunningJob } from './RunningJob.ts';
+import { ringFreedSlots } from './ringFreedSlots.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
 
 /**
@@ -62,6 +63,8 @@ export class CompletionBuffer {
     private readonly retryForMs: number,
     /** Called after each write: a claim loop held back by the backlog may go on. */
     private readonly onWritten: () => void,
+    /** Whether a queue is claimed within a cap (QueueGates): its completions ring it (ringFreedSlots). */
+    private readonly limited: (queue: string) => boolean = () => false,
   ) {}
 
   /** Jobs finished but not yet deleted. */
@@ -136,6 +139,12 @@ export class CompletionBuffer {
       // Without history a lost claim leaves the deleted ones unknown (ClaimLostError): none is
       // counted off, and their fair group's count stays high until reconcileGroups recounts it.
       this.fairGroups.completed(completed);
+      // Slots of a capped queue are free from this commit: its workers held back by the cap claim now.
+      ringFreedSlots(
+        this.runtime,
+        this.limited,
+        completed.map((r) => r.job.queue),
+      );
       for (const r of jobs) r.traceOutcome(lostIds.length > 0 && lostIds.includes(r.job.id) ? 'lost' : 'succeeded');
       const keyed = completed.filter((r) => r.job.idempotencyKey !== null).map((r) => r.job.id);
       if (keyed.length > 0) {

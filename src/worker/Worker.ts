@@ -72,8 +72,13 @@ export class Worker {
     this.#report = new WorkerEvents(runtime.events, this.id, new WorkerCounters(options.metricsMaxNames));
     this.#limit = new ConcurrencyLimit(options.concurrency, options.loadPolicy, () => this.#wake());
     this.#fairGroups = new FairGroupSettler(runtime, this.#report, options.fairSettleIntervalMs);
-    this.#completions = new CompletionBuffer(runtime, this.#report, this.#fairGroups, options.lockTimeoutMs, () =>
-      this.#wake(),
+    this.#completions = new CompletionBuffer(
+      runtime,
+      this.#report,
+      this.#fairGroups,
+      options.lockTimeoutMs,
+      () => this.#wake(),
+      (queue) => this.#claims.limited(queue),
     );
     this.#claims = new ClaimLoop(runtime, options, this.#tokens, this.#limit, this.#completions, this.#report, {
       claiming: () => this.#state === 'running',
@@ -139,6 +144,7 @@ export class Worker {
       report: this.#report,
       backoff: this.options.backoff,
       maxRetriesOf,
+      limited: (queue) => this.#claims.limited(queue),
       loggerOf: (r) => this.runtime.logger.child({ jobId: r.job.id, job: r.job.name }),
       jobTimeoutMs: this.options.jobTimeoutMs,
       progressDropped: (r, reason) => this.#report.progressDropped(r.job, reason),

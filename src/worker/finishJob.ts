@@ -14,6 +14,7 @@ import { releaseClaims } from './claims/releaseClaims.ts';
 import { type AttemptTrace, retryJob } from './claims/retryJob.ts';
 import { snoozeJob } from './claims/snoozeJob.ts';
 import type { RunningJob } from './RunningJob.ts';
+import { ringFreedSlots } from './ringFreedSlots.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
 
 export interface FinishDeps {
@@ -24,6 +25,8 @@ export interface FinishDeps {
   /** The worker's default backoff, for jobs and definitions that set none. */
   readonly backoff: Backoff;
   maxRetriesOf(job: RunningJob): number;
+  /** Whether the worker claims a queue within a cap (ringFreedSlots: the slot an outcome frees is rung). */
+  limited(queue: string): boolean;
 }
 
 /**
@@ -106,6 +109,8 @@ export async function finishJob(deps: FinishDeps, running: RunningJob, attempted
     }
   }
   running.end();
+  // Retried, dead, snoozed, given back, cancelled: its slot of a capped queue is free (a success's is rung by the CompletionBuffer).
+  ringFreedSlots(runtime, deps.limited, [job.queue]);
 }
 
 async function failed(deps: FinishDeps, running: RunningJob, error: Error, permanent: boolean): Promise<void> {
