@@ -3,7 +3,7 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
 import { type GroupPolicy, readGroupPolicy } from '../groups/readGroupPolicy.ts';
-import { settleGroup } from '../groups/settleGroup.ts';
+import { settleGroups } from '../groups/settleGroup.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
 import { runAtSql } from './jobInsert.ts';
@@ -34,7 +34,7 @@ const FAIR_HELD: Placement = { flags: JOB_FLAGS.fairShare, held: true };
  * group — a limit given with it, its group's row, or its queue's default — is written held (at
  * HELD_RUN_AT, flags inGroup, or fairShare when only a fair window counts it) with a job_holds
  * row; once every job is written, close() settles
- * each group touched (settleGroup), which releases as many held jobs as the group has room for, in
+ * the groups touched (settleGroups), which releases as many held jobs as the group has room for, in
  * priority / run_at / id order: a job written held may start at once. A job with no group, or of a
  * group with no limit on a queue that is not fair, is written as before (one policy read per
  * group per transaction, none without a group).
@@ -99,15 +99,13 @@ export class GroupEntry {
     if (affectedRows !== tuples.length) throw new Error(`wrote ${affectedRows} of ${tuples.length} group holds`);
   }
 
-  /** Writes what is left and settles every group touched, in one order: the jobs released, per queue. */
+  /** Writes what is left and settles every group touched, in few statements (settleGroups): the jobs released, per queue. */
   async close(): Promise<Map<string, number>> {
     await this.flush();
-    const released = new Map<string, number>();
-    for (const key of [...this.#touched.keys()].sort()) {
-      const change = this.#touched.get(key) as { queue: string; group: string; limit: number | null };
-      const n = await settleGroup(this.tx, this.tables, { ...change, freed: 0 });
-      if (n > 0) released.set(change.queue, (released.get(change.queue) ?? 0) + n);
-    }
-    return released;
+    return settleGroups(
+      this.tx,
+      this.tables,
+      [...this.#touched.values()].map((change) => ({ ...change, freed: 0 })),
+    );
   }
 }

@@ -1,7 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { GROUP_FLAGS } from '../model/jobFlags.ts';
-import { settleGroup } from './settleGroup.ts';
+import { type GroupChange, settleGroups } from './settleGroup.ts';
 
 /**
  * Params: ?1 job ids (list). Those of the leaving jobs still held for their group (a cancel of a job
@@ -31,8 +31,9 @@ export interface LeavingGroupJob {
  * What the jobs of limited groups do as they leave the live table (completion, dead-lettering,
  * cancel), inside the transaction that deletes them (a fair share's plain completion does not come
  * here: its worker settles the group after the commit): a job still held drops its hold; a job that
- * held a slot gives it back, and settleGroup passes it to the group's next held job. Groups are
- * settled in one order (queue, group), so two transactions never lock two group rows crosswise.
+ * held a slot gives it back, and settleGroups passes it to the group's next held job: every group
+ * of the jobs in a few statements, in one order (queue, group), so two transactions never lock two
+ * group rows crosswise.
  * Jobs with neither group flag cost nothing: no statement. Returns the jobs released per queue
  * (whom to wake after the commit).
  */
@@ -41,27 +42,20 @@ export async function leaveGroups(
   tables: Tables,
   jobs: readonly LeavingGroupJob[],
 ): Promise<Map<string, number>> {
-  const released = new Map<string, number>();
   const grouped = jobs.filter((j) => (j.flags & GROUP_FLAGS) !== 0 && j.group_key !== null);
-  if (grouped.length === 0) return released;
+  if (grouped.length === 0) return new Map();
   const held = new Set(
     (await tx.select<{ job_id: number | string }>(sqlHeldAmong(tables), [grouped.map((j) => j.id)])).map((r) =>
       Number(r.job_id),
     ),
   );
   if (held.size > 0) await tx.write(sqlDropHolds(tables), [[...held]]);
-  const freed = new Map<string, { queue: string; group: string; freed: number }>();
+  const freed = new Map<string, GroupChange>();
   for (const job of grouped) {
     if (held.has(job.id)) continue;
     const key = `${job.queue}\u0000${job.group_key}`;
-    const entry = freed.get(key) ?? { queue: job.queue, group: job.group_key as string, freed: 0 };
-    entry.freed++;
-    freed.set(key, entry);
+    const entry = freed.get(key);
+    freed.set(key, { queue: job.queue, group: job.group_key as string, freed: (entry?.freed ?? 0) + 1, limit: null });
   }
-  for (const key of [...freed.keys()].sort()) {
-    const change = freed.get(key) as { queue: string; group: string; freed: number };
-    const n = await settleGroup(tx, tables, { ...change, limit: null });
-    if (n > 0) released.set(change.queue, (released.get(change.queue) ?? 0) + n);
-  }
-  return released;
+  return settleGroups(tx, tables, [...freed.values()]);
 }

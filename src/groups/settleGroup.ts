@@ -1,5 +1,6 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { valuesTable } from '../db/valuesTable.ts';
 import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 
 /** Held jobs one settle releases at most (a bounded statement); reconcileGroups releases the rest. */
@@ -14,48 +15,61 @@ export const RELEASE_PAGE = 1_000;
  */
 const REFILL_BELOW = 3 / 4;
 
-/**
- * Params: ?1 queue, ?2 group, ?3 limit given (or NULL), ?4 the same, ?5 the same. Creates the
- * group's row if it has none, writes the limit a job or an operator gave (NULL: the row's stays),
- * and locks the row for the rest of the transaction: every change of the group's slots takes it in
- * turn. The lock wait is bounded at 2 s (MariaDB SET STATEMENT; MySQL 8 SET_VAR, not run here:
- * only MariaDB 10.11 runs on this machine); a timeout (1205) re-runs the transaction.
- */
-const sqlLockGroup = (t: Tables) => `
-/*M!100300 SET STATEMENT innodb_lock_wait_timeout = 2 FOR */
-INSERT /*+ SET_VAR(innodb_lock_wait_timeout = 2) */ INTO ${t.jobGroups} (queue, group_key, concurrency_limit, active, updated_at)
-VALUES (?, ?, ?, 0, NOW(3))
-ON DUPLICATE KEY UPDATE concurrency_limit = IF(? IS NULL, concurrency_limit, ?)`;
+/** Groups of one queue one statement of a settle names at most (its lock, its read, its count). */
+export const GROUPS_PER_STATEMENT = 500;
+
+/** The lock wait bound of the settle's locking statements: MariaDB SET STATEMENT (MySQL 8: the SET_VAR hint). */
+const LOCK_WAIT = '/*M!100300 SET STATEMENT innodb_lock_wait_timeout = 2 FOR */';
 
 /**
- * Params: ?1 queue, ?2 group. The locked row's limit in force — its own, else the queue's default
- * group concurrency, else the queue's fair window (all NULL: none) —, whether that is the fair
- * window (a soft bound), and its slots taken.
+ * Params: (group, limit given or NULL) for each of `n` groups, then ?1 queue. Creates the groups'
+ * rows that are missing, writes the limit a job or an operator gave (NULL: the row's stays), and
+ * locks the rows for the rest of the transaction, in group order: every change of a group's slots
+ * takes its row in turn. The lock wait is bounded at 2 s (MariaDB SET STATEMENT; MySQL 8 SET_VAR,
+ * not run here: only MariaDB 10.11 runs on this machine); a timeout (1205) re-runs the transaction.
  */
-const sqlReadGroup = (t: Tables) => `
-SELECT COALESCE(g.concurrency_limit, q.group_concurrency, q.fair_window) AS effective_limit,
+const sqlLockGroups = (t: Tables, n: number) => `
+${LOCK_WAIT}
+INSERT /*+ SET_VAR(innodb_lock_wait_timeout = 2) */ INTO ${t.jobGroups} (queue, group_key, concurrency_limit, active, updated_at)
+SELECT q.queue, v.group_key, v.given, 0, NOW(3)
+FROM (${valuesTable(['group_key', 'given'], n)}) v
+JOIN (SELECT ? AS queue) q
+ORDER BY v.group_key
+ON DUPLICATE KEY UPDATE concurrency_limit = IF(v.given IS NULL, concurrency_limit, v.given)`;
+
+/**
+ * Params: ?1 queue, ?2 groups (list). The locked rows' limit in force — its own, else the queue's
+ * default group concurrency, else the queue's fair window (all NULL: none) —, whether that is the
+ * fair window (a soft bound), and the slots taken. Primary-key probes.
+ */
+const sqlReadGroups = (t: Tables) => `
+SELECT g.group_key,
+       COALESCE(g.concurrency_limit, q.group_concurrency, q.fair_window) AS effective_limit,
        g.concurrency_limit IS NULL AND q.group_concurrency IS NULL AND q.fair_window IS NOT NULL AS fair,
        g.active
 FROM ${t.jobGroups} g
 LEFT JOIN ${t.queues} q ON q.queue = g.queue
 WHERE g.queue = ?
-  AND g.group_key = ?`;
+  AND g.group_key IN (?)`;
 
 /**
- * Params: ?1 queue, ?2 group, ?3 limit. The group's next held jobs, in the order they start:
- * priority, then intended run_at, then id — the first entries of its range of ix_group, locked.
- * A hold row an enqueue has not committed yet is waited for at most 2 s (as the group's lock): that
- * enqueue locks the group's row next, which the server then sees as a deadlock and breaks at once.
+ * Params: (queue, group, room) for each of `n` groups. Each group's next held jobs, in the order
+ * they start: priority, then intended run_at, then id — the first `room` entries of its range of
+ * ix_group, locked; one bounded range read per group, in one statement. A hold row an enqueue has
+ * not committed yet is waited for at most 2 s (as the groups' lock): that enqueue locks its group's
+ * row next, which the server then sees as a deadlock and breaks at once.
  */
-const sqlNextHeld = (t: Tables) => `
-/*M!100300 SET STATEMENT innodb_lock_wait_timeout = 2 FOR */
-SELECT /*+ SET_VAR(innodb_lock_wait_timeout = 2) */ job_id
+const sqlNextHeld = (t: Tables, n: number) =>
+  `${LOCK_WAIT}\n${Array.from(
+    { length: n },
+    (_, i) => `(SELECT ${i === 0 ? '/*+ SET_VAR(innodb_lock_wait_timeout = 2) */ ' : ''}job_id, group_key
 FROM ${t.jobHolds}
 WHERE queue = ?
   AND group_key = ?
 ORDER BY priority, run_at, job_id
 LIMIT ?
-FOR UPDATE`;
+FOR UPDATE)`,
+  ).join('\nUNION ALL\n')}`;
 
 /**
  * Params: ?1 ids (list, locked holds). Releases held jobs: run_at from the sentinel back to their
@@ -70,21 +84,33 @@ WHERE j.id IN (?)
   AND j.run_at = '${HELD_RUN_AT}'
   AND j.lock_id = ''`;
 
+/**
+ * Params: ?1 ids (list). Of the jobs a release did not all reach (affectedRows short: some are
+ * gone), those still live: each takes its group's slot (released now, or live and not held).
+ */
+const sqlLive = (t: Tables) => `
+SELECT id
+FROM ${t.jobs}
+WHERE id IN (?)
+  AND run_at <> '${HELD_RUN_AT}'`;
+
 /** Params: ?1 ids (list). Their holds are over (released, or their job is gone). */
 const sqlDropHolds = (t: Tables) => `
 DELETE FROM ${t.jobHolds}
 WHERE job_id IN (?)`;
 
 /**
- * Params: ?1 active, ?2 queue, ?3 group. The group's slots taken, after the change, and when it last
- * moved (a group whose row does not move for a while is one reconcileGroups recounts).
+ * Params: (group, active) for each of `n` groups, then ?1 queue, ?2 the groups (list). The groups'
+ * slots taken, after the change, and when they last moved (a group whose row does not move for a
+ * while is one reconcileGroups recounts). A CASE over the keys, in the column's own collation, and
+ * the rows found by primary key.
  */
-const sqlSetActive = (t: Tables) => `
+const sqlSetActive = (t: Tables, n: number) => `
 UPDATE ${t.jobGroups}
-SET active = ?,
+SET active = CASE group_key ${Array.from({ length: n }, () => 'WHEN ? THEN ?').join(' ')} ELSE active END,
     updated_at = NOW(3)
 WHERE queue = ?
-  AND group_key = ?`;
+  AND group_key IN (?)`;
 
 /** A change to one group's slots, inside the caller's transaction. */
 export interface GroupChange {
@@ -101,9 +127,20 @@ export interface GroupChange {
  * off, then releases the group's next held jobs while it has room under its limit in force (no
  * limit: up to RELEASE_PAGE, as the jobs were held under a limit since removed), each released job
  * taking a slot. A freed slot thus passes to the next held job with the row unchanged. Returns how
- * many jobs it released (the caller rings the queue after the commit). Statements: the lock, one
- * read, and with held jobs to release one indexed read of ix_group, one UPDATE, one DELETE; then
- * one UPDATE of the row.
+ * many jobs it released (the caller rings the queue after the commit). settleGroups with one group.
+ */
+export async function settleGroup(tx: Executor, tables: Tables, change: GroupChange): Promise<number> {
+  return (await settleGroups(tx, tables, [change])).get(change.queue) ?? 0;
+}
+
+/**
+ * settleGroup for many groups at once, in few statements whatever their number: per queue and
+ * GROUPS_PER_STATEMENT groups, one locking INSERT of their rows (in group order, so two
+ * transactions never lock two rows crosswise), one read of them, one read of the next held jobs of
+ * those with room (one bounded ix_group range each, at most RELEASE_PAGE jobs to a statement), one
+ * UPDATE that releases them and one DELETE of their holds, and one UPDATE of the rows that moved.
+ * A completion of 20 jobs of 20 groups costs six statements, as one of one group does. Returns the
+ * jobs released per queue.
  *
  * A fair window (no concurrency limit in force) is a soft bound that only keeps one group from
  * flooding the claim's head range, so it is refilled with hysteresis: nothing is released while the
@@ -111,30 +148,113 @@ export interface GroupChange {
  * window in one page. A dominant group thus costs one release per quarter window, not one per job; its
  * completions settle lazily, after their commit (src/worker/FairGroupSettler.ts).
  */
-export async function settleGroup(tx: Executor, tables: Tables, change: GroupChange): Promise<number> {
-  const { queue, group, limit } = change;
-  await tx.write(sqlLockGroup(tables), [queue, group, limit, limit, limit]);
-  const [row] = await tx.select<{
-    effective_limit: number | string | null;
-    fair: number | string | null;
-    active: number | string;
-  }>(sqlReadGroup(tables), [queue, group]);
-  const was = Number(row?.active ?? 0);
-  const active = Math.max(0, was - change.freed);
-  const ceiling = row?.effective_limit == null ? null : Number(row.effective_limit);
-  const refill = ceiling === null || Number(row?.fair) !== 1 || active <= ceiling * REFILL_BELOW;
-  const room = !refill ? 0 : ceiling === null ? RELEASE_PAGE : Math.min(RELEASE_PAGE, ceiling - active);
-  let released = 0;
-  if (room > 0) {
-    const held = (await tx.select<{ job_id: number | string }>(sqlNextHeld(tables), [queue, group, room])).map((r) =>
-      Number(r.job_id),
+export async function settleGroups(
+  tx: Executor,
+  tables: Tables,
+  changes: readonly GroupChange[],
+): Promise<Map<string, number>> {
+  const merged = new Map<string, GroupChange>();
+  for (const change of changes) {
+    const key = `${change.queue}\u0000${change.group}`;
+    const earlier = merged.get(key);
+    merged.set(
+      key,
+      earlier ? { ...change, freed: earlier.freed + change.freed, limit: change.limit ?? earlier.limit } : change,
     );
-    if (held.length > 0) {
-      released = (await tx.write(sqlRelease(tables), [held])).affectedRows;
-      await tx.write(sqlDropHolds(tables), [held]);
-    }
   }
-  if (active + released !== was || change.freed > 0 || released > 0)
-    await tx.write(sqlSetActive(tables), [active + released, queue, group]);
+  const released = new Map<string, number>();
+  const sorted = [...merged.keys()].sort().map((key) => merged.get(key) as GroupChange);
+  for (let i = 0; i < sorted.length; ) {
+    const queue = (sorted[i] as GroupChange).queue;
+    const chunk: GroupChange[] = [];
+    while (i < sorted.length && sorted[i]?.queue === queue && chunk.length < GROUPS_PER_STATEMENT)
+      chunk.push(sorted[i++] as GroupChange);
+    const n = await settleChunk(tx, tables, queue, chunk);
+    if (n > 0) released.set(queue, (released.get(queue) ?? 0) + n);
+  }
   return released;
+}
+
+interface GroupRow {
+  group_key: string;
+  effective_limit: number | string | null;
+  fair: number | string | null;
+  active: number | string;
+}
+
+/** settleGroups for up to GROUPS_PER_STATEMENT groups of one queue. */
+async function settleChunk(
+  tx: Executor,
+  tables: Tables,
+  queue: string,
+  chunk: readonly GroupChange[],
+): Promise<number> {
+  const groups = chunk.map((c) => c.group);
+  await tx.write(sqlLockGroups(tables, chunk.length), [...chunk.flatMap((c) => [c.group, c.limit]), queue]);
+  const rows = new Map(
+    (await tx.select<GroupRow>(sqlReadGroups(tables), [queue, groups])).map((r) => [r.group_key, r] as const),
+  );
+  const plans = chunk.map((change) => {
+    const row = rows.get(change.group);
+    const was = Number(row?.active ?? 0);
+    const active = Math.max(0, was - change.freed);
+    const ceiling = row?.effective_limit == null ? null : Number(row.effective_limit);
+    const refill = ceiling === null || Number(row?.fair) !== 1 || active <= ceiling * REFILL_BELOW;
+    const room = !refill ? 0 : ceiling === null ? RELEASE_PAGE : Math.min(RELEASE_PAGE, ceiling - active);
+    return { change, was, active, room, released: 0 };
+  });
+  const byGroup = new Map(plans.map((p) => [p.change.group, p] as const));
+  const held = await nextHeld(tx, tables, queue, plans);
+  if (held.length > 0) {
+    const ids = held.map((h) => h.id);
+    const { affectedRows } = await tx.write(sqlRelease(tables), [ids]);
+    const live =
+      affectedRows === ids.length
+        ? null
+        : new Set((await tx.select<{ id: number | string }>(sqlLive(tables), [ids])).map((r) => Number(r.id)));
+    for (const h of held) {
+      const plan = byGroup.get(h.group);
+      if (plan && (live === null || live.has(h.id))) plan.released++;
+    }
+    await tx.write(sqlDropHolds(tables), [ids]);
+  }
+  const moved = plans.filter((p) => p.active + p.released !== p.was || p.change.freed > 0 || p.released > 0);
+  if (moved.length > 0)
+    await tx.write(sqlSetActive(tables, moved.length), [
+      ...moved.flatMap((p) => [p.change.group, p.active + p.released]),
+      queue,
+      moved.map((p) => p.change.group),
+    ]);
+  return plans.reduce((sum, p) => sum + p.released, 0);
+}
+
+/** The next held jobs of the groups with room: one statement per RELEASE_PAGE jobs (or GROUPS_PER_STATEMENT groups). */
+async function nextHeld(
+  tx: Executor,
+  tables: Tables,
+  queue: string,
+  plans: readonly { change: GroupChange; room: number }[],
+): Promise<{ id: number; group: string }[]> {
+  const found: { id: number; group: string }[] = [];
+  let part: { group: string; room: number }[] = [];
+  let rows = 0;
+  const read = async () => {
+    if (part.length === 0) return;
+    const params = part.flatMap((p) => [queue, p.group, p.room]);
+    const held = await tx.select<{ job_id: number | string; group_key: string }>(
+      sqlNextHeld(tables, part.length),
+      params,
+    );
+    for (const r of held) found.push({ id: Number(r.job_id), group: r.group_key });
+    part = [];
+    rows = 0;
+  };
+  for (const plan of plans) {
+    if (plan.room <= 0) continue;
+    if (rows + plan.room > RELEASE_PAGE) await read();
+    part.push({ group: plan.change.group, room: plan.room });
+    rows += plan.room;
+  }
+  await read();
+  return found;
 }

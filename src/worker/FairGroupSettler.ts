@@ -1,5 +1,5 @@
 import { withTransaction } from '../db/transaction.ts';
-import { settleGroup } from '../groups/settleGroup.ts';
+import { settleGroups } from '../groups/settleGroup.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import type { RunningJob } from './RunningJob.ts';
 import type { WorkerEvents } from './WorkerEvents.ts';
@@ -36,9 +36,9 @@ interface Freed {
  * concurrency limits need), the completions of a dominant group would take turns on that one row
  * across the whole fleet: measured, half the drain of the same jobs on a queue that is not fair. So a
  * fair share's completion is the plain fenced delete (src/worker/claims/completeJobs.ts) and this
- * buffer counts it, per (queue, group); every `intervalMs` (jittered ±50 %) it settles each group
- * with counts in one short transaction of its own (settleGroup: lock the row, count the jobs off,
- * and — once at most three quarters of the window are live — refill the window in one page). A
+ * buffer counts it, per (queue, group); every `intervalMs` (jittered ±50 %) it settles the groups
+ * with counts in one short transaction (settleGroups: lock their rows, count the jobs off, and —
+ * for each group with at most three quarters of its window live — refill the window in one page). A
  * dominant group thus costs a worker one small transaction per interval, and a release per quarter
  * window of jobs.
  *
@@ -112,23 +112,30 @@ export class FairGroupSettler {
     );
   }
 
-  /** One transaction per group, in one order; a failed one is kept for the next settle while young (`retry`). */
+  /**
+   * One short transaction for every pending group (settleGroups: a few statements per
+   * GROUPS_PER_STATEMENT groups, whatever their number); when it fails, its counts are kept for
+   * the next settle while young (`retry`).
+   */
   async #settle(retry: boolean): Promise<void> {
     const { workerDb: db, tables, ringer } = this.runtime;
-    const batch = this.#pending;
+    const batch = [...this.#pending.values()];
     this.#pending = new Map();
-    for (const key of [...batch.keys()].sort()) {
-      const { queue, group, freed, since } = batch.get(key) as Freed;
-      try {
-        const released = await withTransaction(db, (tx) =>
-          settleGroup(tx, tables, { queue, group, freed, limit: null }),
-        );
-        if (released > 0) ringer.ring(tables.prefix, new Map([[queue, released]]));
-      } catch (error) {
-        const keep = retry && Date.now() - since < MAX_UNSETTLED_MS;
-        if (keep) this.#count(queue, group, freed, since);
-        this.report.error(error, `settling ${freed} finished job(s) of fair group ${group} of ${queue}`);
-      }
+    try {
+      const released = await withTransaction(db, (tx) =>
+        settleGroups(
+          tx,
+          tables,
+          batch.map(({ queue, group, freed }) => ({ queue, group, freed, limit: null })),
+        ),
+      );
+      if (released.size > 0) ringer.ring(tables.prefix, released);
+    } catch (error) {
+      const now = Date.now();
+      for (const { queue, group, freed, since } of batch)
+        if (retry && now - since < MAX_UNSETTLED_MS) this.#count(queue, group, freed, since);
+      const freed = batch.reduce((sum, b) => sum + b.freed, 0);
+      this.report.error(error, `settling ${freed} finished job(s) of ${batch.length} fair group(s)`);
     }
   }
 }
