@@ -2,7 +2,7 @@ import { escape as sqlLiteral } from 'mysql2';
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { JobValidationError } from '../errors.ts';
-import { type GroupPolicy, readGroupPolicy } from '../groups/readGroupPolicy.ts';
+import { type GroupPolicy, readGroupPolicies, readGroupPolicy } from '../groups/readGroupPolicy.ts';
 import { settleGroups } from '../groups/settleGroup.ts';
 import { JOB_FLAGS } from '../model/jobFlags.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
@@ -36,8 +36,8 @@ const FAIR_HELD: Placement = { flags: JOB_FLAGS.fairShare, held: true };
  * row; once every job is written, close() settles
  * the groups touched (settleGroups), which releases as many held jobs as the group has room for, in
  * priority / run_at / id order: a job written held may start at once. A job with no group, or of a
- * group with no limit on a queue that is not fair, is written as before (one policy read per
- * group per transaction, none without a group).
+ * group with no limit on a queue that is not fair, is written as before (the policy of a
+ * transaction's groups read in a few statements per queue, none without a group).
  */
 export class GroupEntry {
   /** How a group's jobs are counted (readGroupPolicy), by `queue \0 group`. */
@@ -51,14 +51,34 @@ export class GroupEntry {
     private readonly tables: Tables,
   ) {}
 
-  /** Reads the policy of the groups of these jobs not seen yet. */
+  /**
+   * Reads the policy of the groups of these jobs not seen yet: one statement for one group, else
+   * readGroupPolicies per queue (a few statements however many groups).
+   */
   async resolve(jobs: readonly NormalizedJob[]): Promise<void> {
+    const unread = new Map<string, { queue: string; group: string }>();
     for (const job of jobs) {
       if (job.group === null) continue;
       const key = `${job.queue}\u0000${job.group.key}`;
       if (job.group.concurrency !== null) this.#policy.set(key, 'limit');
-      else if (!this.#policy.has(key))
-        this.#policy.set(key, await readGroupPolicy(this.tx, this.tables, job.queue, job.group.key));
+      else if (!this.#policy.has(key)) unread.set(key, { queue: job.queue, group: job.group.key });
+    }
+    if (unread.size === 1) {
+      const [[key, { queue, group }]] = [...unread] as [[string, { queue: string; group: string }]];
+      if (!this.#policy.has(key)) this.#policy.set(key, await readGroupPolicy(this.tx, this.tables, queue, group));
+      return;
+    }
+    const byQueue = new Map<string, string[]>();
+    for (const { queue, group } of unread.values()) {
+      const groups = byQueue.get(queue) ?? [];
+      groups.push(group);
+      byQueue.set(queue, groups);
+    }
+    for (const [queue, groups] of byQueue) {
+      for (const [group, policy] of await readGroupPolicies(this.tx, this.tables, queue, groups)) {
+        const key = `${queue}\u0000${group}`;
+        if (!this.#policy.has(key)) this.#policy.set(key, policy);
+      }
     }
   }
 

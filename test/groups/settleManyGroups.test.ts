@@ -60,4 +60,23 @@ describe('settling many groups at once', () => {
     );
     expect({ active: Number(after[0]?.a), most: Number(after[0]?.most) }).toEqual({ active: GROUPS, most: 1 });
   });
+
+  it(`a batch over ${GROUPS} groups of a fair queue reads their policy in a few statements`, async () => {
+    const { sluice } = db;
+    await sluice.queues.setLimits('fair', { fair: true, fairWindow: 2 });
+    const statements: string[] = [];
+    sluice.knex.on('query', (q: { sql: string }) => statements.push(q.sql));
+    const jobs = Array.from({ length: 2 * GROUPS }, (_, n) => ({
+      name: 'step',
+      queue: 'fair',
+      group: `g${n % GROUPS}`,
+      payload: { n },
+    }));
+    await sluice.enqueueBatch(jobs);
+    // Own limits read per 500 groups, the rates' read, hold rows, and the settle.
+    expect(statements.filter((s) => /job_groups|job_holds/.test(s)).length).toBeLessThanOrEqual(25);
+    const held = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM sluice_jobs WHERE run_at = '${HELD}'`);
+    // A window of 2: both jobs of every group are released.
+    expect(Number(held[0]?.n)).toBe(0);
+  });
 });
