@@ -53,9 +53,9 @@ WHERE g.queue = ?
   AND g.group_key IN (?)`;
 
 /**
- * Params: (queue, group, room) for each of `n` groups. Each group's next held jobs, in the order
- * they start: priority, then intended run_at, then id — the first `room` entries of its range of
- * ix_group, locked; one bounded range read per group, in one statement. A hold row an enqueue has
+ * Params: (queue, group, skip, count) for each of `n` groups. Each group's next held jobs, in the
+ * order they start: priority, then intended run_at, then id — `count` entries of its range of
+ * ix_group after the first `skip`, locked; one bounded range read per group, in one statement. A hold row an enqueue has
  * not committed yet is waited for at most 2 s (as the groups' lock): that enqueue locks its group's
  * row next, which the server then sees as a deadlock and breaks at once.
  */
@@ -67,9 +67,20 @@ FROM ${t.jobHolds}
 WHERE queue = ?
   AND group_key = ?
 ORDER BY priority, run_at, job_id
-LIMIT ?
+LIMIT ?, ?
 FOR UPDATE)`,
   ).join('\nUNION ALL\n')}`;
+
+/**
+ * Params: ?1 queue, ?2 groups (list). Which of the groups have held jobs: one entry of ix_group per
+ * group (a loose scan of its prefix). Not locking: a hold an enqueue has not committed yet is
+ * settled by that enqueue, which locks its group's row after this transaction.
+ */
+const sqlWithHeld = (t: Tables) => `
+SELECT DISTINCT group_key
+FROM ${t.jobHolds}
+WHERE queue = ?
+  AND group_key IN (?)`;
 
 /**
  * Params: ?1 ids (list, locked holds). Releases held jobs: run_at from the sentinel back to their
@@ -137,9 +148,10 @@ export async function settleGroup(tx: Executor, tables: Tables, change: GroupCha
  * settleGroup for many groups at once, in few statements whatever their number: per queue and
  * GROUPS_PER_STATEMENT groups, one locking INSERT of their rows (in group order, so two
  * transactions never lock two rows crosswise), one read of them, one read of the next held jobs of
- * those with room (one bounded ix_group range each, at most RELEASE_PAGE jobs to a statement), one
- * UPDATE that releases them and one DELETE of their holds, and one UPDATE of the rows that moved.
- * A completion of 20 jobs of 20 groups costs six statements, as one of one group does. Returns the
+ * those with room (which of them have held jobs, one entry each; then one bounded ix_group range per
+ * such group, their rooms adding up to at most RELEASE_PAGE jobs a statement), one UPDATE that
+ * releases them and one DELETE of their holds, and one UPDATE of the rows that moved. A completion
+ * of 20 jobs of 20 groups costs at most seven statements, as one of one group does. Returns the
  * jobs released per queue.
  *
  * A fair window (no concurrency limit in force) is a soft bound that only keeps one group from
@@ -228,7 +240,12 @@ async function settleChunk(
   return plans.reduce((sum, p) => sum + p.released, 0);
 }
 
-/** The next held jobs of the groups with room: one statement per RELEASE_PAGE jobs (or GROUPS_PER_STATEMENT groups). */
+/**
+ * The next held jobs of the groups with room, in bounded statements: of the groups that have held
+ * jobs at all, first up to an even share of RELEASE_PAGE each, all in one statement; then, for the
+ * groups that filled their share and have room for more, the rest of their room, in statements of
+ * at most RELEASE_PAGE jobs. Many groups with a few held jobs each cost one read, as one group does.
+ */
 async function nextHeld(
   tx: Executor,
   tables: Tables,
@@ -236,25 +253,46 @@ async function nextHeld(
   plans: readonly { change: GroupChange; room: number }[],
 ): Promise<{ id: number; group: string }[]> {
   const found: { id: number; group: string }[] = [];
-  let part: { group: string; room: number }[] = [];
-  let rows = 0;
-  const read = async () => {
-    if (part.length === 0) return;
-    const params = part.flatMap((p) => [queue, p.group, p.room]);
-    const held = await tx.select<{ job_id: number | string; group_key: string }>(
-      sqlNextHeld(tables, part.length),
+  const withRoom = plans.filter((p) => p.room > 0);
+  if (withRoom.length === 0) return found;
+  // Only the groups that have held jobs get a range read: none, when no group of the change is held back.
+  const withHeld = new Set(
+    (await tx.select<{ group_key: string }>(sqlWithHeld(tables), [queue, withRoom.map((p) => p.change.group)])).map(
+      (r) => r.group_key,
+    ),
+  );
+  const candidates = withRoom.filter((p) => withHeld.has(p.change.group));
+  if (candidates.length === 0) return found;
+  const share = Math.max(1, Math.floor(RELEASE_PAGE / candidates.length));
+  const read = async (parts: readonly { group: string; skip: number; count: number }[]) => {
+    if (parts.length === 0) return new Map<string, number>();
+    const params = parts.flatMap((p) => [queue, p.group, p.skip, p.count]);
+    const rows = await tx.select<{ job_id: number | string; group_key: string }>(
+      sqlNextHeld(tables, parts.length),
       params,
     );
-    for (const r of held) found.push({ id: Number(r.job_id), group: r.group_key });
-    part = [];
-    rows = 0;
+    const perGroup = new Map<string, number>();
+    for (const r of rows) {
+      found.push({ id: Number(r.job_id), group: r.group_key });
+      perGroup.set(r.group_key, (perGroup.get(r.group_key) ?? 0) + 1);
+    }
+    return perGroup;
   };
-  for (const plan of plans) {
-    if (plan.room <= 0) continue;
-    if (rows + plan.room > RELEASE_PAGE) await read();
-    part.push({ group: plan.change.group, room: plan.room });
-    rows += plan.room;
+  const first = await read(candidates.map((p) => ({ group: p.change.group, skip: 0, count: Math.min(p.room, share) })));
+  let part: { group: string; skip: number; count: number }[] = [];
+  let rows = 0;
+  for (const plan of candidates) {
+    const got = first.get(plan.change.group) ?? 0;
+    if (got < share || plan.room <= share) continue;
+    const rest = plan.room - share;
+    if (rows + rest > RELEASE_PAGE) {
+      await read(part);
+      part = [];
+      rows = 0;
+    }
+    part.push({ group: plan.change.group, skip: share, count: rest });
+    rows += rest;
   }
-  await read();
+  await read(part);
   return found;
 }

@@ -79,4 +79,21 @@ describe('settling many groups at once', () => {
     // A window of 2: both jobs of every group are released.
     expect(Number(held[0]?.n)).toBe(0);
   });
+
+  it(`a batch over ${GROUPS} groups with limits that do not bind releases them in a few statements`, async () => {
+    const { sluice } = db;
+    const statements: string[] = [];
+    sluice.knex.on('query', (q: { sql: string }) => statements.push(q.sql));
+    const jobs = Array.from({ length: GROUPS }, (_, n) => ({
+      name: 'step',
+      queue: 'wide',
+      group: `g${n}`,
+      groupLimits: { concurrency: 1_000_000 },
+      payload: { n },
+    }));
+    await sluice.enqueueBatch(jobs);
+    expect(statements.filter((s) => /job_groups|job_holds/.test(s)).length).toBeLessThanOrEqual(20);
+    const held = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM sluice_jobs WHERE run_at = '${HELD}'`);
+    expect(Number(held[0]?.n)).toBe(0);
+  });
 });
