@@ -136,7 +136,7 @@ export class Sluice implements SluiceApi {
     this.deadJobs = deadJobsApi(this.#runtime, guard);
     this.workers = workersApi(db, tables, guard);
     this.history = historyApi(db, tables, guard);
-    this.schedules = schedulesApi(db, tables, guard);
+    this.schedules = schedulesApi(db, tables, guard, resolved.maxPayloadBytes);
     this.settings = settingsApi(db, tables, guard);
   }
 
@@ -152,7 +152,10 @@ export class Sluice implements SluiceApi {
   readonly workers: WorkersApi;
   /** What finished lately: throughput per interval and per queue. */
   readonly history: HistoryApi;
-  /** The recurring jobs among job definitions (`schedules.list(jobs)`), with their next and last slot. */
+  /**
+   * Run-time schedules (upsert, remove, pause, resume, list paged, runs) and the recurring jobs of
+   * job definitions (`schedules.files(jobs)`), with their next and last slot.
+   */
   readonly schedules: SchedulesApi;
   /** The install-wide settings every process follows (the history and dead-job retentions). */
   readonly settings: SettingsApi;

@@ -20,7 +20,7 @@ export async function schedulesCommand(argv: string[]): Promise<number> {
   const folder = requireJobsFolder(jobsFolder(v.jobs));
   const sluice = await openSluice(v, { poolMax: 2 });
   try {
-    const schedules = await sluice.schedules.list(folder);
+    const schedules = await sluice.schedules.files(folder);
     if (v.json) {
       process.stdout.write(`${terminalJson({ schedules })}\n`);
       return 0;

@@ -25,11 +25,18 @@ export const ER = {
   NO_SUCH_THREAD: 1094,
   /** ER_KILL_DENIED_ERROR: KILL of another user's connection without CONNECTION ADMIN (or SUPER). */
   KILL_DENIED: 1095,
+  /** ER_DUP_ENTRY: a unique key already holds the value. */
+  DUP_ENTRY: 1062,
 } as const;
 
 function errnoOf(error: unknown): number | undefined {
   const errno = (error as { errno?: unknown } | null)?.errno;
   return typeof errno === 'number' ? errno : undefined;
+}
+
+/** A write refused because a unique key already holds its value (1062). */
+export function isDuplicateKey(error: unknown): boolean {
+  return errnoOf(error) === ER.DUP_ENTRY;
 }
 
 /**

@@ -32,6 +32,10 @@ export interface Tables {
   readonly jobGroupMembers: string;
   /** The install's settings every process reads (src/settings/). */
   readonly settings: string;
+  /** Run-time schedules, each with its next run indexed (src/scheduler/). */
+  readonly schedules: string;
+  /** The latest jobs each run-time schedule fired. */
+  readonly scheduleRuns: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -73,6 +77,8 @@ export function tablesFor(prefix: string): Tables {
     jobDebounces: `\`${prefix}job_debounces\``,
     jobGroupMembers: `\`${prefix}job_group_members\``,
     settings: `\`${prefix}settings\``,
+    schedules: `\`${prefix}schedules\``,
+    scheduleRuns: `\`${prefix}schedule_runs\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };

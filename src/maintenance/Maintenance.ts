@@ -14,6 +14,7 @@ import { pruneJobErrors } from '../jobControl/pruneJobErrors.ts';
 import { pruneJobLogs } from '../jobControl/pruneJobLogs.ts';
 import { pruneProgress } from '../jobControl/pruneProgress.ts';
 import { pruneGroupMembers } from '../queues/pruneGroupMembers.ts';
+import { fireSchedules } from '../scheduler/fireSchedules.ts';
 import { Scheduler } from '../scheduler/Scheduler.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT } from '../stats/queueDepth.ts';
@@ -67,6 +68,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
   const onReleased = (queues: ReadonlyMap<string, number>) => runtime.ringer.ring(tables.prefix, queues);
   const deadLettering = { onSkipped, redactPayload, keptAttempts, cancel, onReleased };
   return [
+    fireSchedules(runtime, { batchSize }),
     releaseDeadWorkers(taskDb, { missedHeartbeats, batchSize, clock, ...deadLettering }),
     releaseStaleClaims(taskDb, { lockTimeoutMs, batchSize, jitterMs, clock, ...deadLettering }),
     reconcileHolds(taskDb, { batchSize, cancel, onReleased, clock }),

@@ -12,7 +12,7 @@ export const schedulesPage: Page = async (ctx) => {
       body: html`<p class="empty">No job definitions given: start the dashboard with --jobs DIR (or the jobs option) to see schedules.</p>`,
     };
   }
-  const schedules = await ctx.sluice.schedules.list(ctx.options.jobs);
+  const schedules = await ctx.sluice.schedules.files(ctx.options.jobs);
   const body = html`
 ${
   schedules.length === 0

@@ -286,6 +286,43 @@ CREATE TABLE `<prefix>queue_depths` (
   PRIMARY KEY (`queue`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>schedules
+CREATE TABLE `<prefix>schedules` (
+  `schedule_key` varchar(191) NOT NULL,
+  `job_name` varchar(128) NOT NULL,
+  `queue` varchar(64) NOT NULL,
+  `cron` varchar(128) DEFAULT NULL,
+  `every_ms` bigint(20) unsigned DEFAULT NULL,
+  `tz` varchar(64) DEFAULT NULL,
+  `payload` mediumtext NOT NULL,
+  `start_at` datetime(3) DEFAULT NULL,
+  `end_at` datetime(3) DEFAULT NULL,
+  `run_limit` int(10) unsigned DEFAULT NULL,
+  `missed` varchar(8) NOT NULL DEFAULT 'skip',
+  `paused` tinyint(1) NOT NULL DEFAULT 0,
+  `next_run_at` datetime(3) DEFAULT NULL,
+  `runs` int(10) unsigned NOT NULL DEFAULT 0,
+  `last_tick_at` datetime(3) DEFAULT NULL,
+  `last_job_id` bigint(20) unsigned DEFAULT NULL,
+  `revision` int(10) unsigned NOT NULL DEFAULT 1,
+  `created_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  PRIMARY KEY (`schedule_key`),
+  KEY `ix_due` (`next_run_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- <prefix>schedule_runs
+CREATE TABLE `<prefix>schedule_runs` (
+  `schedule_key` varchar(191) NOT NULL,
+  `seq` int(10) unsigned NOT NULL,
+  `tick_at` datetime(3) NOT NULL,
+  `job_id` bigint(20) unsigned DEFAULT NULL,
+  `queue` varchar(64) NOT NULL,
+  `fired_at` datetime(3) NOT NULL DEFAULT current_timestamp(3),
+  PRIMARY KEY (`schedule_key`,`seq`),
+  UNIQUE KEY `ux_tick` (`schedule_key`,`tick_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>settings
 CREATE TABLE `<prefix>settings` (
   `name` varchar(64) NOT NULL,
