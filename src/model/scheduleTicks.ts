@@ -1,5 +1,5 @@
 import cron from 'node-cron';
-import { instantOf, wallAt } from './zonedTime.ts';
+import { instantOf, offsetAt, wallAt } from './zonedTime.ts';
 
 /**
  * Pure: the ticks of a run-time schedule. A cron schedule ticks at each wall-clock time its
@@ -53,9 +53,15 @@ export function nextTick(rule: TickRule, afterMs: number): number | null {
 }
 
 function nextCronTick(f: CronFields, tz: string, afterMs: number): number | null {
-  // Wall times within a few hours before the wall time of `afterMs` can still fall after it (a
-  // fall-back day repeats an hour): start the search there and keep only instants past afterMs.
-  const lowest = wallAt(afterMs, tz) - 3 * 3_600_000;
+  // Near a change of offset, wall times a few hours before the wall time of `afterMs` can still
+  // fall after it (a fall-back day repeats an hour): the search then starts there and keeps only
+  // instants past afterMs. Where the offset holds from a day before to two days after, wall time
+  // and instant differ by it for the day ahead, and the search starts at afterMs's wall time.
+  const offset = offsetAt(afterMs, tz);
+  const stable = offsetAt(afterMs - DAY_MS, tz) === offset && offsetAt(afterMs + 2 * DAY_MS, tz) === offset;
+  const wallAfter = wallAt(afterMs, tz);
+  const lowest = stable ? wallAfter : wallAfter - 3 * 3_600_000;
+  const stableUntil = stable ? wallAfter + DAY_MS : Number.NEGATIVE_INFINITY;
   const firstDay = Math.floor(lowest / DAY_MS) * DAY_MS;
   const months = new Set(f.month);
   const doms = new Set(f.dayOfMonth);
@@ -73,7 +79,7 @@ function nextCronTick(f: CronFields, tz: string, afterMs: number): number | null
         for (const s of f.second) {
           const wall = minuteStart + s * 1000;
           if (wall < lowest) continue;
-          const instant = instantOf(wall, tz);
+          const instant = wall <= stableUntil ? wall - offset : instantOf(wall, tz);
           if (instant > afterMs) return instant;
         }
       }

@@ -33,10 +33,26 @@ export function wallAt(instant: number, tz: string): number {
   return Date.UTC(year, month - 1, day, hour, minute, second);
 }
 
+/**
+ * Offsets by zone and quarter hour. Every zone's offsets (since 1900) are whole quarter hours and
+ * change at a wall-clock quarter hour, so at a UTC quarter hour: one offset holds through each
+ * UTC quarter hour, and one Intl call answers it.
+ */
+const offsets = new Map<string, number>();
+const QUARTER_MS = 900_000;
+const MAX_CACHED = 50_000;
+
 /** The zone's offset (wall − instant, ms) at `instant`. */
-function offsetAt(instant: number, tz: string): number {
-  const whole = Math.floor(instant / 1000) * 1000;
-  return wallAt(whole, tz) - whole;
+export function offsetAt(instant: number, tz: string): number {
+  const quarter = Math.floor(instant / QUARTER_MS) * QUARTER_MS;
+  const key = `${tz}|${quarter}`;
+  let offset = offsets.get(key);
+  if (offset === undefined) {
+    offset = wallAt(quarter, tz) - quarter;
+    if (offsets.size >= MAX_CACHED) offsets.clear();
+    offsets.set(key, offset);
+  }
+  return offset;
 }
 
 const DAY_MS = 86_400_000;

@@ -18,7 +18,7 @@ import { pruneRunsSql, RUNS_KEPT } from './scheduleRuns.ts';
  * schedule another fire holds is skipped, not waited for), with the database's clock. Reads ix_due
  * from its start to now: O(due), whatever the number of schedules.
  */
-const sqlDue = (t: Tables) => `
+export const sqlDue = (t: Tables) => `
 SELECT ${SCHEDULE_COLUMNS}, NOW(3) AS db_now
 FROM ${t.schedules}
 WHERE next_run_at <= NOW(3)

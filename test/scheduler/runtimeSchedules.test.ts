@@ -216,4 +216,39 @@ describe('run-time schedules', () => {
     expect(runs.map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => 30 - i));
     expect(await db.query('SELECT seq FROM sluice_schedule_runs')).toHaveLength(20);
   });
+
+  it('a 02:30 Europe/Berlin schedule fires one job on the spring-forward and on the fall-back day', async () => {
+    for (const [key, from, to] of [
+      ['spring', '2026-03-27T12:00:00Z', '2026-03-30T12:00:00Z'],
+      ['fall', '2026-10-23T12:00:00Z', '2026-10-26T12:00:00Z'],
+    ] as const) {
+      await db.sluice.schedules.upsert({
+        key,
+        job: `dst-${key}`,
+        cron: '30 2 * * *',
+        tz: 'Europe/Berlin',
+        missed: 'all',
+        startAt: new Date(from),
+        endAt: new Date(to),
+      });
+      // Made while its days are past: over at once. Put its next run back on its first tick.
+      await db.query('UPDATE sluice_schedules SET next_run_at = ? WHERE schedule_key = ?', [
+        new Date(key === 'spring' ? '2026-03-28T01:30:00Z' : '2026-10-24T00:30:00Z'),
+        key,
+      ]);
+    }
+    await pass();
+    const ticksOf = async (name: string) =>
+      (await jobsOf(name)).map((j) => j.idempotency_key.slice(j.idempotency_key.indexOf('@') + 1));
+    expect(await ticksOf('dst-spring')).toEqual([
+      '2026-03-28T01:30:00.000Z',
+      '2026-03-29T01:30:00.000Z',
+      '2026-03-30T00:30:00.000Z',
+    ]);
+    expect(await ticksOf('dst-fall')).toEqual([
+      '2026-10-24T00:30:00.000Z',
+      '2026-10-25T00:30:00.000Z',
+      '2026-10-26T01:30:00.000Z',
+    ]);
+  });
 });
