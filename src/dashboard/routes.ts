@@ -7,6 +7,7 @@ import { purgeDeadJobAction } from './actions/purgeDeadAction.ts';
 import { redriveDeadJobAction } from './actions/redriveDeadAction.ts';
 import { resumeQueueAction } from './actions/resumeQueueAction.ts';
 import { runJobNowAction } from './actions/runJobNowAction.ts';
+import { scheduleControlAction } from './actions/scheduleControlAction.ts';
 import { setQueueLimitsAction } from './actions/setQueueLimitsAction.ts';
 import type { Page } from './PageContext.ts';
 import { batchesPage } from './pages/batchesPage.ts';
@@ -46,6 +47,7 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map(
     redriveDeadJobAction,
     purgeDeadJobAction,
     enqueueScheduleAction,
+    scheduleControlAction,
     ...bulkJobActions,
   ].map((a) => [a.name, a]),
 );
