@@ -175,6 +175,21 @@ const CASES: Record<string, Case> = {
     error: OptionsError,
     text: ['readonly', 'sluice.dashboard', 'did you mean readOnly?'],
   },
+  'sluice.schedules.upsert(spec)': {
+    run: (s) => s.schedules.upsert({ key: 'k', job: 'j', every: 60_000, mised: 'all' } as never),
+    error: OptionsError,
+    text: ['mised', 'sluice.schedules.upsert', 'did you mean missed?'],
+  },
+  'sluice.schedules.list(options)': {
+    run: (s) => s.schedules.list({ limt: 5 } as never),
+    error: OptionsError,
+    text: ['limt', 'sluice.schedules.list', 'did you mean limit?'],
+  },
+  'sluice.schedules.runs(options)': {
+    run: (s) => s.schedules.runs('k', { limt: 5 } as never),
+    error: OptionsError,
+    text: ['limt', 'sluice.schedules.runs', 'did you mean limit?'],
+  },
   'sluice.jobs.list(filter)': {
     run: (s) => s.jobs.list({ queu: 'q' } as never),
     error: OptionsError,
