@@ -25,9 +25,8 @@ ON DUPLICATE KEY UPDATE concurrency_cap = IF(?, ?, concurrency_cap),
                         updated_at = NOW(3)`;
 
 /**
- * The columns of a limited queue's row and its current use: `running` counts the queue's claimed
- * jobs (the claimed range of ix_head: jobs in flight, bounded by the fleet's slots, never the
- * backlog), `rate_used` the claims of the current window (0 once it has passed), how long the
+ * The columns of a limited queue's row and its current use (`running` is read after, by
+ * sqlRunning): `rate_used` the claims of the current window (0 once it has passed), how long the
  * window and the pause have to go (ms, DB clock), and `group_held` the queue's jobs held for their
  * group, only for a queue with a default for its groups (job_holds' ix_group range of the queue; a
  * workflow's holds have no queue): GROUP_HELD_MAX when the range holds an entry at offset ?1 (its
@@ -36,7 +35,6 @@ ON DUPLICATE KEY UPDATE concurrency_cap = IF(?, ?, concurrency_cap),
 const limitColumns = (t: Tables) => `
 SELECT q.queue, q.concurrency_cap, q.rate_limit, q.rate_interval_ms, q.group_concurrency, q.fair_window,
        q.group_rate_limit, q.group_rate_interval_ms,
-       (SELECT COUNT(*) FROM ${t.jobs} j WHERE j.queue = q.queue AND j.lock_id > '') AS running,
        IF(q.rate_window_ms + q.rate_interval_ms > FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000), q.rate_used, 0) AS rate_used,
        IF(q.rate_interval_ms IS NULL, NULL,
           q.rate_interval_ms - MOD(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000), q.rate_interval_ms)) AS window_left_ms,
@@ -51,6 +49,20 @@ SELECT q.queue, q.concurrency_cap, q.rate_limit, q.rate_interval_ms, q.group_con
              ${GROUP_HELD_MAX},
              (SELECT COUNT(*) FROM ${t.jobHolds} h WHERE h.queue = q.queue))) AS group_held
 FROM ${t.queues} q`;
+
+/**
+ * Params: ?1 queues (a list). Each of these queues' claimed jobs (jobs in flight, bounded by the
+ * fleet's slots, never the backlog), counted over the claimed ranges of ix_head: one range per
+ * queue, only claimed entries read. A queue without one has no row. Not a subquery per queue row:
+ * there the server seeks ix_head on the queue alone and reads every job of the queue (a fair
+ * queue's 100,000 waiting jobs to count none claimed).
+ */
+const sqlRunning = (t: Tables) => `
+SELECT queue, COUNT(*) AS running
+FROM ${t.jobs}
+WHERE queue IN (?)
+  AND lock_id > ''
+GROUP BY queue`;
 
 /** A queues row that limits its queue now: a limit, or a pause-until still to come. */
 const LIMITED = `(q.concurrency_cap IS NOT NULL
@@ -161,7 +173,8 @@ export async function setQueueLimits(db: Executor, tables: Tables, queue: string
 /**
  * The limited queues (a limit or a pause-until) with their use: the first MAX_LIMITED_QUEUES in
  * name order, or — `queues` given — those of these queues (at most MAX_LIMITED_QUEUES names), read
- * by key. One statement either way, whatever the queues' groups.
+ * by key. Two statements either way (the rows, then their claimed jobs over ix_head's claimed
+ * ranges), whatever the queues' groups and backlogs.
  */
 export async function queueLimits(
   db: Executor,
@@ -180,7 +193,12 @@ export async function queueLimits(
     queues === undefined
       ? await db.select<LimitsRow>(sqlLimits(tables), [offset, MAX_LIMITED_QUEUES])
       : await db.select<LimitsRow>(sqlLimitsOf(tables), [offset, [...new Set(queues)]]);
-  return rows.map(limitsState);
+  if (rows.length === 0) return [];
+  const counts = await db.select<{ queue: string; running: number | string }>(sqlRunning(tables), [
+    rows.map((r) => r.queue),
+  ]);
+  const running = new Map(counts.map((c) => [c.queue, Number(c.running)]));
+  return rows.map((r) => limitsState(r, running.get(r.queue) ?? 0));
 }
 
 interface LimitsRow {
@@ -190,7 +208,6 @@ interface LimitsRow {
   rate_interval_ms: number | null;
   group_rate_limit: number | null;
   group_rate_interval_ms: number | null;
-  running: number | string;
   rate_used: number | string;
   window_left_ms: number | string | null;
   paused_until: Date | null;
@@ -200,14 +217,13 @@ interface LimitsRow {
   group_held: number | string;
 }
 
-/** Pure: a row of limitColumns as the API gives it. */
-function limitsState(r: LimitsRow): QueueLimitsState {
+/** Pure: a row of limitColumns and its queue's claimed jobs as the API gives them. */
+function limitsState(r: LimitsRow, running: number): QueueLimitsState {
   const concurrency = r.concurrency_cap === null ? null : Number(r.concurrency_cap);
   const rate =
     r.rate_limit === null || r.rate_interval_ms === null
       ? null
       : { limit: Number(r.rate_limit), intervalMs: Number(r.rate_interval_ms) };
-  const running = Number(r.running);
   const rateUsed = rate === null ? 0 : Number(r.rate_used);
   const pausedForMs = r.paused_for_ms === null ? null : Math.max(0, Number(r.paused_for_ms));
   const blocked =
