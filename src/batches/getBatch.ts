@@ -2,16 +2,31 @@ import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 
 /**
- * Params: ?1 batch id (×3). Returns the batch row with its live and dead job counts, counted
- * through the batch_id indexes — there is no per-batch counter row for every worker to update —
- * and its cancelled count, which only a cancel writes (in the transaction that removes the jobs).
+ * A batch row's columns with its live and dead job counts, counted through the batch_id indexes
+ * (a seek on the batch's id each: a subquery per batch row is a ref, never a range) — there is no
+ * per-batch counter row for every worker to update — and its cancelled count, which only a cancel
+ * writes (in the transaction that removes the jobs).
  */
-const sqlBatch = (t: Tables) => `
+export const batchColumns = (t: Tables) => `
 SELECT b.id, b.size, b.created_at, b.finished_at, b.cancelled,
-       (SELECT COUNT(*) FROM ${t.jobs} j WHERE j.batch_id = ?) AS pending,
-       (SELECT COUNT(*) FROM ${t.deadJobs} d WHERE d.batch_id = ? AND d.redriven_at IS NULL) AS dead
-FROM ${t.batches} b
+       (SELECT COUNT(*) FROM ${t.jobs} j WHERE j.batch_id = b.id) AS pending,
+       (SELECT COUNT(*) FROM ${t.deadJobs} d WHERE d.batch_id = b.id AND d.redriven_at IS NULL) AS dead
+FROM ${t.batches} b`;
+
+/** Params: ?1 batch id. The batch by primary key, with its counts. */
+const sqlBatch = (t: Tables) => `${batchColumns(t)}
 WHERE b.id = ?`;
+
+/** A row of batchColumns. */
+export interface BatchRow {
+  id: number;
+  size: number;
+  created_at: Date;
+  finished_at: Date | null;
+  cancelled: number | string;
+  pending: number | string;
+  dead: number | string;
+}
 
 export interface BatchStatus {
   readonly id: number;
@@ -30,16 +45,12 @@ export interface BatchStatus {
 }
 
 export async function getBatch(db: Executor, tables: Tables, batchId: number): Promise<BatchStatus | null> {
-  const [row] = await db.select<{
-    id: number;
-    size: number;
-    created_at: Date;
-    finished_at: Date | null;
-    cancelled: number | string;
-    pending: number | string;
-    dead: number | string;
-  }>(sqlBatch(tables), [batchId, batchId, batchId]);
-  if (!row) return null;
+  const [row] = await db.select<BatchRow>(sqlBatch(tables), [batchId]);
+  return row ? batchStatus(row) : null;
+}
+
+/** Pure: a row of batchColumns as the API gives it. */
+export function batchStatus(row: BatchRow): BatchStatus {
   const pending = Number(row.pending);
   const dead = Number(row.dead);
   const cancelled = Number(row.cancelled);
