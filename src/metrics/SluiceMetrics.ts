@@ -9,15 +9,19 @@ import { LimitSeries } from './LimitSeries.ts';
 import { QueueSeries } from './QueueSeries.ts';
 import { WorkerSeries } from './WorkerSeries.ts';
 
-/** The statements one reading of the database takes, whatever the number of queues, jobs or workers. */
-export const STATEMENTS_PER_SCRAPE = 4;
+/**
+ * The statements one reading of the database takes, whatever the number of queues, jobs or workers
+ * (one fewer when no queue is limited: no running jobs to count).
+ */
+export const STATEMENTS_PER_SCRAPE = 5;
 
 /**
  * Prometheus text-format metrics for one sluice install (docs/operating.md "Metrics" lists them),
  * read from the database in STATEMENTS_PER_SCRAPE statements, whatever the size of the tables:
  * - the queues' depth as the maintenance leader last read it (queue_depths: it reads every queue
  *   with bounded index reads once per pass), and the queues' latency promises with their state;
- * - the limited queues' caps and rates, their use, and whether each holds its jobs back now;
+ * - the limited queues' caps and rates, their use, and whether each holds its jobs back now (two
+ *   statements: their rows, then their running jobs over the claimed entries of the jobs index);
  * - the fleet from the worker registry: per worker its gauges, and the counters and histograms it
  *   counted since it started (jobs per queue, name and outcome, claims, attempt durations, start
  *   latencies), which its heartbeat carries into its row every metricsIntervalMs.

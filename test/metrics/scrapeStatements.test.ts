@@ -75,7 +75,8 @@ describe('a scrape', () => {
       await fill(1, 5);
       await maintenance.runOnce();
       const small = await statementsOf(sluice, () => metrics.render());
-      expect(small).toHaveLength(STATEMENTS_PER_SCRAPE);
+      // No limited queue: no running jobs of limited queues to count.
+      expect(small).toHaveLength(STATEMENTS_PER_SCRAPE - 1);
 
       await db.query('DELETE FROM sluice_jobs');
       await db.query('DELETE FROM sluice_dead_jobs');
@@ -105,8 +106,10 @@ describe('a scrape', () => {
         expect(text.match(/^sluice_queue_group_held\{queue="[^"]+"\} 3$/gm)).toHaveLength(300);
       });
       expect(big).toHaveLength(STATEMENTS_PER_SCRAPE);
-      // jobs: the limited queues' read, whose first FROM counts each one's claimed jobs.
+      // job_holds: the limited queues' read, whose first FROM counts each one's group-held jobs;
+      // jobs: their running jobs, over the claimed entries alone.
       expect(big.map((sql) => /FROM `sluice_(\w+)`/.exec(sql)?.[1]).sort()).toEqual([
+        'job_holds',
         'jobs',
         'queue_depths',
         'queues',
