@@ -18,7 +18,7 @@ const LAYERS = [
   ['wake-ups', '^src/wakeups/'],
   [
     "a job's rules and shared shapes",
-    '^src/(model/|task/|events\\.ts|logging\\.ts|options\\.ts|redactPayload\\.ts|shutdown\\.ts)',
+    '^src/(model/|task/|events\\.ts|logging\\.ts|options\\.ts|payloadRedactor\\.ts|redactPayload\\.ts|shutdown\\.ts|snoozeErrors\\.ts)',
   ],
   ['the database seam', '^src/db/'],
   [

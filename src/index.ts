@@ -31,14 +31,11 @@ export {
   JobDeadError,
   JobDefinitionError,
   JobNotFoundError,
-  JobSnoozedError,
   JobValidationError,
   OptionsError,
   PayloadRefusedError,
   PermanentJobError,
   PermanentJobError as PermanentError,
-  RateLimitedError,
-  type RateLimitedOptions,
   RetriesExhaustedError,
   SchemaVersionError,
   SluiceError,
@@ -84,6 +81,7 @@ export type { QueueHold } from './queues/queueHold.ts';
 export { createSluice, Sluice } from './Sluice.ts';
 export type { ScheduleInfo } from './scheduler/listSchedules.ts';
 export { type Stoppable, stopOnSignals } from './shutdown.ts';
+export { JobSnoozedError, RateLimitedError, type RateLimitedOptions } from './snoozeErrors.ts';
 export type { SkippedRelease } from './task/MaintenanceTask.ts';
 export type { LoadReading } from './worker/hostLoad.ts';
 export type { JobUnknownToWorkers } from './worker/jobsUnknownToWorkers.ts';

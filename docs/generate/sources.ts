@@ -42,7 +42,7 @@ export const OPTIONS_SOURCES: readonly OptionsSource[] = [
     takenBy: 'sluice.queues.setGroupLimits(queue, group, limits)',
   },
   { file: 'src/queues/queuePromises.ts', name: 'QueuePromise', takenBy: 'sluice.queues.setPromise(queue, promise)' },
-  { file: 'src/errors.ts', name: 'RateLimitedOptions', takenBy: 'new RateLimitedError(retryAfterMs, options)' },
+  { file: 'src/snoozeErrors.ts', name: 'RateLimitedOptions', takenBy: 'new RateLimitedError(retryAfterMs, options)' },
   { file: 'src/jobControl/jobFilter.ts', name: 'JobFilter', takenBy: 'sluice.jobs.list / count / cancel(filter)' },
   { file: 'src/jobControl/listJobs.ts', name: 'JobPage', takenBy: 'sluice.jobs.list(filter, page)' },
   { file: 'src/jobControl/waitForJob.ts', name: 'WaitOptions', takenBy: 'sluice.jobs.waitFor(id, options)' },

@@ -2,16 +2,10 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { isTransientConflict } from '../db/mysqlErrors.ts';
 import { withTransaction } from '../db/transaction.ts';
-import {
-  ClaimLostError,
-  JobSnoozedError,
-  MAX_SNOOZE_MS,
-  PermanentJobError,
-  RetriesExhaustedError,
-  UnknownJobTypeError,
-} from '../errors.ts';
+import { ClaimLostError, PermanentJobError, RetriesExhaustedError, UnknownJobTypeError } from '../errors.ts';
 import type { JobDefinition } from '../model/defineJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
+import { JobSnoozedError, MAX_SNOOZE_MS } from '../snoozeErrors.ts';
 import type { LogBatch } from './AttemptLog.ts';
 import { boundedJson } from './boundedJson.ts';
 import { completeJobs } from './claims/completeJobs.ts';

@@ -9,6 +9,7 @@ import {
   JobValidationError,
   jobOf,
   OptionsError,
+  RateLimitedError,
   type Sluice,
 } from '../../src/index.ts';
 import { testLogger, useTestDatabase } from '../helpers/testDatabase.ts';
@@ -369,6 +370,16 @@ const CASES: Record<string, Case> = {
 
 /** Objects inside options: each refused by the same check, naming the key. */
 const NESTED: Record<string, Case> = {
+  'new RateLimitedError(retryAfterMs, options)': {
+    run: () => new RateLimitedError(1_000, { puase: 'queue' } as never),
+    error: OptionsError,
+    text: ['puase', 'new RateLimitedError(retryAfterMs, options)', 'did you mean pause?'],
+  },
+  'new RateLimitedError(retryAfterMs, options.pause)': {
+    run: () => new RateLimitedError(1_000, { pause: 'queues' } as never),
+    error: OptionsError,
+    text: ['pause', "must be 'queue' or 'group'", '"queues"'],
+  },
   'sluice.queues.setLimits(limits.rate)': {
     run: (s) => s.queues.setLimits('q', { rate: { limit: 5, interval: 1000 } } as never),
     error: OptionsError,
