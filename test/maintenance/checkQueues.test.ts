@@ -285,6 +285,7 @@ describe('queue latency promises', () => {
     expect(listed.code, listed.stderr).toBe(0);
     expect(json(listed.stdout)).toEqual({
       promises: [{ queue: 'mail', startWithinMs: 30_000, maxReady: 500, brokenAt: null, brokenForMs: null }],
+      next: null,
     });
     const [bare, both, elsewhere, zero] = await Promise.all([
       runCli(['queue', 'promise', 'mail', ...url]),
