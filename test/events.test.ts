@@ -112,6 +112,7 @@ describe('events', () => {
         leader: true,
         changed: 1,
         tasks: {
+          fireSchedules: { fired: 0, advanced: 0 },
           releaseDeadWorkers: { workers: 0, claims: 0, deadLettered: 0 },
           releaseStaleClaims: { claims: 0, deadLettered: 0 },
           reconcileHolds: { settled: 0, released: 0, cancelled: 0 },
