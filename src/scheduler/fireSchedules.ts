@@ -3,6 +3,7 @@ import { chunkLimitsFor } from '../db/planChunks.ts';
 import type { Tables } from '../db/tables.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { BatchWriter } from '../enqueue/BatchWriter.ts';
+import { MAX_PAYLOAD_BYTES } from '../maxPayloadBytes.ts';
 import { planFire } from '../model/planFire.ts';
 import { RESERVED_KEY_PREFIX } from '../model/reservedKeyPrefix.ts';
 import { tickRuleOf } from '../model/scheduleSpec.ts';
@@ -109,6 +110,8 @@ export function fireSchedules(
 
 interface Fire {
   readonly row: ScheduleRow;
+  /** The stored payload, read once with the payload ceiling (undefined when the schedule stops). */
+  readonly payload?: unknown;
   readonly ticks: readonly number[];
   readonly next: number | null;
 }
@@ -175,32 +178,38 @@ function valuesOf(columns: readonly string[], rows: number): string {
   return [first, ...Array.from({ length: rows - 1 }, () => rest)].join(' UNION ALL ');
 }
 
-function planOf(row: ScheduleRow, nowMs: number): { ticks: readonly number[]; next: number | null } {
+function planOf(row: ScheduleRow, nowMs: number): { payload?: unknown; ticks: readonly number[]; next: number | null } {
   try {
-    return planFire(
-      {
-        rule: tickRuleOf(ruleFieldsOf(row)),
-        nextMs: (row.next_run_at as Date).getTime(),
-        lastTickMs: row.last_tick_at?.getTime() ?? null,
-        missed: row.missed === 'all' || row.missed === 'once' ? row.missed : 'skip',
-        startAt: row.start_at,
-        endAt: row.end_at,
-        limit: row.run_limit,
-        runs: row.runs,
-      },
-      nowMs,
-    );
+    // A payload over the ceiling or not JSON (edited by hand) stops its schedule alone, as a bad rule does.
+    if (Buffer.byteLength(row.payload) > MAX_PAYLOAD_BYTES) throw new Error('payload over the ceiling');
+    const payload: unknown = JSON.parse(row.payload);
+    return {
+      payload,
+      ...planFire(
+        {
+          rule: tickRuleOf(ruleFieldsOf(row)),
+          nextMs: (row.next_run_at as Date).getTime(),
+          lastTickMs: row.last_tick_at?.getTime() ?? null,
+          missed: row.missed === 'all' || row.missed === 'once' ? row.missed : 'skip',
+          startAt: row.start_at,
+          endAt: row.end_at,
+          limit: row.run_limit,
+          runs: row.runs,
+        },
+        nowMs,
+      ),
+    };
   } catch {
-    // A stored rule this build cannot read (edited by hand): the schedule stops, visibly (next run none).
+    // A stored rule or payload this build cannot read (edited by hand): the schedule stops, visibly (next run none).
     return { ticks: [], next: null };
   }
 }
 
 /** Writes one job per tick as one batch; returns the job id of each tick's key. */
 async function writeJobs(runtime: SluiceRuntime, tx: Executor, fires: readonly Fire[]): Promise<Map<string, number>> {
-  const jobs = fires.flatMap(({ row, ticks }) =>
+  const jobs = fires.flatMap(({ row, payload, ticks }) =>
     ticks.map((tick) => ({
-      ...validateJob({ name: row.job_name, queue: row.queue, payload: JSON.parse(row.payload) }, 0, {
+      ...validateJob({ name: row.job_name, queue: row.queue, payload }, 0, {
         maxPayloadBytes: Number.MAX_SAFE_INTEGER,
       }),
       idempotencyKey: tickKey(row.schedule_key, tick),

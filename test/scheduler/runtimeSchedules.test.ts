@@ -41,6 +41,20 @@ async function backdate(key: string, ms: number): Promise<void> {
 }
 
 describe('run-time schedules', () => {
+  it('a schedule whose stored payload does not parse stops alone; the others due beside it fire', async () => {
+    for (const key of ['bad:one', 'good:one', 'good:two'])
+      await db.sluice.schedules.upsert({ key, job: 'tick-job', every: 60_000, payload: { key } });
+    await db.query("UPDATE sluice_schedules SET payload = '{not json' WHERE schedule_key = 'bad:one'");
+    for (const key of ['bad:one', 'good:one', 'good:two']) await backdate(key, 1_000);
+    await pass();
+    const fired = (await jobsOf('tick-job')).map((j) => JSON.parse(j.payload).key).sort();
+    expect(fired).toEqual(['good:one', 'good:two']);
+    const [bad] = await db.query<{ next_run_at: Date | null }>(
+      "SELECT next_run_at FROM sluice_schedules WHERE schedule_key = 'bad:one'",
+    );
+    expect(bad?.next_run_at).toBeNull();
+  });
+
   it('upsert writes a schedule whose next run is its first tick after now; the pass fires it once', async () => {
     const now = await dbNow();
     const { schedule, created } = await db.sluice.schedules.upsert({
