@@ -176,17 +176,31 @@ export interface FailureCounts {
   readonly maintenanceErrors: number;
 }
 
+/** The log event each count of FailureCounts counts. */
+const COUNTED: Readonly<Record<keyof FailureCounts, string>> = {
+  failed: 'job:failed',
+  retried: 'job:retried',
+  dead: 'job:dead',
+  conflicted: 'job:conflicted',
+  workerErrors: 'worker:error',
+  claimsLost: 'claim:lost',
+  maintenanceErrors: 'maintenance:error',
+};
+
 export function failureCounts(processes: readonly SluiceProcess[]): FailureCounts {
-  const count = (event: string) => processes.reduce((n, p) => n + p.events(event).length, 0);
-  return {
-    failed: count('job:failed'),
-    retried: count('job:retried'),
-    dead: count('job:dead'),
-    conflicted: count('job:conflicted'),
-    workerErrors: count('worker:error'),
-    claimsLost: count('claim:lost'),
-    maintenanceErrors: count('maintenance:error'),
-  };
+  const counts = Object.entries(COUNTED).map(([key, event]) => [key, linesOf(processes, event).length]);
+  return Object.fromEntries(counts) as Record<keyof FailureCounts, number>;
+}
+
+/**
+ * The first lines of each event failureCounts counts, for an assertion's message: a count that is
+ * not 0 then says what happened, in the failure CI prints last.
+ */
+export function problemLines(processes: readonly SluiceProcess[]): string {
+  return Object.values(COUNTED)
+    .flatMap((event) => linesOf(processes, event).slice(0, 3))
+    .map((line) => JSON.stringify(line).slice(0, 2000))
+    .join('\n');
 }
 
 /** Certification failures and brute-force aborts so far, summed over the nodes that answer. */

@@ -5,6 +5,7 @@ import {
   clusterDatabase,
   conflictsSoFar,
   failureCounts,
+  problemLines,
   report,
   startMaintenance,
   startWorker,
@@ -102,7 +103,7 @@ describe('draining on a 3-node Galera cluster', () => {
         }
         const counts = failureCounts(processes);
         report(`failures counted against jobs: ${JSON.stringify(counts)}`);
-        expect(counts).toEqual({
+        expect(counts, problemLines(processes)).toEqual({
           failed: 0,
           retried: 0,
           dead: 0,
