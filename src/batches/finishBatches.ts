@@ -79,6 +79,8 @@ class BatchFinisher implements MaintenanceTask<'finishBatches', 'batches', Resol
   readonly options: ResolvedFinishBatchesOptions;
   readonly #db: Executor;
   readonly #tables: Tables;
+  /** Where the next run goes on from: the last batch id the last run read (0: the start). */
+  #afterId = 0;
 
   constructor({ db, tables }: TaskDb, options: FinishBatchesOptions) {
     this.options = resolveFinishBatchesOptions(options);
@@ -86,28 +88,31 @@ class BatchFinisher implements MaintenanceTask<'finishBatches', 'batches', Resol
     this.#tables = tables;
   }
 
-  async runOnce(): Promise<{ batches: number }> {
+  /**
+   * Pages through the unfinished batches from where the last run stopped, finishing those with no
+   * live job left, until the end of the list (the next run starts again from the first) or, after
+   * a page, until `passLeftMs` (what is left of the pass's budget, PassBudget) has gone by.
+   */
+  async runOnce(passLeftMs = Number.POSITIVE_INFINITY): Promise<{ batches: number }> {
+    const deadline = performance.now() + passLeftMs;
     let batches = 0;
-    for await (const id of this.#doneBatches()) {
-      const completionJob = await this.#finish(id);
-      if (completionJob === null) continue;
-      batches++;
-      this.options.onFinished?.({ batchId: id, completionJob });
-    }
-    return { batches };
-  }
-
-  /** The unfinished batches with no live job left, read a page at a time in id order. */
-  async *#doneBatches(): AsyncGenerator<number> {
-    let afterId = 0;
     for (;;) {
       const page = await this.#db.select<{ id: number | string; live: number | string }>(sqlUnfinished(this.#tables), [
-        afterId,
+        this.#afterId,
         this.options.batchSize,
       ]);
-      yield* page.filter((b) => Number(b.live) === 0).map((b) => Number(b.id));
-      if (page.length < this.options.batchSize) return;
-      afterId = Number(page[page.length - 1]?.id);
+      for (const id of page.filter((b) => Number(b.live) === 0).map((b) => Number(b.id))) {
+        const completionJob = await this.#finish(id);
+        if (completionJob === null) continue;
+        batches++;
+        this.options.onFinished?.({ batchId: id, completionJob });
+      }
+      if (page.length < this.options.batchSize) {
+        this.#afterId = 0;
+        return { batches };
+      }
+      this.#afterId = Number(page[page.length - 1]?.id);
+      if (performance.now() >= deadline) return { batches };
     }
   }
 

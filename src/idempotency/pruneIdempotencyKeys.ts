@@ -106,7 +106,8 @@ class IdempotencyKeyPruner
     return this.#behind;
   }
 
-  async runOnce(): Promise<{ orphansExpired: number; pruned: number }> {
+  /** `passLeftMs`: what is left of the pass's budget (PassBudget), when smaller than budgetMs. */
+  async runOnce(passLeftMs = Number.POSITIVE_INFINITY): Promise<{ orphansExpired: number; pruned: number }> {
     const orphansExpired = await this.#expireOrphans();
     const { batchSize, maxBatches, budgetMs } = this.options;
     const statements = {
@@ -119,7 +120,7 @@ class IdempotencyKeyPruner
       retentionMs: 0,
       batchSize,
       maxBatches,
-      budgetMs,
+      budgetMs: Math.min(budgetMs, passLeftMs),
       jitterMs: TASK_DEFAULTS.jitterMs,
     });
     this.#behind = run.behind;

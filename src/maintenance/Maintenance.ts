@@ -30,6 +30,7 @@ import { reconcileGroups } from './reconcileGroups.ts';
 import { reconcileHolds } from './reconcileHolds.ts';
 import { releaseDeadWorkers } from './releaseDeadWorkers.ts';
 import { releaseStaleClaims } from './releaseStaleClaims.ts';
+import { runWithinBudget } from './runWithinBudget.ts';
 
 const LEASE_NAME = 'maintenance';
 
@@ -254,9 +255,9 @@ export class Maintenance {
       throw error;
     }
     this.#setLeading(leader);
-    const tasks: Record<string, Readonly<Record<string, number>>> = {};
     const due = catchUp ? this.#tasks.filter((task) => task.behind) : this.#tasks;
-    if (leader) for (const task of due) if (this.#lease.valid) tasks[task.name] = await task.runOnce();
+    const { passBudgetMs, clock } = this.options;
+    const tasks = leader ? await runWithinBudget(due, passBudgetMs, clock, () => this.#lease.valid) : {};
     const pass: MaintenancePass = {
       leader,
       durationMs: Math.round(performance.now() - started),

@@ -13,8 +13,12 @@ import { type QueueDepthReading, recordQueueDepths } from '../stats/recordedDept
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
 import type { MonotonicClock } from './UnchangedSince.ts';
 
-/** Queues per depth read (queueDepths): its statements each cover at most this many; a pass's budget is checked after each. */
+/** Most queues per depth read (queueDepths); a pass's budget is checked after each read. */
 const QUEUES_PER_READ = 100;
+/** Queues in a cycle's first read: it grows (×4 a read, up to QUEUES_PER_READ) while reads stay light. */
+const FIRST_READ = 10;
+/** Index entries a read aims at: the next read covers as many queues as the last one's entries per queue allow. */
+const ENTRIES_PER_READ = 20_000;
 
 /** A reading of every queue that may take several passes: what it reads, and how far it got. */
 interface Cycle {
@@ -24,6 +28,8 @@ interface Cycle {
   /** The listing's last name when it came back full (the queues past it are summed as `(others)`), else null. */
   readonly othersAfter: string | null;
   next: number;
+  /** Queues in the next read. */
+  perRead: number;
 }
 
 export interface CheckQueuesOptions {
@@ -35,8 +41,8 @@ export interface CheckQueuesOptions {
   /** Each count stops after this many index entries (a ready-count promise reads one past its limit). */
   readonly depthMax: number;
   /**
-   * How long one pass keeps reading (on `clock`): it stops after the read of 100 queues that
-   * crossed it, and the next pass goes on from there, ignoring intervalMs until every queue is read.
+   * How long one pass keeps reading (on `clock`): it stops after the read that crossed it (or
+   * what is left of the pass's budget, if less), and the next pass goes on from there, ignoring intervalMs until every queue is read.
    */
   readonly budgetMs: number;
   /** A promise was found broken: called once, when its state changed. */
@@ -61,10 +67,12 @@ export type Breach = PromiseBroken['breaches'][number];
  * and log line) by whichever leader wrote it; it stays broken through passes and changes of leader
  * until a pass finds it kept, which is written and reported once the same way. A paused queue is
  * judged like any other: its jobs wait all the same. A pass within intervalMs of the last reading
- * (this process's clock) reads nothing. A pass reads a hundred queues per statement set until
- * `budgetMs` has gone by, and the next pass goes on from there (whatever intervalMs says), so a pass
- * stays within its budget whatever the number of queues and promises, and every queue is read
- * within ceil((maxQueues + promises) ÷ 100) passes, one pass while the budget allows (the queues'
+ * (this process's clock) reads nothing. A pass reads up to a hundred queues per statement set
+ * (nextReadSize: about 20,000 index entries a read, so fewer queues where they are deep; a cycle
+ * starts at 10 and grows) until `budgetMs` has gone by, and the next pass goes on from there
+ * (whatever intervalMs says), so a pass stays within its budget whatever the number of queues and
+ * promises, and every queue is read within ceil((maxQueues + promises) ÷ queues per read) passes,
+ * one pass while the budget allows (the queues'
  * recorded readings of a cycle come from its passes; those of queues gone since are forgotten at
  * its end). Counts: the promises broken and kept in this pass (state changes, not queues behind).
  */
@@ -100,14 +108,14 @@ export function checkQueues(
     for (const queue of promises.keys()) names.add(queue);
     const last = listed[listed.length - 1];
     const othersAfter = listed.length === options.maxQueues && last !== undefined ? last : null;
-    return { names: [...names].sort(), promises, othersAfter, next: 0 };
+    return { names: [...names].sort(), promises, othersAfter, next: 0, perRead: FIRST_READ };
   };
   let readAt = Number.NEGATIVE_INFINITY;
   let cycle: Cycle | null = null;
   return {
     name: 'checkQueues',
     options,
-    async runOnce() {
+    async runOnce(passLeftMs = Number.POSITIVE_INFINITY) {
       const now = options.clock();
       if (cycle === null) {
         if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
@@ -115,13 +123,15 @@ export function checkQueues(
         cycle = await begin();
       }
       const { names, promises, othersAfter } = cycle;
-      const deadline = now + options.budgetMs;
-      // A hundred queues per read, from where the last pass stopped, until the budget is spent.
+      const deadline = now + Math.min(options.budgetMs, passLeftMs);
+      // Reads of up to a hundred queues, from where the last pass stopped, until the budget is spent.
       const readings: QueueDepthReading[] = [];
       while (cycle.next < names.length) {
-        const chunk = names.slice(cycle.next, cycle.next + QUEUES_PER_READ);
-        readings.push(...(await read(chunk, promises)));
+        const chunk = names.slice(cycle.next, cycle.next + cycle.perRead);
+        const chunkReadings = await read(chunk, promises);
+        readings.push(...chunkReadings);
         cycle.next += chunk.length;
+        cycle.perRead = nextReadSize(chunkReadings, cycle.perRead);
         if (options.clock() >= deadline) break;
       }
       const done = cycle.next >= names.length;
@@ -163,6 +173,18 @@ export function checkQueues(
       return { broken, kept };
     },
   };
+}
+
+/**
+ * Pure: how many queues the next depth read covers, from what the last one read: as many as keep
+ * it near ENTRIES_PER_READ index entries at the last read's entries per queue, at least 1 and at
+ * most four times the last (so a cycle's reads grow from FIRST_READ while they stay light).
+ */
+export function nextReadSize(readings: readonly QueueDepthReading[], last: number): number {
+  let entries = 0;
+  for (const r of readings) entries += r.ready.count + r.notDue.count + r.held.count + r.running.count + r.dead.count;
+  const perQueue = Math.max(1, entries / Math.max(1, readings.length));
+  return Math.max(1, Math.min(QUEUES_PER_READ, 4 * last, Math.floor(ENTRIES_PER_READ / perQueue)));
 }
 
 /**

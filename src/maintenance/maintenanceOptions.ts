@@ -43,6 +43,16 @@ export interface MaintenanceOptions {
    */
   pruneBudgetMs?: number;
   /**
+   * How long one pass's tasks may take between them, on `clock`. The tasks that walk what the
+   * install's shape grows (held jobs, groups, unfinished batches, queue depths, retention) share
+   * it: each gets what is left (and at most its own budget, `pruneBudgetMs`), stops after the
+   * statement that crosses it and goes on from there next pass. Once it is spent each later task
+   * still takes one step (a page, one read of queue depths), so none waits behind a heavy one.
+   * Releasing crashed workers' claims and firing due schedules are bounded by their batches
+   * instead. @defaultValue 1,000
+   */
+  passBudgetMs?: number;
+  /**
    * How often the leader reads every queue's depth (bounded index reads, a few per queue and
    * priority), records it for the metrics and holds promised queues to their promise: once per
    * pass, skipping passes within this long of the last reading. Raise it where hundreds of deep
@@ -73,6 +83,7 @@ export const MAINTENANCE_DEFAULTS = {
   missedHeartbeats: 2.5,
   maxPruneBatches: TASK_DEFAULTS.maxBatches,
   pruneBudgetMs: TASK_DEFAULTS.pruneBudgetMs,
+  passBudgetMs: TASK_DEFAULTS.passBudgetMs,
   queueCheckIntervalMs: 0,
   clock: monotonicClock,
 } as const satisfies ResolvedMaintenanceOptions;
@@ -87,6 +98,7 @@ export function resolveMaintenanceOptions(options: MaintenanceOptions): Resolved
   integerIn('scheduleJitterMs', r.scheduleJitterMs, 0);
   integerIn('maxPruneBatches', r.maxPruneBatches, 1, 10_000);
   integerIn('pruneBudgetMs', r.pruneBudgetMs, 1, 600_000);
+  integerIn('passBudgetMs', r.passBudgetMs, 1, 600_000);
   integerIn('queueCheckIntervalMs', r.queueCheckIntervalMs, 0);
   numberAtLeast('missedHeartbeats', r.missedHeartbeats, 1.5);
   if (typeof r.clock !== 'function') throw new OptionsError('clock', 'must be a function returning milliseconds');

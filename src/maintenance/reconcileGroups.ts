@@ -129,9 +129,10 @@ class GroupReconciler
     this.#tables = tables;
   }
 
-  async runOnce(): Promise<{ recounted: number; released: number }> {
+  /** `passLeftMs`: what is left of the pass's budget (PassBudget), when smaller than budgetMs. */
+  async runOnce(passLeftMs = Number.POSITIVE_INFINITY): Promise<{ recounted: number; released: number }> {
     const { batchSize, maxBatches, budgetMs } = this.options;
-    const deadline = performance.now() + budgetMs;
+    const deadline = performance.now() + Math.min(budgetMs, passLeftMs);
     let pages = 0;
     const spent = () => pages >= maxBatches || performance.now() >= deadline;
     const counts = { recounted: 0, released: 0 };

@@ -143,10 +143,11 @@ class HoldReconciler implements MaintenanceTask<'reconcileHolds', keyof Counts, 
     this.#tables = tables;
   }
 
-  async runOnce(): Promise<Counts> {
+  /** `passLeftMs`: what is left of the pass's budget (PassBudget), when smaller than budgetMs. */
+  async runOnce(passLeftMs = Number.POSITIVE_INFINITY): Promise<Counts> {
     const counts = { settled: 0, released: 0, cancelled: 0 };
     const { batchSize, maxBatches, budgetMs, clock } = this.options;
-    const deadline = clock() + budgetMs;
+    const deadline = clock() + Math.min(budgetMs, passLeftMs);
     // Follow-up transactions of cascades left over, this pass: as many as it reads pages, at most.
     let followUps = maxBatches;
     for (let batch = 0; batch < maxBatches; batch++) {

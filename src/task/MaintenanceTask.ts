@@ -9,11 +9,15 @@ import type { Tables } from '../db/tables.ts';
  * are made from the counts, never restated. A task that judges liveness by watching rows change
  * may also have observe(): it only reads, and every pass runs it first, leader or not, so that a
  * take-over can act on what it already watched.
+ *
+ * A pass shares one time budget among its tasks (runWithinBudget.ts): runOnce(budgetMs) gets what
+ * is left of it, and a task that walks a backlog stops after the statement that crossed it (or its
+ * own budget, if smaller), going on from there next time; one that does not walk ignores it.
  */
 export interface MaintenanceTask<N extends string = string, C extends string = string, O extends object = object> {
   readonly name: N;
   readonly options: O;
-  runOnce(): Promise<Readonly<Record<C, number>>>;
+  runOnce(budgetMs?: number): Promise<Readonly<Record<C, number>>>;
   observe?(): Promise<void>;
   /**
    * A task that works through a backlog in bounded runs (retention) says here whether its last
@@ -32,6 +36,8 @@ export const TASK_DEFAULTS = {
   maxBatches: 200,
   /** How long one retention task keeps deleting full batches in one run. */
   pruneBudgetMs: 1_000,
+  /** How long one pass's tasks may take between them (each stops after the statement that crosses it). */
+  passBudgetMs: 1_000,
 } as const;
 
 /** Claims a release left alone because another transaction holds their rows; tried again next pass. */

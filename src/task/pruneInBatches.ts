@@ -146,8 +146,10 @@ export class RetentionTask<N extends string> implements MaintenanceTask<N, 'prun
     return this.#behind;
   }
 
-  async runOnce(): Promise<{ pruned: number }> {
-    const run = await pruneInBatches(this.db, this.statements, this.options);
+  /** `passLeftMs`: what is left of the pass's budget (PassBudget), when smaller than budgetMs. */
+  async runOnce(passLeftMs = Number.POSITIVE_INFINITY): Promise<{ pruned: number }> {
+    const budgetMs = Math.min(this.options.budgetMs, passLeftMs);
+    const run = await pruneInBatches(this.db, this.statements, { ...this.options, budgetMs });
     this.#behind = run.behind;
     return { pruned: run.deleted };
   }

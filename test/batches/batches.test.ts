@@ -217,6 +217,29 @@ describe('a batch with onComplete', () => {
     expect(await completionJobs()).toHaveLength(BATCHES);
   });
 
+  it('with its budget spent, finishBatches reads one page a run and goes on from there the next, back to the start after the end', async () => {
+    const ids: number[] = [];
+    for (let b = 0; b < 8; b++)
+      ids.push((await db.sluice.enqueueBatch([{ name: 'a', payload: { b } }])).batchId as number);
+    // Batches 0-5 keep a live job; 6 and 7 (the third page, of 3 a page) are done, and later 0 is.
+    await db.query('DELETE FROM sluice_jobs WHERE batch_id IN (?)', [ids.slice(6)]);
+    const finished: number[] = [];
+    const task = finishBatches(
+      { db: fromKnex(db.sluice.knex), tables: db.sluice.tables },
+      { batchSize: 3, onFinished: (f) => finished.push(f.batchId) },
+    );
+    // No budget left: one page a run. The two done batches sit on the third page.
+    expect((await task.runOnce(0)).batches).toBe(0);
+    expect((await task.runOnce(0)).batches).toBe(0);
+    expect(finished).toEqual([]);
+    expect((await task.runOnce(0)).batches).toBe(2);
+    expect(finished).toEqual(ids.slice(6));
+    // The third page was the last: the next run starts from the first batch again.
+    await db.query('DELETE FROM sluice_jobs WHERE batch_id = ?', [ids[0]]);
+    expect((await task.runOnce(0)).batches).toBe(1);
+    expect(finished).toEqual([...ids.slice(6), ids[0]]);
+  });
+
   it('finds the completion of a 10,000-job batch with the counts right', async () => {
     const JOBS = 10_000;
     const DEAD = 37;

@@ -46,7 +46,7 @@ describe('retention keeps pace', () => {
     await insertHistory(100_001, 50, 60_000);
     const deletes = recordDeletes(sluice, 'sluice_job_history');
     // The default batch size and batch cap; a budget no machine runs out of, so the count is exact.
-    const maintenance = sluice.maintenance({ pruneBudgetMs: 600_000, jitterMs: 0 });
+    const maintenance = sluice.maintenance({ pruneBudgetMs: 600_000, passBudgetMs: 600_000, jitterMs: 0 });
     const started = performance.now();
     const pass = await maintenance.runOnce();
     const ms = performance.now() - started;
@@ -64,7 +64,13 @@ describe('retention keeps pace', () => {
   it('a run stops at maxPruneBatches even within its budget, and says it is behind', async () => {
     const sluice = db.open({ historyRetentionMs: HOUR });
     await insertHistory(1, 1_000, 2 * HOUR);
-    const maintenance = sluice.maintenance({ batchSize: 100, maxPruneBatches: 3, pruneBudgetMs: 600_000, jitterMs: 0 });
+    const maintenance = sluice.maintenance({
+      batchSize: 100,
+      maxPruneBatches: 3,
+      pruneBudgetMs: 600_000,
+      passBudgetMs: 600_000,
+      jitterMs: 0,
+    });
     const first = await maintenance.runOnce();
     expect(first).toMatchObject({ tasks: { pruneHistory: { pruned: 300 } }, behind: ['pruneHistory'] });
     // The oldest went first: what is left is the youngest 700.
@@ -101,6 +107,21 @@ describe('retention keeps pace', () => {
     // Catch-ups run the tasks behind only: no sweeps, no batch finishing, no queue reading.
     for (const pass of catchUps) expect(Object.keys(pass.tasks)).toEqual(['pruneHistory']);
     expect(catchUps.reduce((sum, p) => sum + (p.tasks.pruneHistory?.pruned ?? 0), 0)).toBe(19_000);
+  });
+
+  it('a pass shares one budget: once the tasks before it spent it, a retention task deletes one batch and is behind', async () => {
+    const sluice = db.open({ historyRetentionMs: HOUR });
+    await insertHistory(1, 1_000, 2 * HOUR);
+    // Each task's own budget is generous; the pass's is 1 ms, spent by the tasks that run first.
+    const maintenance = sluice.maintenance({ batchSize: 100, pruneBudgetMs: 600_000, passBudgetMs: 1, jitterMs: 0 });
+    const first = await maintenance.runOnce();
+    const second = await maintenance.runOnce();
+    await maintenance.stop();
+    // Every task still ran: the later ones took one step each.
+    expect(Object.keys(first.tasks).length).toBe(Object.keys(second.tasks).length);
+    expect(first).toMatchObject({ tasks: { pruneHistory: { pruned: 100 } }, behind: ['pruneHistory'] });
+    expect(second).toMatchObject({ tasks: { pruneHistory: { pruned: 100 } }, behind: ['pruneHistory'] });
+    expect(await history()).toBe(800);
   });
 
   it('a caught-up run is not behind and no catch-up follows', async () => {
