@@ -6,9 +6,9 @@ import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 
 /**
- * A workflow of 10,001 jobs drained by worker processes: 100 groups of a root, 98 middle jobs
+ * A workflow of 5,001 jobs drained by worker processes: 50 groups of a root, 98 middle jobs
  * (every tenth also waits for the next group's root: jobs with two parents, finishing at once)
- * and a fan-in of the 98, then one final job after the 100 fan-ins. Each job is `graphStep`
+ * and a fan-in of the 98, then one final job after the 50 fan-ins. Each job is `graphStep`
  * (exactly-once): its effect row commits with its completion, and at its start it counts its
  * parents' committed rows. So every job ran exactly once (one row per n) and never before all its
  * parents committed (parents_seen = parents on every row), checked from the handlers' own rows —
@@ -16,7 +16,7 @@ import { waitFor } from '../helpers/waitFor.ts';
  */
 const db = useTestDatabase('process_workflow');
 const QUEUE = 'graph';
-const GROUPS = 100;
+const GROUPS = 50;
 const PER_GROUP = 100;
 const TOTAL = GROUPS * PER_GROUP + 1;
 
@@ -81,7 +81,7 @@ async function expectEveryJobOnceAfterItsParents(): Promise<void> {
     expect(await count(`SELECT COUNT(*) AS n FROM ${table}`), table).toBe(0);
 }
 
-describe('a 10,001-job workflow drained by worker processes', () => {
+describe('a 5,001-job workflow drained by worker processes', () => {
   it('runs every job exactly once, never before all its parents committed', async () => {
     await db.sluice.enqueueBatch(graph());
     const workers = [worker(), worker(), worker()];
@@ -110,7 +110,7 @@ describe('a 10,001-job workflow drained by worker processes', () => {
     let kills = 0;
     let sweeperKilled = false;
     for (let done = 0; done < TOTAL; ) {
-      const next = Math.min(TOTAL, done + 1_000);
+      const next = Math.min(TOTAL, done + 800);
       done = await waitFor(
         async () => {
           const n = await count('SELECT COUNT(*) AS n FROM test_graph');
