@@ -52,7 +52,7 @@ export interface Plan {
   segments(db: Executor, from?: readonly (string | number)[]): AsyncIterable<Segment>;
   /**
    * True when the walk passes every live queue: many segments, most of them small, which a count
-   * reads a hundred per statement; else the few segments of one range, queue or batch.
+   * reads 250 per statement; else the few segments of one range, queue or batch.
    */
   readonly wide: boolean;
   /** The walk's one segment when it is a single range known without a statement; else null. */

@@ -49,7 +49,7 @@ export interface MaintenanceOptions {
    * statement that crosses it and goes on from there next pass. Once it is spent each later task
    * still takes one step (a page, one read of queue depths), so none waits behind a heavy one.
    * Releasing crashed workers' claims and firing due schedules are bounded by their batches
-   * instead. @defaultValue 1,000
+   * instead. The default leaves room for those steps within a second. @defaultValue 750
    */
   passBudgetMs?: number;
   /**

@@ -45,7 +45,7 @@ export interface QueueDepthOptions {
 /**
  * How deep a run of queues (consecutive names, as a listing gives them) is, from index entries
  * alone, in a few statements whatever their number: their free priorities (freePriorities), then every count through the one bounded
- * count read (countSegments, a hundred ranges per statement) — per free priority the due and the
+ * count read (countSegments, 250 ranges per statement) — per free priority the due and the
  * not-yet-due and the held jobs (covering ix_head ranges; the due one also gives its oldest job's age), the
  * claimed range, and the dead jobs. Each count of a queue reads at most `max` entries in all (its
  * priorities share them), so a queue of millions answers in the time `max` entries take.

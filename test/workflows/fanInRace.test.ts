@@ -25,7 +25,8 @@ describe('200 parents of one child finishing at once', () => {
       const pools: Sluice[] = Array.from({ length: CONNECTIONS }, () => db.open());
       // The race is on the hold row, not on connecting: each pool opens its connections first, a
       // pool at a time (80 handshakes at once ran past mysql2's 10 s connect timeout on a loaded host).
-      for (const pool of pools) await Promise.all(Array.from({ length: 10 }, () => pool.knex.raw('SELECT SLEEP(0.05)')));
+      for (const pool of pools)
+        await Promise.all(Array.from({ length: 10 }, () => pool.knex.raw('SELECT SLEEP(0.05)')));
       for (let round = 0; round < 3; round++) {
         for (const table of ['sluice_jobs', 'sluice_job_edges', 'sluice_job_holds', 'sluice_job_history'])
           await db.query(`TRUNCATE ${table}`);
