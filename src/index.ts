@@ -53,6 +53,7 @@ export type { JobList, JobPage, JobSummary } from './jobControl/listJobs.ts';
 export type { JobSearch, JobSearchResult } from './jobControl/searchJobs.ts';
 export type { WaitOptions } from './jobControl/waitForJob.ts';
 export { Maintenance, type MaintenanceCounts, type MaintenancePass } from './maintenance/Maintenance.ts';
+export type { MaintenanceHealth, TaskHealth } from './maintenance/maintenanceHealth.ts';
 export type { MaintenanceOptions } from './maintenance/maintenanceOptions.ts';
 export { SluiceMetrics } from './metrics/SluiceMetrics.ts';
 export type { AttemptError } from './model/attemptError.ts';

@@ -36,6 +36,8 @@ export interface Tables {
   readonly schedules: string;
   /** The latest jobs each run-time schedule fired. */
   readonly scheduleRuns: string;
+  /** Each maintenance task's last run, as the leader recorded it (src/maintenance/maintenanceHealth.ts). */
+  readonly maintenanceTasks: string;
   readonly migrations: string;
   readonly migrationsLock: string;
 }
@@ -79,6 +81,7 @@ export function tablesFor(prefix: string): Tables {
     settings: `\`${prefix}settings\``,
     schedules: `\`${prefix}schedules\``,
     scheduleRuns: `\`${prefix}schedule_runs\``,
+    maintenanceTasks: `\`${prefix}maintenance_tasks\``,
     migrations: `${prefix}migrations`,
     migrationsLock: `${prefix}migrations_lock`,
   };

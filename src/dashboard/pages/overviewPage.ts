@@ -3,6 +3,7 @@ import type { QueueLimitsState } from '../../queues/queueLimits.ts';
 import { jobsUnknownToWorkers } from '../../worker/jobsUnknownToWorkers.ts';
 import { count, duration } from '../format.ts';
 import { html, jsonScript } from '../html.ts';
+import { maintenancePanel } from '../maintenancePanel.ts';
 import type { Page } from '../PageContext.ts';
 import { queueCounts } from '../queueCounts.ts';
 
@@ -13,11 +14,12 @@ const QUEUES_SHOWN = 200;
  * Per queue: ready / delayed or retrying / running / dead, the oldest ready job's age, its
  * workers, its jobs finished in the last 5 minutes, its latency promise and whether the maintenance
  * leader found it kept, whether its cap or rate holds its due jobs back (read by key),
- * problems highlighted (a job name no running worker knows among them); the fleet's throughput
+ * problems highlighted (a job name no running worker knows among them); whether maintenance runs
+ * (maintenancePanel); the fleet's throughput
  * over the last hour (per minute) and day (per hour), from the history and the dead jobs.
  */
 export const overviewPage: Page = async (ctx) => {
-  const [names, paused, promises, workers, minutes, hours, recent] = await Promise.all([
+  const [names, paused, promises, workers, minutes, hours, recent, health] = await Promise.all([
     ctx.sluice.queues.list({ max: QUEUES_SHOWN }),
     ctx.sluice.queues.paused(),
     ctx.sluice.queues.promises(),
@@ -25,6 +27,7 @@ export const overviewPage: Page = async (ctx) => {
     ctx.sluice.history.throughput({ bucketSeconds: 60, buckets: 60 }),
     ctx.sluice.history.throughput({ bucketSeconds: 3_600, buckets: 24 }),
     ctx.sluice.history.perQueue({ windowSeconds: 300 }),
+    ctx.sluice.workers.maintenance(),
   ]);
   // What workers.unknownJobs() reads, from the listing already here: one statement fewer.
   const unknownJobs = jobsUnknownToWorkers(workers);
@@ -46,6 +49,7 @@ export const overviewPage: Page = async (ctx) => {
   const cell = (c: { count: number; exact: boolean }, state: string) =>
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
   const body = html`
+${maintenancePanel(health)}
 ${unknownJobs.map(
   (u) =>
     html`<p class="notice failure" data-unknown-job="${u.name}">No running worker knows job <code>${u.name}</code> (queue ${u.queues.join(', ')}): ${count(u.workers)} worker(s) gave back ${count(u.givenBack)} of its job(s), no attempt spent. They wait for a worker whose jobs folder has it.</p>`,

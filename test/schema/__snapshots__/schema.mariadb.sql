@@ -228,6 +228,17 @@ CREATE TABLE `<prefix>leases` (
   PRIMARY KEY (`name`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>maintenance_tasks
+CREATE TABLE `<prefix>maintenance_tasks` (
+  `task` varchar(64) NOT NULL,
+  `holder` varchar(191) NOT NULL,
+  `ran_at` datetime(3) NOT NULL,
+  `duration_ms` int(10) unsigned NOT NULL,
+  `changed` int(10) unsigned NOT NULL,
+  `behind` tinyint(1) NOT NULL DEFAULT 0,
+  PRIMARY KEY (`task`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>migrations
 CREATE TABLE `<prefix>migrations` (
   `id` int(10) unsigned NOT NULL AUTO_INCREMENT,
