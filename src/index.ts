@@ -16,6 +16,7 @@ export type { DashboardHandler } from './dashboard/createDashboard.ts';
 export type { DashboardAuth, DashboardOptions } from './dashboard/dashboardOptions.ts';
 export { maskSecrets, type PayloadMask } from './dashboard/maskSecrets.ts';
 export type { DeadJobFilter } from './deadJobs/deadJobFilter.ts';
+export type { FailureGroup, FailureGroupOptions, FailureGroups } from './deadJobs/failureGroups.ts';
 export type { DeadJob } from './deadJobs/listDeadJobs.ts';
 export type { EnqueueBatchOptions, EnqueueBatchResult, EnqueueOptions } from './enqueue/enqueueBatch.ts';
 export type { EnqueueResult } from './enqueue/enqueueJob.ts';

@@ -1,4 +1,10 @@
 import { DEAD_JOB_FILTER_KEYS, type DeadJobFilter } from '../deadJobs/deadJobFilter.ts';
+import {
+  FAILURE_GROUP_KEYS,
+  type FailureGroupOptions,
+  type FailureGroups,
+  failureGroups,
+} from '../deadJobs/failureGroups.ts';
 import { type DeadJob, listDeadJobs } from '../deadJobs/listDeadJobs.ts';
 import { purgeDeadJobs } from '../deadJobs/purgeDeadJobs.ts';
 import { redriveDeadJobs } from '../deadJobs/redriveDeadJobs.ts';
@@ -34,6 +40,16 @@ export function deadJobsApi(runtime: SluiceRuntime, guard: Guard) {
           ...options,
           onMoved: (queues) => ringAfterCommit(runtime, undefined, queues),
         });
+      }),
+    /**
+     * The newest dead jobs (`limit`, 2,000 by default) grouped by queue, job name and the shape of
+     * their error's first line (ids, numbers and quoted values replaced), most first, with how many,
+     * an example and how long ago the newest and oldest died. One statement of `limit` rows.
+     */
+    groups: (options?: FailureGroupOptions): Promise<FailureGroups> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.deadJobs.groups(options)', options, FAILURE_GROUP_KEYS);
+        return failureGroups(db, tables, options);
       }),
     /** Deletes matching dead jobs for good, in bounded batches; resolves to how many. */
     purge: (filter?: DeadJobFilter, options?: { batchSize?: number }): Promise<{ purged: number }> =>

@@ -6,6 +6,7 @@ const SECTIONS = [
   ['overview', '/', 'Overview'],
   ['jobs', '/jobs', 'Jobs'],
   ['dead', '/dead', 'Dead jobs'],
+  ['failures', '/failures', 'Failures'],
   ['workers', '/workers', 'Workers'],
   ['batches', '/batches', 'Batches'],
   ['schedules', '/schedules', 'Schedules'],

@@ -13,6 +13,7 @@ import type { Page } from './PageContext.ts';
 import { batchesPage } from './pages/batchesPage.ts';
 import { batchPage } from './pages/batchPage.ts';
 import { deadJobsPage } from './pages/deadJobsPage.ts';
+import { failuresPage } from './pages/failuresPage.ts';
 import { jobPage, jobValuePage } from './pages/jobPage.ts';
 import { jobsPage } from './pages/jobsPage.ts';
 import { overviewPage } from './pages/overviewPage.ts';
@@ -29,6 +30,7 @@ const PAGES: readonly [RegExp, Page][] = [
   [/^\/jobs\/([^/]+)$/, jobPage],
   [/^\/jobs\/([^/]+)\/(payload|result|progress|logs)\.json$/, jobValuePage],
   [/^\/dead$/, deadJobsPage],
+  [/^\/failures$/, failuresPage],
   [/^\/workers$/, workersPage],
   [/^\/batches$/, batchesPage],
   [/^\/batches\/([^/]+)$/, batchPage],

@@ -336,6 +336,11 @@ const CASES: Record<string, Case> = {
     error: OptionsError,
     text: ['batchsize', 'sluice.deadJobs.redrive(filter, options)', 'did you mean batchSize?'],
   },
+  'sluice.deadJobs.groups(options)': {
+    run: (s) => s.deadJobs.groups({ limti: 5 } as never),
+    error: OptionsError,
+    text: ['limti', 'sluice.deadJobs.groups(options)', 'did you mean limit?'],
+  },
   'sluice.deadJobs.purge(filter)': {
     run: (s) => s.deadJobs.purge({ queue: 'q', olderThan: 5 } as never),
     error: OptionsError,

@@ -48,7 +48,15 @@ describe('5,000 queues', () => {
   });
 
   it('serves every page in a bounded number of statements', async () => {
-    for (const path of ['/', '/workers', '/jobs', '/jobs?state=waiting', '/jobs?state=running', '/jobs?name=nomatch']) {
+    for (const path of [
+      '/',
+      '/workers',
+      '/jobs',
+      '/jobs?state=waiting',
+      '/jobs?state=running',
+      '/jobs?name=nomatch',
+      '/failures',
+    ]) {
       const { n } = await page(path);
       expect(n, path).toBeLessThanOrEqual(BOUND);
     }
