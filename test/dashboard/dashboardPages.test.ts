@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { basicAuth, defineJob } from '../../src/index.ts';
 import { screenshot, useBrowser } from '../helpers/browser.ts';
 import { useDashboard } from '../helpers/dashboardServer.ts';
@@ -96,6 +96,11 @@ describe('dashboard pages in a browser', () => {
       WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 300)
       SELECT 100000 + n, 'mail', 'send-email', '{}', 0, NOW(3) - INTERVAL 2 HOUR, NOW(3) - INTERVAL (n * 7) SECOND FROM seq`);
 
+    // A maintenance process that led a pass (and still holds its lease): the overview says it runs.
+    const maintenance = db.sluice.maintenance({ jitterMs: 0 });
+    await maintenance.runOnce();
+    onTestFinished(() => maintenance.stop());
+
     const page = await browser.page();
     const dialogs: string[] = [];
     page.on('dialog', (d) => {
@@ -103,6 +108,8 @@ describe('dashboard pages in a browser', () => {
       void d.dismiss();
     });
     await page.goto(`${dashboard.url}/`);
+    expect(await page.getAttribute('section.maintenance', 'data-maintenance')).toBe('ok');
+    expect(await page.textContent('section.maintenance')).toContain(`led by ${maintenance.holder}`);
     const expected = await sqlCounts();
     expect(Object.keys(expected).sort()).toEqual(['billing', 'images', 'mail', 'reports']);
     for (const [queue, counts] of Object.entries(expected)) {
