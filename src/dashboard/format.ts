@@ -1,3 +1,5 @@
+import { html, type SafeHtml } from './html.ts';
+
 /** How the dashboard writes numbers, durations and times (times in UTC, as the DB clock gave them). */
 
 /** "1,234"; a capped count "10,000+"; a capped count that found none so far "?" (unknown past the cap). */
@@ -20,4 +22,15 @@ export function duration(ms: number | null | undefined): string {
 export function time(date: Date | null | undefined): string {
   if (!date) return '—';
   return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/**
+ * A time as `<time>`: the exact UTC time as its text and title, and its instant in `datetime`, from
+ * which the page's script writes it relative ("3 min ago", "in 20 s", on the browser's clock) and
+ * keeps the exact time on hover. Without the script the exact time shows. "—" for null.
+ */
+export function when(date: Date | null | undefined): SafeHtml | string {
+  if (!date) return '—';
+  const exact = time(date);
+  return html`<time datetime="${date.toISOString()}" title="${exact} UTC">${exact}</time>`;
 }

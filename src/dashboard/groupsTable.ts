@@ -1,5 +1,5 @@
 import type { GroupState } from '../api/queuesApi.ts';
-import { duration, time } from './format.ts';
+import { duration, when } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { isNoticeParam } from './notices.ts';
 import type { PageContext } from './PageContext.ts';
@@ -28,8 +28,8 @@ export async function groupsTable(ctx: PageContext, queue: string): Promise<Safe
 <td>${g.group}</td>
 <td>${g.active} / ${limitText(g)}</td>
 <td>${rateText(g)}</td>
-<td>${g.nextStartAt === null ? 'now' : time(g.nextStartAt)}</td>
-<td>${g.pausedUntil === null ? '' : time(g.pausedUntil)}</td>
+<td>${g.nextStartAt === null ? 'now' : when(g.nextStartAt)}</td>
+<td>${g.pausedUntil === null ? '' : when(g.pausedUntil)}</td>
 </tr>`,
   )}</tbody>
 </table>${

@@ -151,6 +151,10 @@ describe('dashboard pages in a browser', () => {
     expect(payload).not.toContain('hunter2');
     expect(await page.textContent('pre[data-field="error"]')).toContain(XSS);
     expect(await page.content()).not.toContain('hunter2');
+    // Times read relative on the browser's clock ("3 min ago"), the exact UTC time on hover.
+    const created = page.locator('ol.timeline time[datetime]').first();
+    expect(await created.textContent()).toMatch(/^(\d+(\.\d)? (s|min|h|d) ago|just now)$/);
+    expect(await created.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/);
     await screenshot(page, 'job', docsShot('dashboard-job.png'));
 
     for (const [name, path] of [

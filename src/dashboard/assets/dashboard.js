@@ -73,6 +73,28 @@ function drawCharts() {
   }
 }
 
+/** "12 s", "4 min", "3.5 h", "2.0 d": as the server writes durations (format.ts). */
+function span(ms) {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  if (ms < 86_400_000) return `${(ms / 3_600_000).toFixed(1)} h`;
+  return `${(ms / 86_400_000).toFixed(1)} d`;
+}
+
+/**
+ * Writes each time the server sent (<time datetime>, its exact UTC time as text and title)
+ * relative to now on this browser's clock: "3 min ago", "in 20 s". The title keeps the exact time.
+ */
+function relativeTimes() {
+  const now = Date.now();
+  for (const el of document.querySelectorAll('time[datetime]')) {
+    const at = Date.parse(el.getAttribute('datetime') ?? '');
+    if (Number.isNaN(at)) continue;
+    const ms = at - now;
+    el.textContent = Math.abs(ms) < 1000 ? 'just now' : ms < 0 ? `${span(-ms)} ago` : `in ${span(ms)}`;
+  }
+}
+
 let refreshes = 0;
 async function refresh() {
   const main = document.getElementById('content');
@@ -92,6 +114,7 @@ async function refresh() {
         if (next) {
           main.replaceChildren(...Array.from(next.childNodes, (node) => document.importNode(node, true)));
           drawCharts();
+          relativeTimes();
           refreshes += 1;
           document.body.dataset.refreshes = String(refreshes);
         }
@@ -109,4 +132,5 @@ function schedule() {
 }
 
 drawCharts();
+relativeTimes();
 schedule();

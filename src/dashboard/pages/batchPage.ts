@@ -1,6 +1,6 @@
 import { DashboardRequestError } from '../../errors.ts';
 import type { GraphJob } from '../../jobControl/listGraph.ts';
-import { count, time } from '../format.ts';
+import { count, when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { Page, PageContext } from '../PageContext.ts';
 import { batchGraph, MAX_DRAWN_JOBS } from './batchGraph.ts';
@@ -29,7 +29,7 @@ export const batchPage: Page = async (ctx, [idText]) => {
   const small = after === undefined && graph.next === null && graph.jobs.length <= PAGE;
   const next = graph.jobs.length > PAGE ? await firstPageNext(ctx, id) : graph.next;
   const body = html`
-<p>${count(batch.size)} jobs: ${count(batch.pending)} pending, ${count(batch.succeeded)} succeeded, ${count(batch.dead)} dead, ${count(batch.cancelled)} cancelled. Created ${time(batch.createdAt)}; ${batch.finishedAt ? html`finished ${time(batch.finishedAt)}` : 'not finished'}. <a href="${ctx.href('/jobs', { batch: id })}">Its jobs</a>.</p>
+<p>${count(batch.size)} jobs: ${count(batch.pending)} pending, ${count(batch.succeeded)} succeeded, ${count(batch.dead)} dead, ${count(batch.cancelled)} cancelled. Created ${when(batch.createdAt)}; ${batch.finishedAt ? html`finished ${when(batch.finishedAt)}` : 'not finished'}. <a href="${ctx.href('/jobs', { batch: id })}">Its jobs</a>.</p>
 <h2>Graph</h2>
 ${small ? batchGraph(ctx, graph.jobs) : ''}
 ${graphTable(ctx, graph.jobs.slice(0, PAGE))}

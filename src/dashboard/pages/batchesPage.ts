@@ -1,5 +1,5 @@
 import { DashboardRequestError } from '../../errors.ts';
-import { count, time } from '../format.ts';
+import { count, when } from '../format.ts';
 import { html } from '../html.ts';
 import type { Page } from '../PageContext.ts';
 
@@ -23,7 +23,7 @@ ${
 <td><a href="${ctx.href(`/batches/${b.id}`)}">${b.id}</a></td>
 <td class="num">${count(b.size)}</td><td class="num">${count(b.pending)}</td><td class="num">${count(b.succeeded)}</td>
 <td class="num ${b.dead > 0 ? 'bad' : ''}">${count(b.dead)}</td><td class="num">${count(b.cancelled)}</td>
-<td>${time(b.createdAt)}</td><td>${b.finishedAt ? time(b.finishedAt) : 'not yet'}</td>
+<td>${when(b.createdAt)}</td><td>${b.finishedAt ? when(b.finishedAt) : 'not yet'}</td>
 </tr>`,
       )}</tbody></table>`
 }

@@ -1,6 +1,6 @@
 import { actionButton } from '../actionButton.ts';
 import { bulkForm } from '../bulkForm.ts';
-import { time } from '../format.ts';
+import { when } from '../format.ts';
 import { html } from '../html.ts';
 import type { Page } from '../PageContext.ts';
 import { nextLink, selectAllCell, selectCell } from './jobTable.ts';
@@ -33,7 +33,7 @@ ${
 <tbody>${list.jobs.map(
         (j) => html`<tr data-job-id="${j.id}">
 ${ctx.options.readOnly ? '' : selectCell(j.id)}<td><a href="${ctx.href(`/jobs/${j.id}`)}">${j.id}</a></td>
-<td>${j.queue}</td><td>${j.name}</td><td>${j.retryTimes}</td><td>${time(j.finishedAt)}</td>
+<td>${j.queue}</td><td>${j.name}</td><td>${j.retryTimes}</td><td>${when(j.finishedAt)}</td>
 <td class="error">${j.error ?? ''}</td>
 <td class="row-actions">${actionButton(ctx, { name: 'redrive-dead-job', label: 'Retry', fields: { id: j.id } })}${actionButton(
           ctx,

@@ -1,6 +1,6 @@
 import type { JobInfo } from '../../jobControl/getJob.ts';
 import type { JobLogLine } from '../../model/jobLogLine.ts';
-import { time } from '../format.ts';
+import { time, when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 
 /** Most log lines, and bytes of them, a job page shows. */
@@ -23,7 +23,7 @@ ${
 <thead><tr><th>attempt</th><th>failed</th><th>worker</th><th>code</th><th>message</th></tr></thead>
 <tbody>${job.errors.map(
         (e) => html`<tr data-attempt="${e.attempt}">
-<td>${e.attempt}</td><td>${time(e.failedAt)}</td><td class="mono">${e.workerId ?? '—'}</td><td class="mono">${e.code ?? '—'}</td>
+<td>${e.attempt}</td><td>${when(e.failedAt)}</td><td class="mono">${e.workerId ?? '—'}</td><td class="mono">${e.code ?? '—'}</td>
 <td>${e.message}${e.stack ? html`<details><summary>stack</summary><pre class="error">${e.stack}</pre></details>` : ''}</td>
 </tr>`,
       )}</tbody></table>`

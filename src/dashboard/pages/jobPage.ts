@@ -4,7 +4,7 @@ import type { JobInfo } from '../../jobControl/getJob.ts';
 import { loadHandlers } from '../../worker/loadHandlers.ts';
 import { WORKER_DEFAULTS } from '../../worker/workerOptions.ts';
 import { actionButton } from '../actionButton.ts';
-import { time } from '../format.ts';
+import { when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { boundedPrettyJson, jsonPieces } from '../jsonPieces.ts';
 import type { Page, PageContext, PageResult } from '../PageContext.ts';
@@ -48,13 +48,13 @@ export const jobPage: Page = async (ctx, [idText]) => {
 ${jobWorkflow(ctx, job)}
 <dt>held by</dt><dd class="mono" data-field="lock">${
     lock
-      ? html`${lock.workerId === null ? html`claim ${lock.lockId} (its worker has no registry row)` : html`${lock.workerId} (host ${lock.host}, pid ${lock.pid}); worker heartbeat ${time(lock.heartbeatAt)}`}; claimed or extended ${time(lock.lockedAt)}`
+      ? html`${lock.workerId === null ? html`claim ${lock.lockId} (its worker has no registry row)` : html`${lock.workerId} (host ${lock.host}, pid ${lock.pid}); worker heartbeat ${when(lock.heartbeatAt)}`}; claimed or extended ${when(lock.lockedAt)}`
       : '—'
   }</dd>
-<dt>progress</dt><dd data-field="progress-summary">${job.progress ? html`${progressOf(values.progress)} at ${time(job.progress.at)}` : '—'}</dd>
+<dt>progress</dt><dd data-field="progress-summary">${job.progress ? html`${progressOf(values.progress)} at ${when(job.progress.at)}` : '—'}</dd>
 ${job.groupHold === null ? '' : html`<dt>held back</dt><dd data-field="group-hold">${groupHoldText(job.groupHold)}</dd>`}
-${job.queueHold === null ? '' : html`<dt>held back</dt><dd data-field="queue-hold">by its queue: ${job.queueHold.reason}${job.queueHold.until ? html` until ${time(job.queueHold.until)}` : ''}</dd>`}
-${job.flowHold === null ? '' : html`<dt>start set by</dt><dd data-field="flow-hold">${job.flowHold.reason === 'debounced' ? html`debounce: key ${job.flowHold.debounceKey}, until ${time(job.flowHold.until)}` : html`${job.flowHold.reason === 'group-rate' ? 'rate limited' : 'paused'}: group ${job.flowHold.group}, reserved start ${time(job.flowHold.until)}`}</dd>`}
+${job.queueHold === null ? '' : html`<dt>held back</dt><dd data-field="queue-hold">by its queue: ${job.queueHold.reason}${job.queueHold.until ? html` until ${when(job.queueHold.until)}` : ''}</dd>`}
+${job.flowHold === null ? '' : html`<dt>start set by</dt><dd data-field="flow-hold">${job.flowHold.reason === 'debounced' ? html`debounce: key ${job.flowHold.debounceKey}, until ${when(job.flowHold.until)}` : html`${job.flowHold.reason === 'group-rate' ? 'rate limited' : 'paused'}: group ${job.flowHold.group}, reserved start ${when(job.flowHold.until)}`}</dd>`}
 ${job.redrivenAs === null ? '' : html`<dt>retried as</dt><dd><a href="${ctx.href(`/jobs/${job.redrivenAs}`)}">${job.redrivenAs}</a></dd>`}
 </dl>
 ${jobGraph(ctx, job)}
@@ -189,7 +189,7 @@ function timeline(job: JobInfo): SafeHtml {
   const known = events
     .filter((e): e is [string, Date] => e[1] !== null)
     .sort((a, b) => a[1].getTime() - b[1].getTime());
-  return html`<ol class="timeline">${known.map(([what, at]) => html`<li><time>${time(at)}</time> ${what}</li>`)}</ol>`;
+  return html`<ol class="timeline">${known.map(([what, at]) => html`<li>${when(at)} ${what}</li>`)}</ol>`;
 }
 
 function actions(ctx: PageContext, job: JobInfo): SafeHtml[] {

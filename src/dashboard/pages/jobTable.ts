@@ -1,5 +1,5 @@
 import type { JobSummary } from '../../jobControl/listJobs.ts';
-import { time } from '../format.ts';
+import { when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { isNoticeParam } from '../notices.ts';
 import type { PageContext } from '../PageContext.ts';
@@ -24,7 +24,7 @@ ${pick ? selectCell(j.id) : ''}<td><a href="${ctx.href(`/jobs/${j.id}`)}">${j.id
 <td>${j.name}</td>
 <td>${j.priority}</td>
 <td>${j.retryTimes}${j.maxRetries === null ? '' : ` / ${j.maxRetries}`}</td>
-<td>${time(j.finishedAt ?? j.runAt)}</td>
+<td>${when(j.finishedAt ?? j.runAt)}</td>
 <td class="mono">${j.lockId ?? ''}</td>
 <td class="error">${j.error ?? ''}</td>
 </tr>`,

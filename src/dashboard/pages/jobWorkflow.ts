@@ -1,5 +1,5 @@
 import type { JobInfo } from '../../jobControl/getJob.ts';
-import { time } from '../format.ts';
+import { when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { PageContext } from '../PageContext.ts';
 
@@ -24,7 +24,7 @@ export function jobWorkflow(ctx: PageContext, job: JobInfo): SafeHtml | '' {
     link(p.id, `${p.outcome}${p.continueOnFailure ? ', continue on failure' : ''}`),
   );
   const children = flow.children.map((c) => link(c.id));
-  return html`${flow.held ? html`<dt>waiting for</dt><dd data-field="waiting-for">${flow.held.waitingFor} parent(s) to finish; then due ${time(flow.held.runAt)}</dd>` : ''}
+  return html`${flow.held ? html`<dt>waiting for</dt><dd data-field="waiting-for">${flow.held.waitingFor} parent(s) to finish; then due ${when(flow.held.runAt)}</dd>` : ''}
 <dt>parents</dt><dd data-field="parents">${list(parents)}</dd>
 <dt>children</dt><dd data-field="children">${list(children)}</dd>`;
 }

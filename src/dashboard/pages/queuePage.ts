@@ -4,7 +4,7 @@ import { QUEUE_NAME } from '../../model/queueName.ts';
 import { isQueuePattern, patternMatches } from '../../model/queuePattern.ts';
 import { actionButton } from '../actionButton.ts';
 import { bulkForm } from '../bulkForm.ts';
-import { count, duration, time } from '../format.ts';
+import { count, duration, when } from '../format.ts';
 import { groupsTable } from '../groupsTable.ts';
 import { html } from '../html.ts';
 import { limitsForm } from '../limitsForm.ts';
@@ -55,7 +55,7 @@ export const queuePage: Page = async (ctx, [name]) => {
   };
   const body = html`
 <section class="queue-status ${counts.problems.length > 0 ? 'problem' : ''}">
-<p>${pausedRow ? html`<b class="paused">Paused</b> since ${time(pausedRow.pausedAt)}.` : html`<b>Active.</b>`}
+<p>${pausedRow ? html`<b class="paused">Paused</b> since ${when(pausedRow.pausedAt)}.` : html`<b>Active.</b>`}
 ${count(counts.ready.count, counts.ready.exact)} ready, ${count(counts.notDue.count, counts.notDue.exact)} delayed or retrying, ${count(counts.held.count, counts.held.exact)} held, ${count(counts.running.count, counts.running.exact)} running, ${count(counts.dead.count, counts.dead.exact)} dead. Oldest ready job waited ${duration(counts.oldestReadyMs)}. ${counts.problems.length > 0 ? html`<span class="problems">${counts.problems.join(', ')}</span>` : ''}</p>
 ${
   pausedRow

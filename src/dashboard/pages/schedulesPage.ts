@@ -1,6 +1,6 @@
 import type { Schedule } from '../../scheduler/scheduleRow.ts';
 import { actionButton } from '../actionButton.ts';
-import { time } from '../format.ts';
+import { when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { Page, PageContext } from '../PageContext.ts';
 
@@ -33,7 +33,7 @@ function runtimeTable(ctx: PageContext, schedules: readonly Schedule[]): SafeHtm
     (s) => html`<tr data-runtime-schedule="${s.key}">
 <td>${s.key}</td><td>${s.job}</td><td>${s.queue}</td>
 <td class="mono">${s.cron === null ? `every ${s.every} ms` : s.cron}${s.tz ? ` (${s.tz})` : ''}</td>
-<td>${s.paused ? html`<span class="paused">paused</span>` : s.nextRunAt === null ? 'over' : time(s.nextRunAt)}</td>
+<td>${s.paused ? html`<span class="paused">paused</span>` : s.nextRunAt === null ? 'over' : when(s.nextRunAt)}</td>
 <td>${s.runs}</td>
 <td>${s.lastJobId === null ? '—' : html`<a href="${ctx.href(`/jobs/${s.lastJobId}`)}">${s.lastJobId}</a>`}</td>
 <td>${actionButton(ctx, {
@@ -61,7 +61,7 @@ async function filesTable(ctx: PageContext): Promise<SafeHtml> {
 <tbody>${schedules.map(
     (s) => html`<tr data-schedule="${s.name}">
 <td>${s.name}</td><td>${s.queue}</td><td class="mono">${s.schedule}</td><td>${s.timezone ?? 'process'}</td>
-<td>${time(s.nextSlot)}</td><td>${time(s.lastSlot)}</td>
+<td>${when(s.nextSlot)}</td><td>${when(s.lastSlot)}</td>
 <td>${s.lastJobId === null ? '—' : html`<a href="${ctx.href(`/jobs/${s.lastJobId}`)}">${s.lastJobId}</a> ${s.lastJobState ?? ''}`}</td>
 <td>${actionButton(ctx, { name: 'enqueue-schedule', label: 'Enqueue now', fields: { name: s.name } })}</td>
 </tr>`,

@@ -1,6 +1,6 @@
 import type { JobSummary } from '../../jobControl/listJobs.ts';
 import { claimKeyOf, workerKeyOf } from '../../model/claimKey.ts';
-import { count, duration, time } from '../format.ts';
+import { count, duration, when } from '../format.ts';
 import { html } from '../html.ts';
 import type { Page } from '../PageContext.ts';
 
@@ -38,7 +38,7 @@ ${
 <td class="num">${w.freeMem === null ? '—' : `${Math.round(w.freeMem * 100)}%`}</td>
 <td class="num">${count(w.processed)}</td><td class="num">${count(w.failed)}</td>
 <td class="num">${duration(w.claimLatencyMs)}</td>
-<td>${time(w.startedAt)}</td>
+<td>${when(w.startedAt)}</td>
 <td class="held">${jobs.map((j) => html`<a href="${ctx.href(`/jobs/${j.id}`)}">${j.id}</a> `)}</td>
 </tr>`;
       })}</tbody></table>`
