@@ -8,7 +8,7 @@ import type { Tables } from '../db/tables.ts';
  * writes (in the transaction that removes the jobs).
  */
 export const batchColumns = (t: Tables) => `
-SELECT b.id, b.size, b.created_at, b.finished_at, b.cancelled,
+SELECT b.id, b.name, b.size, b.created_at, b.finished_at, b.cancelled,
        (SELECT COUNT(*) FROM ${t.jobs} j WHERE j.batch_id = b.id) AS pending,
        (SELECT COUNT(*) FROM ${t.deadJobs} d WHERE d.batch_id = b.id AND d.redriven_at IS NULL) AS dead
 FROM ${t.batches} b`;
@@ -20,6 +20,7 @@ WHERE b.id = ?`;
 /** A row of batchColumns. */
 export interface BatchRow {
   id: number;
+  name: string | null;
   size: number;
   created_at: Date;
   finished_at: Date | null;
@@ -30,6 +31,8 @@ export interface BatchRow {
 
 export interface BatchStatus {
   readonly id: number;
+  /** What its enqueuer named it (`enqueueBatch(jobs, { name })`; `schedules` for a schedule fire), or null. */
+  readonly name: string | null;
   readonly size: number;
   /** Jobs still waiting, running or awaiting a retry. */
   readonly pending: number;
@@ -56,6 +59,7 @@ export function batchStatus(row: BatchRow): BatchStatus {
   const cancelled = Number(row.cancelled);
   return {
     id: Number(row.id),
+    name: row.name,
     size: row.size,
     pending,
     dead,

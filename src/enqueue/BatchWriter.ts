@@ -107,8 +107,9 @@ export class BatchWriter {
     limits: ServerChunkLimits,
     onCompleteJson: string | null,
     graph: GraphPlan | null = null,
+    name: string | null = null,
   ): Promise<BatchWriter> {
-    const insertId = await batchRow.open(tx, runtime.tables, onCompleteJson);
+    const insertId = await batchRow.open(tx, runtime.tables, onCompleteJson, name);
     return new BatchWriter(tx, runtime.tables, insertId, limits, runtime.options.maxPayloadBytes, graph);
   }
 

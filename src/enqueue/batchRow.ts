@@ -1,10 +1,13 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 
-/** Params: ?1 completion job (JSON) or NULL. Returns insertId = the new batch's id; its size is set on close. */
+/**
+ * Params: ?1 completion job (JSON) or NULL, ?2 name or NULL. Returns insertId = the new batch's id;
+ * its size is set on close.
+ */
 const sqlOpenBatch = (t: Tables) => `
-INSERT INTO ${t.batches} (size, on_complete, created_at)
-VALUES (0, ?, NOW(3))`;
+INSERT INTO ${t.batches} (size, on_complete, name, created_at)
+VALUES (0, ?, ?, NOW(3))`;
 
 /** Params: ?1 size, ?2 batch id. */
 const sqlCloseBatch = (t: Tables) => `
@@ -32,8 +35,8 @@ LIMIT ?`;
 
 /** A batch's row, written in the enqueue's transaction: opened empty, sized on close, or dropped. */
 export const batchRow = {
-  async open(tx: Executor, tables: Tables, onCompleteJson: string | null): Promise<number> {
-    return (await tx.write(sqlOpenBatch(tables), [onCompleteJson])).insertId;
+  async open(tx: Executor, tables: Tables, onCompleteJson: string | null, name: string | null): Promise<number> {
+    return (await tx.write(sqlOpenBatch(tables), [onCompleteJson, name])).insertId;
   },
   async close(tx: Executor, tables: Tables, batchId: number, size: number): Promise<void> {
     await tx.write(sqlCloseBatch(tables), [size, batchId]);

@@ -29,10 +29,12 @@ export interface EnqueueBatchOptions extends EnqueueOptions {
    * Its payload (an object) receives `batch: { id, size, succeeded, dead, cancelled }`.
    */
   readonly onComplete?: JobSpec;
+  /** What the batch is, for people: shown by `sluice.batches` and the dashboard (at most 191 characters). */
+  readonly name?: string;
 }
 
 export const ENQUEUE_KEYS = optionKeys<EnqueueOptions>({ trx: true });
-export const ENQUEUE_BATCH_KEYS = optionKeys<EnqueueBatchOptions>({ trx: true, onComplete: true });
+export const ENQUEUE_BATCH_KEYS = optionKeys<EnqueueBatchOptions>({ trx: true, onComplete: true, name: true });
 
 export interface EnqueueBatchResult {
   /** null when nothing was written (an empty batch, or every job a duplicate). */
@@ -70,6 +72,8 @@ export async function enqueueBatch(
       `holds ${jobs.length} jobs, over maxBatchSize ${runtime.options.maxBatchSize}`,
     );
   }
+  if (options.name !== undefined && (typeof options.name !== 'string' || options.name.length > 191))
+    throw new JobValidationError(-1, 'name', 'must be a string of at most 191 characters');
   const onComplete =
     options.onComplete === undefined ? null : storedCompletionJob(options.onComplete, runtime.options.maxPayloadBytes);
   if (jobs.length === 0) return { batchId: null, count: 0, skipped: 0 };
@@ -98,7 +102,7 @@ async function writeBatch(
   const graph = graphOf(jobs, runtime.options.maxPayloadBytes);
   const result = await withTransaction(db, async (tx) => {
     if (graph) await lockLiveParents(tx, runtime.tables, graph.plan.externalParents);
-    const writer = await BatchWriter.open(runtime, tx, limits, onComplete, graph?.plan ?? null);
+    const writer = await BatchWriter.open(runtime, tx, limits, onComplete, graph?.plan ?? null, options.name ?? null);
     if (graph) await writer.writeValidated(graph.jobs);
     else await writer.write(jobs);
     const written = await writer.close();

@@ -218,7 +218,7 @@ async function writeJobs(runtime: SluiceRuntime, tx: Executor, fires: readonly F
   const ids = new Map<string, number>();
   if (jobs.length === 0) return ids;
   const limits = chunkLimitsFor((await runtime.serverInfo()).maxAllowedPacket, runtime.options.maxRowsPerInsert);
-  const writer = await BatchWriter.open(runtime, tx, limits, null);
+  const writer = await BatchWriter.open(runtime, tx, limits, null, null, 'schedules');
   await writer.writeValidated(jobs);
   const written = await writer.close();
   const found = await tx.select<{ idempotency_key: string; job_id: number | string | null }>(

@@ -36,3 +36,52 @@ describe('listBatches', () => {
     expect(rest.next).toBeNull();
   });
 });
+
+describe('a batch name', () => {
+  it('is stored with the batch, shown with its progress on the dashboard, and refused over 191 characters', async () => {
+    const { batchId } = await db.sluice.enqueueBatch(
+      Array.from({ length: 4 }, (_, i) => ({ name: 'n', queue: 'named', payload: { i } })),
+      { name: 'nightly <import>' },
+    );
+    const plain = (await db.sluice.enqueueBatch([{ name: 'n', queue: 'named' }])).batchId as number;
+    // Two of the four finished: one succeeded (gone), one dead.
+    const [first, second] = await db.query<{ id: number }>(
+      'SELECT id FROM sluice_jobs WHERE batch_id = ? ORDER BY id LIMIT 2',
+      [batchId],
+    );
+    await db.query('DELETE FROM sluice_jobs WHERE id = ?', [first?.id]);
+    await db.query(
+      `INSERT INTO sluice_dead_jobs (id, queue, name, payload, priority, retry_times, max_retries, batch_id, last_error, created_at, failed_at)
+       SELECT id, queue, name, payload, priority, 1, 0, batch_id, 'x', created_at, NOW(3) FROM sluice_jobs WHERE id = ?`,
+      [second?.id],
+    );
+    await db.query('DELETE FROM sluice_jobs WHERE id = ?', [second?.id]);
+    expect(await db.sluice.batches.get(batchId as number)).toMatchObject({
+      name: 'nightly <import>',
+      size: 4,
+      dead: 1,
+    });
+    expect((await db.sluice.batches.get(plain))?.name).toBeNull();
+
+    const handler = db.sluice.dashboard({ auth: false });
+    const { createServer } = await import('node:http');
+    const server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const list = await (await fetch(`http://127.0.0.1:${port}/batches`)).text();
+      const row = new RegExp(`<tr data-batch-id="${batchId}"[\\s\\S]*?</tr>`).exec(list)?.[0] ?? '';
+      expect(row).toContain('nightly &lt;import&gt;');
+      expect(row).toContain('data-progress="50"');
+      expect(row).toContain('(1 dead)');
+      const page = await (await fetch(`http://127.0.0.1:${port}/batches/${batchId}`)).text();
+      expect(page).toContain('<p class="batch-name">nightly &lt;import&gt;</p>');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+    await expect(db.sluice.enqueueBatch([{ name: 'n' }], { name: 'x'.repeat(192) })).rejects.toThrow(
+      'must be a string of at most 191 characters',
+    );
+  });
+});

@@ -95,6 +95,12 @@ describe('run-time schedules', () => {
     expect(after!.nextRunAt!.getTime()).toBeGreaterThan(await dbNow());
     const runs = await db.sluice.schedules.runs('digest:ada');
     expect(runs).toEqual([{ seq: 1, tickAt: due, jobId: jobs[0]!.id, queue: 'mail', firedAt: runs[0]!.firedAt }]);
+    // The fire's batch says what wrote it.
+    const [batch] = await db.query<{ name: string }>(
+      'SELECT b.name FROM sluice_batches b JOIN sluice_jobs j ON j.batch_id = b.id WHERE j.id = ?',
+      [jobs[0]!.id],
+    );
+    expect(batch?.name).toBe('schedules');
     // Nothing is due any more.
     expect((await pass()).tasks.fireSchedules).toEqual({ fired: 0, advanced: 0 });
     expect(await jobsOf('send-digest')).toHaveLength(1);

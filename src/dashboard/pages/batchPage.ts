@@ -1,5 +1,6 @@
 import { DashboardRequestError } from '../../errors.ts';
 import type { GraphJob } from '../../jobControl/listGraph.ts';
+import { batchProgress } from '../batchProgress.ts';
 import { count, when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { Page, PageContext } from '../PageContext.ts';
@@ -29,6 +30,8 @@ export const batchPage: Page = async (ctx, [idText]) => {
   const small = after === undefined && graph.next === null && graph.jobs.length <= PAGE;
   const next = graph.jobs.length > PAGE ? await firstPageNext(ctx, id) : graph.next;
   const body = html`
+${batch.name === null ? '' : html`<p class="batch-name">${batch.name}</p>`}
+<p>${batchProgress(batch)}</p>
 <p>${count(batch.size)} jobs: ${count(batch.pending)} pending, ${count(batch.succeeded)} succeeded, ${count(batch.dead)} dead, ${count(batch.cancelled)} cancelled. Created ${when(batch.createdAt)}; ${batch.finishedAt ? html`finished ${when(batch.finishedAt)}` : 'not finished'}. <a href="${ctx.href('/jobs', { batch: id })}">Its jobs</a>.</p>
 <h2>Graph</h2>
 ${small ? batchGraph(ctx, graph.jobs) : ''}

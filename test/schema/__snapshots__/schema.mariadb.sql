@@ -6,6 +6,7 @@ CREATE TABLE `<prefix>batches` (
   `finished_at` datetime(3) DEFAULT NULL,
   `on_complete` mediumtext DEFAULT NULL,
   `cancelled` int(10) unsigned NOT NULL DEFAULT 0,
+  `name` varchar(191) DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_unfinished` (`finished_at`,`id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
