@@ -10,9 +10,13 @@ import { html } from '../html.ts';
 import { limitsForm } from '../limitsForm.ts';
 import type { Page } from '../PageContext.ts';
 import { type QueueCounts, queueCounts } from '../queueCounts.ts';
+import { queueTimings } from '../queueTimings.ts';
 import { jobTable, nextLink } from './jobTable.ts';
 
-/** One queue: pause / resume, its counts, its limits (with a form to change them) and its groups, the workers that listen to it, its jobs by state. */
+/**
+ * One queue: pause / resume, its counts, its limits (with a form to change them) and its groups,
+ * the workers that listen to it, its wait and run times by job name as they recorded them, its jobs by state.
+ */
 export const queuePage: Page = async (ctx, [name]) => {
   let queue = '';
   try {
@@ -28,7 +32,7 @@ export const queuePage: Page = async (ctx, [name]) => {
   const state = stateParam as JobState;
   const [paused, workers, limits, groups] = await Promise.all([
     ctx.sluice.queues.paused(),
-    ctx.sluice.workers.list(),
+    ctx.sluice.workers.list({ metrics: true }),
     ctx.sluice.queues.limits({ queues: [queue] }),
     groupsTable(ctx, queue),
   ]);
@@ -76,6 +80,11 @@ ${
           html`<li>${w.host} pid ${w.pid} (${w.name}): ${w.inFlight} in flight of ${w.concurrencyLimit}, heartbeat ${duration(w.heartbeatAgeMs)} ago</li>`,
       )}</ul>`
 }
+<h2>Wait and run time</h2>
+${queueTimings(
+  queue,
+  listening.map((w) => w.metrics),
+)}
 <h2>Jobs</h2>
 <nav class="tabs">${JOB_STATES.map(tab)}</nav>
 ${bulkForm(ctx, { queue, state })}
