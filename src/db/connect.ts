@@ -80,6 +80,15 @@ const SQL_ISOLATION = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED';
  */
 const IDLE_CONNECTION_MS = 10_000;
 
+/**
+ * How long a new connection's handshake may take (mysql2's default is 10 s). On a loaded host a
+ * burst of connects past the server's listen backlog (`back_log`) has its SYNs dropped and resent
+ * after 1, 3 and 7 s, and the handshake then waits for a thread: seen here passing 10 s while the
+ * server was fine. A refused connection (no server) still fails at once; only a host that does not
+ * answer at all takes this long to say so.
+ */
+const CONNECT_TIMEOUT_MS = 20_000;
+
 export interface ConnectOptions {
   readonly url: string;
   /** Largest number of pooled connections. */
@@ -102,6 +111,7 @@ export function connect({ url, poolMax, logger, idleTransactionTimeoutMs = 0 }: 
     client: 'mysql2',
     connection: {
       ...connection,
+      connectTimeout: CONNECT_TIMEOUT_MS,
       timezone: 'Z',
       charset: 'utf8mb4',
       jsonStrings: true,
