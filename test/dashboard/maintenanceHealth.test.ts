@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useDashboard } from '../helpers/dashboardServer.ts';
+import { statementsOf } from '../helpers/statementsOf.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -14,21 +15,9 @@ const dashboard = useDashboard(() => db.sluice, { auth: false });
 const overview = async () => (await fetch(`${dashboard.url}/`)).text();
 const panelOf = (page: string) => /<section class="maintenance"[\s\S]*?<\/section>/.exec(page)?.[0] ?? '';
 
-/** The statements `fn` sends through the install's pool. */
-async function statementsOf<T>(fn: () => Promise<T>): Promise<{ n: number; value: T }> {
-  let n = 0;
-  const count = () => n++;
-  db.sluice.knex.on('query', count);
-  try {
-    return { value: await fn(), n };
-  } finally {
-    db.sluice.knex.off('query', count);
-  }
-}
-
 describe('maintenance health', () => {
   it('says so when no maintenance process ever ran, and what stops meanwhile', async () => {
-    const read = await statementsOf(() => db.sluice.workers.maintenance());
+    const read = await statementsOf(db.sluice, () => db.sluice.workers.maintenance());
     expect(read).toEqual({ n: 1, value: { leader: null, leaseExpiredForMs: null, tasks: [], lastPassAgoMs: null } });
     const panel = panelOf(await overview());
     expect(panel).toContain('data-maintenance="none"');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useDashboard } from '../helpers/dashboardServer.ts';
+import { statementsOf } from '../helpers/statementsOf.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -29,19 +30,6 @@ async function seed(): Promise<void> {
   });
 }
 
-async function statementsOf<T>(fn: () => Promise<T>): Promise<{ n: number; value: T }> {
-  let n = 0;
-  const count = () => {
-    n++;
-  };
-  db.sluice.knex.on('query', count);
-  try {
-    return { value: await fn(), n };
-  } finally {
-    db.sluice.knex.off('query', count);
-  }
-}
-
 /** The limits form's fields as the page fills them in (its inputs' values; a checked box as "1"). */
 function formFields(page: string): URLSearchParams {
   const form = /<form class="action limits-form"[\s\S]*?<\/form>/.exec(page)?.[0] ?? '';
@@ -61,7 +49,7 @@ describe('a queue page among 1,200 limited queues', () => {
     await seed();
     expect(await db.sluice.queues.limits()).toHaveLength(1_000);
 
-    const res = await statementsOf(async () => {
+    const res = await statementsOf(db.sluice, async () => {
       const r = await fetch(`${dashboard.url}/queues/${LATE}`);
       expect(r.status).toBe(200);
       return { text: await r.text(), cookie: (r.headers.get('set-cookie') ?? '').split(';')[0] as string };
@@ -104,13 +92,15 @@ describe('a queue page among 1,200 limited queues', () => {
        SELECT seq, 'group', NOW(3), IF(seq <= 10001, 'q00002', '${LATE}'), CONCAT('g', seq % 7), 0
        FROM seq_1_to_10005`,
     );
-    const { n, value } = await statementsOf(() => db.sluice.queues.limits({ queues: [LATE, 'q00002', 'nolimits'] }));
+    const { n, value } = await statementsOf(db.sluice, () =>
+      db.sluice.queues.limits({ queues: [LATE, 'q00002', 'nolimits'] }),
+    );
     expect(n).toBe(2);
     expect(value.map((l) => [l.queue, l.concurrency, l.groupConcurrency, l.groupHeld])).toEqual([
       ['q00002', 5, 2, 10_000],
       [LATE, 7, 3, 4],
     ]);
-    const all = await statementsOf(() => db.sluice.queues.limits());
+    const all = await statementsOf(db.sluice, () => db.sluice.queues.limits());
     expect(all.n).toBe(2);
     expect(all.value.find((l) => l.queue === 'q00002')?.groupHeld).toBe(10_000);
     await expect(db.sluice.queues.limits({ queues: ['bad queue!'] })).rejects.toMatchObject({

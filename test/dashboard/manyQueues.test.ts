@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useDashboard } from '../helpers/dashboardServer.ts';
+import { statementsOf } from '../helpers/statementsOf.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -15,21 +16,8 @@ const dashboard = useDashboard(() => db.sluice, { auth: false });
 const QUEUES = 5_000;
 const BOUND = 120;
 
-async function statementsOf<T>(fn: () => Promise<T>): Promise<{ n: number; value: T }> {
-  let n = 0;
-  const count = () => {
-    n++;
-  };
-  db.sluice.knex.on('query', count);
-  try {
-    return { value: await fn(), n };
-  } finally {
-    db.sluice.knex.off('query', count);
-  }
-}
-
 async function page(path: string): Promise<{ n: number; value: string }> {
-  return statementsOf(async () => {
+  return statementsOf(db.sluice, async () => {
     const res = await fetch(`${dashboard.url}${path}`);
     expect(res.status, path).toBe(200);
     return res.text();
@@ -79,17 +67,17 @@ describe('5,000 queues', () => {
   });
 
   it('answers list and count calls in a bounded number of statements', async () => {
-    const nomatch = await statementsOf(() => db.sluice.jobs.list({ name: 'nomatch' }));
+    const nomatch = await statementsOf(db.sluice, () => db.sluice.jobs.list({ name: 'nomatch' }));
     expect(nomatch.n).toBeLessThanOrEqual(BOUND);
     expect(nomatch.value.jobs).toEqual([]);
     expect(nomatch.value.next).not.toBeNull();
-    const running = await statementsOf(() => db.sluice.jobs.list({ state: 'running' }));
+    const running = await statementsOf(db.sluice, () => db.sluice.jobs.list({ state: 'running' }));
     expect(running.n).toBeLessThanOrEqual(BOUND);
     expect(running.value.jobs.map((j) => j.queue)).toEqual(['q00001', 'q01001', 'q02001', 'q03001', 'q04001']);
-    const waiting = await statementsOf(() => db.sluice.jobs.count({ state: 'waiting' }));
+    const waiting = await statementsOf(db.sluice, () => db.sluice.jobs.count({ state: 'waiting' }));
     expect(waiting.n).toBeLessThanOrEqual(BOUND);
     expect(waiting.value).toEqual({ count: 500, exact: true });
-    const live = await statementsOf(() => db.sluice.jobs.count({}));
+    const live = await statementsOf(db.sluice, () => db.sluice.jobs.count({}));
     expect(live.n).toBeLessThanOrEqual(BOUND);
     expect(live.value.count).toBeGreaterThan(0);
   });
@@ -98,7 +86,7 @@ describe('5,000 queues', () => {
     let after: string | undefined;
     let seen = 0;
     for (let pages = 0; pages < 200; pages++) {
-      const { n, value } = await statementsOf(() => db.sluice.jobs.list({ state: 'waiting' }, { after }));
+      const { n, value } = await statementsOf(db.sluice, () => db.sluice.jobs.list({ state: 'waiting' }, { after }));
       expect(n).toBeLessThanOrEqual(BOUND);
       seen += value.jobs.length;
       if (value.next === null) break;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useBrowser } from '../helpers/browser.ts';
 import { useDashboard } from '../helpers/dashboardServer.ts';
+import { statementsOf } from '../helpers/statementsOf.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -12,19 +13,6 @@ import { useTestDatabase } from '../helpers/testDatabase.ts';
 const db = useTestDatabase('search_page');
 const dashboard = useDashboard(() => db.sluice, { auth: false });
 const browser = useBrowser();
-
-async function statementsOf<T>(fn: () => Promise<T>): Promise<{ n: number; value: T }> {
-  let n = 0;
-  const count = () => {
-    n++;
-  };
-  db.sluice.knex.on('query', count);
-  try {
-    return { value: await fn(), n };
-  } finally {
-    db.sluice.knex.off('query', count);
-  }
-}
 
 describe('the search page', () => {
   it('finds a job by id, by idempotency key and by a payload field, saying what it read', async () => {
@@ -54,7 +42,9 @@ describe('the search page', () => {
     await page.goto(`${dashboard.url}/search?key=order-77`);
     expect(await page.locator('[data-field="by-key"] li').allTextContents()).toEqual([`${keyed.id} waiting sq · mail`]);
 
-    const first = await statementsOf(() => page.goto(`${dashboard.url}/search?path=customer.id&equals=c-42&queue=sq`));
+    const first = await statementsOf(db.sluice, () =>
+      page.goto(`${dashboard.url}/search?path=customer.id&equals=c-42&queue=sq`),
+    );
     expect(first.n).toBeLessThanOrEqual(30);
     expect(await page.textContent('[data-field="search-cost"]')).toContain('Read 500 job(s) of the filter');
     expect(await page.textContent('[data-field="search-cost"]')).toContain('The next page reads on.');
