@@ -1,6 +1,6 @@
-import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSluice } from '../../src/index.ts';
+import { startTcpProxy } from '../helpers/tcpProxy.ts';
 import { testLogger, useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -11,31 +11,10 @@ import { testLogger, useTestDatabase } from '../helpers/testDatabase.ts';
 const db = useTestDatabase('slow_handshake');
 const HOLD_MS = 12_000;
 
-let proxy: Server | undefined;
-const sockets = new Set<Socket>();
-afterEach(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise((resolve) => proxy?.close(resolve) ?? resolve(undefined));
-});
-
 describe('a slow handshake', () => {
   it('a connection whose server answers after 12 s is made, and used', async () => {
-    const target = new URL(db.url);
-    proxy = createServer((client) => {
-      sockets.add(client);
-      setTimeout(() => {
-        const upstream = tcpConnect(Number(target.port || 3306), target.hostname);
-        sockets.add(upstream);
-        client.pipe(upstream).pipe(client);
-        upstream.on('error', () => client.destroy());
-        client.on('error', () => upstream.destroy());
-      }, HOLD_MS);
-    });
-    await new Promise<void>((resolve) => proxy?.listen(0, '127.0.0.1', resolve));
-    const url = new URL(db.url);
-    url.hostname = '127.0.0.1';
-    url.port = String((proxy.address() as { port: number }).port);
-    const sluice = createSluice({ url: url.toString(), logger: testLogger, poolMax: 1 });
+    const proxy = await startTcpProxy(db.url, { holdMs: HOLD_MS });
+    const sluice = createSluice({ url: proxy.url, logger: testLogger, poolMax: 1 });
     try {
       const started = performance.now();
       const rows = await sluice.knex.raw('SELECT 1 AS one');
@@ -43,6 +22,7 @@ describe('a slow handshake', () => {
       expect(performance.now() - started).toBeGreaterThanOrEqual(HOLD_MS - 100);
     } finally {
       await sluice.close();
+      await proxy.close();
     }
   }, 60_000);
 });

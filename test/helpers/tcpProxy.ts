@@ -3,7 +3,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 /**
  * A TCP proxy in front of the test server, for network faults made for real: `cut()` destroys
  * every connection through it and refuses new ones (as a restarting or unreachable server does)
- * until `restore()`. `url` is the given URL with the proxy's port.
+ * until `restore()`. `url` is the given URL with the proxy's port. `holdMs` holds each new
+ * connection that long before passing it on (a server slow to answer a handshake).
  */
 export interface TcpProxy {
   readonly url: string;
@@ -12,12 +13,12 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
+export async function startTcpProxy(targetUrl: string, { holdMs = 0 } = {}): Promise<TcpProxy> {
   const target = new URL(targetUrl);
   const targetPort = Number(target.port || 3306);
   const sockets = new Set<Socket>();
   let down = false;
-  const server: Server = createServer((client) => {
+  const pass = (client: Socket) => {
     if (down) {
       client.destroy();
       return;
@@ -33,6 +34,13 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
     }
     client.pipe(upstream);
     upstream.pipe(client);
+  };
+  const server: Server = createServer((client) => {
+    if (holdMs === 0) return pass(client);
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    setTimeout(() => pass(client), holdMs).unref();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address() as { port: number };

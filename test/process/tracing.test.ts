@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useInMemoryTracing } from '../helpers/inMemoryTracing.ts';
 import { spawnWorker } from '../helpers/spawnSluice.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
@@ -18,8 +17,7 @@ import { useTestDatabase } from '../helpers/testDatabase.ts';
  */
 const db = useTestDatabase('process_tracing');
 const REGISTER = fileURLToPath(new URL('../fixtures/tracing/writeSpansToFile.mjs', import.meta.url));
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const exporter = useInMemoryTracing();
 const spanDir = mkdtempSync(join(tmpdir(), 'sluice-spans-'));
 
 interface FileSpan {
@@ -34,15 +32,7 @@ interface FileSpan {
   readonly pid: number;
 }
 
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(provider);
-});
-
-afterAll(async () => {
-  await provider.shutdown();
-  trace.disable();
-  context.disable();
+afterAll(() => {
   rmSync(spanDir, { recursive: true, force: true });
 });
 

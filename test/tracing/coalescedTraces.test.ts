@@ -1,7 +1,5 @@
-import { context, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useInMemoryTracing } from '../helpers/inMemoryTracing.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -10,19 +8,7 @@ import { useTestDatabase } from '../helpers/testDatabase.ts';
  * its own `send` span's (EnqueueCoalescer).
  */
 const db = useTestDatabase('coalesced_traces');
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(provider);
-});
-
-afterAll(async () => {
-  await provider.shutdown();
-  trace.disable();
-  context.disable();
-});
+const exporter = useInMemoryTracing();
 
 describe('single enqueues in flight together, with an SDK', () => {
   it('write their jobs and their trace contexts in one transaction, each job its own span’s context', async () => {

@@ -7,16 +7,11 @@ import {
   type TraceState,
   trace,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { defineJob } from '../../src/index.ts';
 import { ERROR_CODE_BYTES, ERROR_MESSAGE_BYTES, ERROR_STACK_BYTES } from '../../src/model/attemptError.ts';
+import { useInMemoryTracing } from '../helpers/inMemoryTracing.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { recordEvents, withWorker } from '../helpers/workerHarness.ts';
@@ -28,19 +23,7 @@ import { recordEvents, withWorker } from '../helpers/workerHarness.ts';
  * allows of it; an attempt's error reaches its span within the bounds of a stored error.
  */
 const db = useTestDatabase('tracing_hostile');
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(provider);
-});
-
-afterAll(async () => {
-  await provider.shutdown();
-  trace.disable();
-  context.disable();
-});
+const exporter = useInMemoryTracing();
 
 beforeEach(() => exporter.reset());
 

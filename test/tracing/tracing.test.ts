@@ -1,14 +1,9 @@
-import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { defineJob, PermanentJobError } from '../../src/index.ts';
 import { insertJob } from '../helpers/factory.ts';
+import { useInMemoryTracing } from '../helpers/inMemoryTracing.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { recordEvents, withWorker } from '../helpers/workerHarness.ts';
@@ -21,20 +16,8 @@ import { recordEvents, withWorker } from '../helpers/workerHarness.ts';
  * withoutSdk.test.ts.)
  */
 const db = useTestDatabase('tracing');
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const exporter = useInMemoryTracing();
 const test = trace.getTracer('test');
-
-beforeAll(() => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(provider);
-});
-
-afterAll(async () => {
-  await provider.shutdown();
-  trace.disable();
-  context.disable();
-});
 
 beforeEach(() => exporter.reset());
 
