@@ -1,4 +1,4 @@
-import type { HistogramCounts, WorkerMetrics } from '../worker/metricsSnapshot.ts';
+import type { WorkerMetrics } from '../worker/metricsSnapshot.ts';
 import { ATTEMPT_DURATION_BUCKETS_S, START_LATENCY_BUCKETS_S } from '../worker/metricsSnapshot.ts';
 import { count, duration } from './format.ts';
 import { html } from './html.ts';
@@ -12,20 +12,25 @@ interface Summed {
   duration: number[];
 }
 
-/**
- * Pure: a histogram's q-quantile as the upper bound (ms) of the bucket it falls in — what a
- * histogram can say: "at most" — or null with no observation; past the last bound, the last bound
- * (shown as "> bound").
- */
-export function quantileMs(buckets: readonly number[], bounds: readonly number[], q: number): number | null {
+/** Pure: the index of the bucket a histogram's q-quantile falls in, or null with no observation. */
+function quantileBucket(buckets: readonly number[], q: number): number | null {
   const total = buckets.reduce((n, b) => n + b, 0);
   if (total === 0) return null;
   let seen = 0;
   for (let i = 0; i < buckets.length; i++) {
     seen += buckets[i] ?? 0;
-    if (seen >= q * total) return (bounds[Math.min(i, bounds.length - 1)] as number) * 1000;
+    if (seen >= q * total) return i;
   }
-  return (bounds[bounds.length - 1] as number) * 1000;
+  return buckets.length - 1;
+}
+
+/**
+ * Pure: a histogram's q-quantile as the upper bound (ms) of the bucket it falls in — what a
+ * histogram can say: "at most" — or null with no observation; past the last bound, the last bound.
+ */
+export function quantileMs(buckets: readonly number[], bounds: readonly number[], q: number): number | null {
+  const i = quantileBucket(buckets, q);
+  return i === null ? null : (bounds[Math.min(i, bounds.length - 1)] as number) * 1000;
 }
 
 function add(into: number[], from: readonly number[]): void {
@@ -34,11 +39,13 @@ function add(into: number[], from: readonly number[]): void {
   });
 }
 
+/** "≤ 500 ms", or "> 15 min" when the quantile is past the last bound; "—" with no observation. */
 const atMost = (buckets: readonly number[], bounds: readonly number[], q: number) => {
-  const ms = quantileMs(buckets, bounds, q);
-  if (ms === null) return '—';
-  const past = buckets.slice(bounds.length).some((n) => n > 0) && ms === bounds[bounds.length - 1]! * 1000;
-  return `${past ? '>' : '≤'} ${duration(ms)}`;
+  const i = quantileBucket(buckets, q);
+  if (i === null) return '—';
+  return i < bounds.length
+    ? `≤ ${duration((bounds[i] as number) * 1000)}`
+    : `> ${duration((bounds[bounds.length - 1] as number) * 1000)}`;
 };
 
 /**
@@ -59,7 +66,7 @@ export function queueTimings(queue: string, metrics: readonly (WorkerMetrics | n
       s.completed += n.completed;
       s.failed += n.failed;
       s.dead += n.dead;
-      add(s.duration, (n.attemptDuration as HistogramCounts).buckets);
+      add(s.duration, n.attemptDuration.buckets);
       names.set(name, s);
     }
   }

@@ -70,7 +70,7 @@ export async function failureGroups(
     head: string;
     ago_ms: number | string;
   }>(sqlNewest(tables), [limit]);
-  const groups = new Map<string, FailureGroup>();
+  const groups = new Map<string, { -readonly [K in keyof FailureGroup]: FailureGroup[K] }>();
   let read = 0;
   for (const r of rows) {
     if (!r.live) continue;
@@ -79,21 +79,22 @@ export async function failureGroups(
     const key = JSON.stringify([r.queue, r.name, shape]);
     const ago = Number(r.ago_ms);
     const group = groups.get(key);
-    groups.set(
-      key,
-      group
-        ? { ...group, count: group.count + 1, oldestAgoMs: ago }
-        : {
-            queue: r.queue,
-            name: r.name,
-            shape,
-            count: 1,
-            exampleId: Number(r.id),
-            example: r.head,
-            newestAgoMs: ago,
-            oldestAgoMs: ago,
-          },
-    );
+    if (group) {
+      // Rows come newest first: each later one is the group's oldest so far.
+      group.count++;
+      group.oldestAgoMs = ago;
+    } else {
+      groups.set(key, {
+        queue: r.queue,
+        name: r.name,
+        shape,
+        count: 1,
+        exampleId: Number(r.id),
+        example: r.head,
+        newestAgoMs: ago,
+        oldestAgoMs: ago,
+      });
+    }
   }
   const sorted = [...groups.values()].sort((a, b) => b.count - a.count || a.newestAgoMs - b.newestAgoMs);
   return { groups: sorted, read, capped: rows.length === limit };
