@@ -33,17 +33,21 @@ ORDER BY queue
 LIMIT ?`;
 
 /**
- * Params: ?1 queues (a list of at most 100). The lowest and highest priority of the free jobs of
- * each of those queues, by key, in name order: the same loose index scan as sqlPriorityBounds, over
- * the listed queues' free ranges only (at most 100 names, as sqlFreePriorities says why).
+ * Params: per queue (`n` of them, at most 100), the queue twice. The lowest and highest priority
+ * of the free jobs of each, by key: per queue a MIN() and a MAX() over a constant prefix of
+ * ix_head (queue = ?, lock_id = ''), which the server answers with one dive each ("Select tables
+ * optimized away") whatever the queue holds. A grouped read of the same ranges is answered by a
+ * loose index scan only when the server's statistics say queues are large on average; otherwise
+ * it reads every free job of each, a backlog of a million among them. A queue without free jobs
+ * answers NULLs.
  */
-const sqlPriorityBoundsOf = (t: Tables) => `
-SELECT queue, MIN(priority) AS lowest, MAX(priority) AS highest
+const sqlPriorityBoundsOf = (t: Tables, n: number) =>
+  Array.from(
+    { length: n },
+    () => `SELECT ? AS queue, MIN(priority) AS lowest, MAX(priority) AS highest
 FROM ${t.jobs} FORCE INDEX (ix_head)
-WHERE queue IN (?)
-  AND lock_id = ''
-GROUP BY queue
-ORDER BY queue`;
+WHERE queue = ? AND lock_id = ''`,
+  ).join('\nUNION ALL\n');
 
 /**
  * Params: ?1 queues (a list of at most 100), ?2 limit. Every distinct priority of the free jobs of
@@ -86,10 +90,11 @@ export interface FreePriorities {
 /**
  * The distinct free priorities of some queues (in name order), at most `perRead` pairs per read:
  * one read of each queue's lowest and highest priority — all most queues need — then one read per
- * hundred queues that have more than one. The first read takes the range from the first name to
- * the last, as many queues as were asked for: for a run of a listing (consecutive names) that is
- * all of them. Where the range holds other queues too (names picked apart: a listing's run plus
- * the promised queues), it stops short and the rest are read by key, a hundred per read.
+ * hundred queues that have more than one. Up to a hundred queues are read by key, two dives each.
+ * More take the range from the first name to the last, as many queues as were asked for: for a run
+ * of a listing (consecutive names) that is all of them. Where the range holds other queues too
+ * (names picked apart: a listing's run plus the promised queues), it stops short and the rest are
+ * read by key, a hundred per read.
  */
 export async function freePriorities(
   db: Executor,
@@ -100,22 +105,28 @@ export async function freePriorities(
   const byQueue = new Map<string, number[]>();
   const incomplete = new Set<string>();
   if (queues.length === 0) return { byQueue, incomplete };
-  const bounds = await db.select<{ queue: string; lowest: number; highest: number }>(sqlPriorityBounds(t), [
-    queues[0],
-    queues[queues.length - 1],
-    queues.length,
-  ]);
-  const wanted = new Set(queues);
-  const found = bounds.filter((row) => wanted.has(row.queue));
-  // A range that holds other queues too stopped short of the last names: read those by key.
-  const cutAfter = bounds.length === queues.length ? bounds[bounds.length - 1]?.queue : undefined;
-  const rest = cutAfter === undefined ? [] : queues.filter((q) => q > cutAfter);
-  for (let i = 0; i < rest.length; i += QUEUES_PER_PRIORITY_READ)
-    found.push(
-      ...(await db.select<{ queue: string; lowest: number; highest: number }>(sqlPriorityBoundsOf(t), [
-        rest.slice(i, i + QUEUES_PER_PRIORITY_READ),
-      ])),
+  type Bounds = { queue: string; lowest: number | null; highest: number | null };
+  const byKey = (names: readonly string[]) =>
+    db.select<Bounds>(
+      sqlPriorityBoundsOf(t, names.length),
+      names.flatMap((q) => [q, q]),
     );
+  let found: Bounds[];
+  let rest: readonly string[];
+  if (queues.length <= QUEUES_PER_PRIORITY_READ) {
+    // A few queues, perhaps far apart: by key, whatever lies between them or in them.
+    found = [];
+    rest = queues;
+  } else {
+    const bounds = await db.select<Bounds>(sqlPriorityBounds(t), [queues[0], queues[queues.length - 1], queues.length]);
+    const wanted = new Set(queues);
+    found = bounds.filter((row) => wanted.has(row.queue));
+    // A range that holds other queues too stopped short of the last names: read those by key.
+    const cutAfter = bounds.length === queues.length ? bounds[bounds.length - 1]?.queue : undefined;
+    rest = cutAfter === undefined ? [] : queues.filter((q) => q > cutAfter);
+  }
+  for (let i = 0; i < rest.length; i += QUEUES_PER_PRIORITY_READ)
+    found.push(...(await byKey(rest.slice(i, i + QUEUES_PER_PRIORITY_READ))).filter((r) => r.lowest !== null));
   const several: string[] = [];
   for (const row of found) {
     byQueue.set(row.queue, [Number(row.lowest)]);

@@ -5,6 +5,7 @@ import { planJobs } from '../jobControl/jobPlans.ts';
 import type { Segment } from '../jobControl/Plan.ts';
 import { freeSegment, runningSegment } from '../jobControl/QueueWalk.ts';
 import { freePriorities } from '../queues/nextFreePriority.ts';
+import { smallQueueDepths } from './smallQueueDepths.ts';
 
 /** Each count of a depth read stops after this many index entries unless the caller says otherwise. */
 export const DEPTH_MAX_DEFAULT = 10_000;
@@ -43,11 +44,12 @@ export interface QueueDepthOptions {
 }
 
 /**
- * How deep a run of queues (consecutive names, as a listing gives them) is, from index entries
- * alone, in a few statements whatever their number: their free priorities (freePriorities), then every count through the one bounded
- * count read (countSegments, 250 ranges per statement) — per free priority the due and the
- * not-yet-due and the held jobs (covering ix_head ranges; the due one also gives its oldest job's age), the
- * claimed range, and the dead jobs. Each count of a queue reads at most `max` entries in all (its
+ * How deep some queues are, from index entries alone, in a few statements whatever their number:
+ * the queues of at most `max` jobs (most of them) counted whole (smallQueueDepths); for the others,
+ * their free priorities (freePriorities), then every count through the one bounded count read
+ * (countSegments, 250 ranges per statement) — per free priority the due and the not-yet-due and
+ * the held jobs (covering ix_head ranges; the due one also gives its oldest job's age), the claimed
+ * range, and the dead jobs. Each count of a queue reads at most `max` entries in all (its
  * priorities share them), so a queue of millions answers in the time `max` entries take.
  * stats() counts exactly but reads the whole live table.
  */
@@ -59,8 +61,56 @@ export async function queueDepths(
 ): Promise<Map<string, QueueDepth>> {
   const names = [...new Set(queues)].sort();
   if (names.length === 0) return new Map();
+  const small = await smallQueueDepths(db, tables, names, options.max);
+  const large = await largeQueueDepths(
+    db,
+    tables,
+    names.filter((q) => !small.live.has(q)),
+    names.filter((q) => !small.dead.has(q)),
+    options,
+  );
+  const exact = (count: number): BoundedCount => ({ count, exact: true });
+  return new Map(
+    names.map((queue) => {
+      const live = small.live.get(queue);
+      const dead = small.dead.get(queue);
+      const counted = large.get(queue);
+      return [
+        queue,
+        {
+          ready: live ? exact(live.ready) : (counted?.ready ?? exact(0)),
+          notDue: live ? exact(live.notDue) : (counted?.notDue ?? exact(0)),
+          held: live ? exact(live.held) : (counted?.held ?? exact(0)),
+          running: live ? exact(live.running) : (counted?.running ?? exact(0)),
+          dead: dead !== undefined ? exact(dead) : (counted?.dead ?? exact(0)),
+          oldestReadyMs: live ? live.oldestReadyMs : (counted?.oldestReadyMs ?? null),
+        },
+      ];
+    }),
+  );
+}
+
+/**
+ * The counts of the queues of more than `max` live jobs (`live`) or dead ones (`dead`), range by
+ * range, each read stopped at its limit. A queue in one list only has zeros in the other half
+ * (its caller reads that half from smallQueueDepths).
+ */
+async function largeQueueDepths(
+  db: Executor,
+  tables: Tables,
+  live: readonly string[],
+  dead: readonly string[],
+  options: QueueDepthOptions,
+): Promise<Map<string, QueueDepth>> {
+  const names = [...new Set([...live, ...dead])].sort();
+  if (names.length === 0) return new Map();
   const maxPriorities = options.maxPriorities ?? 32;
-  const free = await freePriorities(db, tables, names, 100 * (maxPriorities + 1));
+  const free =
+    live.length === 0
+      ? { byQueue: new Map<string, number[]>(), incomplete: new Set<string>() }
+      : await freePriorities(db, tables, live, 100 * (maxPriorities + 1));
+  const countsLive = new Set(live);
+  const countsDead = new Set(dead);
   const plans = names.map((queue) => {
     const all = free.byQueue.get(queue) ?? [];
     const cut = free.incomplete.has(queue) || all.length > maxPriorities;
@@ -71,17 +121,19 @@ export async function queueDepths(
     branches.push({ segment, residual, limit, age }) - 1;
   const slots = plans.map(({ queue, priorities }) => {
     const share = Math.max(1, Math.floor(options.max / Math.max(1, priorities.length)));
-    const dead = planJobs(tables, { queue, state: 'dead' });
+    const deadPlan = planJobs(tables, { queue, state: 'dead' });
     return {
       ready: priorities.map((p) => add(freeSegment(tables, queue, p, 'due'), null, share, true)),
       notDue: priorities.map((p) => add(freeSegment(tables, queue, p, 'notDue'), null, share)),
       held: priorities.map((p) => add(freeSegment(tables, queue, p, 'held'), null, share)),
-      running: add(runningSegment(tables, queue), null, options.max),
-      dead: add(dead.single as Segment, dead.residual, options.max),
+      running: countsLive.has(queue) ? add(runningSegment(tables, queue), null, options.max) : null,
+      dead: countsDead.has(queue) ? add(deadPlan.single as Segment, deadPlan.residual, options.max) : null,
     };
   });
   const counts = await countSegments(db, branches);
   const at = (i: number) => counts[i] as BranchCount;
+  const one = (i: number | null): BoundedCount =>
+    i === null ? { count: 0, exact: true } : summed([at(i)], branches, [i], false, options.max);
   return new Map(
     plans.map(({ queue, cut }, q) => {
       const slot = slots[q] as (typeof slots)[number];
@@ -93,8 +145,8 @@ export async function queueDepths(
           ready: sum(slot.ready),
           notDue: sum(slot.notDue),
           held: sum(slot.held),
-          running: summed([at(slot.running)], branches, [slot.running], false, options.max),
-          dead: summed([at(slot.dead)], branches, [slot.dead], false, options.max),
+          running: one(slot.running),
+          dead: one(slot.dead),
           oldestReadyMs: ages.length === 0 ? null : Math.max(...ages),
         },
       ];
