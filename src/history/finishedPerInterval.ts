@@ -3,33 +3,31 @@ import type { Tables } from '../db/tables.ts';
 import { integerIn } from '../options.ts';
 
 /**
- * Params: ?1 bucket seconds, ?2 window seconds, ?3 row cap. Jobs finished (completed or
- * cancelled) per bucket over the window, newest bucket 0, on the DB clock. The inner read is one
- * covering range of ix_finished, newest first, stopped by the LIMIT: a busy window costs at most
- * `cap` index entries, and the oldest buckets then come back short (`capped`).
+ * Params: ?1 bucket seconds, ?2 window seconds, ?3 row cap, then the same three again. Jobs
+ * finished (completed or cancelled: `f`) and jobs that died (`d`) per bucket over the window,
+ * newest bucket 0, on the DB clock, in one statement. Each inner read is one covering range —
+ * of history's ix_finished, of dead_jobs' ix_failed — newest first, stopped by its LIMIT: a busy
+ * window costs at most `cap` index entries each, and the oldest buckets then come back short
+ * (`capped`).
  */
-const sqlFinished = (t: Tables) => `
-SELECT TIMESTAMPDIFF(SECOND, x.at, NOW(3)) DIV ? AS ago, COUNT(*) AS n
+const sqlPerBucket = (t: Tables) =>
+  [
+    ['f', t.jobHistory, 'finished_at'],
+    ['d', t.deadJobs, 'failed_at'],
+  ]
+    .map(
+      ([kind, table, at]) => `
+SELECT '${kind}' AS kind, TIMESTAMPDIFF(SECOND, x.at, NOW(3)) DIV ? AS ago, COUNT(*) AS n
 FROM (
-  SELECT finished_at AS at
-  FROM ${t.jobHistory}
-  WHERE finished_at > NOW(3) - INTERVAL ? SECOND
-  ORDER BY finished_at DESC
+  SELECT ${at} AS at
+  FROM ${table}
+  WHERE ${at} > NOW(3) - INTERVAL ? SECOND
+  ORDER BY ${at} DESC
   LIMIT ?
 ) x
-GROUP BY ago`;
-
-/** Params: as sqlFinished. Jobs that died per bucket: one covering range of dead_jobs.ix_failed. */
-const sqlDied = (t: Tables) => `
-SELECT TIMESTAMPDIFF(SECOND, x.at, NOW(3)) DIV ? AS ago, COUNT(*) AS n
-FROM (
-  SELECT failed_at AS at
-  FROM ${t.deadJobs}
-  WHERE failed_at > NOW(3) - INTERVAL ? SECOND
-  ORDER BY failed_at DESC
-  LIMIT ?
-) x
-GROUP BY ago`;
+GROUP BY ago`,
+    )
+    .join('\nUNION ALL');
 
 export interface Throughput {
   readonly bucketSeconds: number;
@@ -53,10 +51,12 @@ export async function finishedPerInterval(
   const buckets = integerIn('buckets', options.buckets, 1, 1_000);
   const maxRows = integerIn('maxRows', options.maxRows ?? 200_000, 1, 10_000_000);
   const params = [bucketSeconds, bucketSeconds * buckets, maxRows];
-  const [finished, died] = await Promise.all([
-    db.select<{ ago: number | string; n: number | string }>(sqlFinished(tables), params),
-    db.select<{ ago: number | string; n: number | string }>(sqlDied(tables), params),
+  const rows = await db.select<{ kind: 'f' | 'd'; ago: number | string; n: number | string }>(sqlPerBucket(tables), [
+    ...params,
+    ...params,
   ]);
+  const finished = rows.filter((r) => r.kind === 'f');
+  const died = rows.filter((r) => r.kind === 'd');
   const series = (rows: { ago: number | string; n: number | string }[]) => {
     const out = new Array<number>(buckets).fill(0);
     for (const row of rows) {
