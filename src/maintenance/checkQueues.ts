@@ -11,6 +11,7 @@ import { OTHERS_QUEUE, othersDepth } from '../stats/othersDepth.ts';
 import { type QueueDepth, queueDepths } from '../stats/queueDepth.ts';
 import { type QueueDepthReading, recordQueueDepths } from '../stats/recordedDepth.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
+import { StepBudget } from './StepBudget.ts';
 import type { MonotonicClock } from './UnchangedSince.ts';
 
 /** Most queues per depth read (queueDepths); a pass's budget is checked after each read. */
@@ -117,13 +118,14 @@ export function checkQueues(
     options,
     async runOnce(passLeftMs = Number.POSITIVE_INFINITY) {
       const now = options.clock();
+      // A cycle's first listing counts as this pass's first step.
+      const budget = new StepBudget(options.clock, Math.min(options.budgetMs, passLeftMs));
       if (cycle === null) {
         if (now - readAt < options.intervalMs) return { broken: 0, kept: 0 };
         readAt = now;
         cycle = await begin();
       }
       const { names, promises, othersAfter } = cycle;
-      const deadline = now + Math.min(options.budgetMs, passLeftMs);
       // Reads of up to a hundred queues, from where the last pass stopped, until the budget is spent.
       const readings: QueueDepthReading[] = [];
       while (cycle.next < names.length) {
@@ -132,7 +134,7 @@ export function checkQueues(
         readings.push(...chunkReadings);
         cycle.next += chunk.length;
         cycle.perRead = nextReadSize(chunkReadings, cycle.perRead);
-        if (options.clock() >= deadline) break;
+        if (budget.stepped()) break;
       }
       const done = cycle.next >= names.length;
       // A full listing may have left queues out: their sums are recorded as `(others)`, never dropped.

@@ -3,6 +3,7 @@ import type { Tables } from '../db/tables.ts';
 import { applyRecount, countSlotsPage } from '../groups/recountGroup.ts';
 import { defined, integerIn } from '../options.ts';
 import { type MaintenanceTask, TASK_DEFAULTS, type TaskDb } from '../task/MaintenanceTask.ts';
+import { StepBudget } from './StepBudget.ts';
 
 /**
  * Params: ?1 quiet ms, ?2 after queue, ?3 the same, ?4 after group, ?5 limit. The next `limit`
@@ -132,9 +133,10 @@ class GroupReconciler
   /** `passLeftMs`: what is left of the pass's budget (PassBudget), when smaller than budgetMs. */
   async runOnce(passLeftMs = Number.POSITIVE_INFINITY): Promise<{ recounted: number; released: number }> {
     const { batchSize, maxBatches, budgetMs } = this.options;
-    const deadline = performance.now() + Math.min(budgetMs, passLeftMs);
+    const budget = new StepBudget(() => performance.now(), Math.min(budgetMs, passLeftMs));
     let pages = 0;
-    const spent = () => pages >= maxBatches || performance.now() >= deadline;
+    // Each check ends a step: a page of groups read, a group's slots counted or recounted.
+    const spent = () => budget.stepped() || pages >= maxBatches;
     const counts = { recounted: 0, released: 0 };
     const released = new Map<string, number>();
     while (!spent()) {

@@ -11,6 +11,7 @@ import {
   releaseWaitingForNobody,
   settleChildren,
 } from '../workflows/settleChildren.ts';
+import { StepBudget } from './StepBudget.ts';
 import { type MonotonicClock, monotonicClock } from './UnchangedSince.ts';
 
 /** Params: ?1 after job id, ?2 limit. One page of held jobs (job_holds' primary key), in id order. */
@@ -147,7 +148,7 @@ class HoldReconciler implements MaintenanceTask<'reconcileHolds', keyof Counts, 
   async runOnce(passLeftMs = Number.POSITIVE_INFINITY): Promise<Counts> {
     const counts = { settled: 0, released: 0, cancelled: 0 };
     const { batchSize, maxBatches, budgetMs, clock } = this.options;
-    const deadline = clock() + Math.min(budgetMs, passLeftMs);
+    const budget = new StepBudget(clock, Math.min(budgetMs, passLeftMs));
     // Follow-up transactions of cascades left over, this pass: as many as it reads pages, at most.
     let followUps = maxBatches;
     for (let batch = 0; batch < maxBatches; batch++) {
@@ -162,7 +163,7 @@ class HoldReconciler implements MaintenanceTask<'reconcileHolds', keyof Counts, 
         break;
       }
       this.#afterId = ids[ids.length - 1] as number;
-      if (clock() >= deadline) break;
+      if (budget.stepped()) break;
     }
     return counts;
   }
