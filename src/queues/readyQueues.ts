@@ -15,19 +15,23 @@ import { HELD_RUN_AT } from '../model/heldRunAt.ts';
 const COLUMNS = `queue, priority, TIMESTAMPDIFF(MICROSECOND, NOW(3), MIN(run_at)) DIV 1000 AS due_in_ms`;
 
 /**
- * Params: ?1 names (a list of at most NAMES_PER_READ), ?2 limit. At most 100 names, so that the
- * server estimates each range by an index dive and keeps the list a list (MariaDB turns 1,000
- * values into a join that reads every row of each queue).
+ * Params: per list (`lists` of them), its names (at most NAMES_PER_READ) and the limit. At most 100
+ * names a list, so that the server estimates each range by an index dive and keeps the list a list
+ * (MariaDB turns 1,000 values into a join that reads every row of each queue); the lists of a
+ * subscription go together, one statement (a round trip) for up to LISTS_PER_STATEMENT of them.
  */
-const SQL_BY_NAME = (t: Tables) => `
-SELECT ${COLUMNS}
+const SQL_BY_NAME = (t: Tables, lists: number) =>
+  Array.from(
+    { length: lists },
+    () => `(SELECT ${COLUMNS}
 FROM ${t.jobs} FORCE INDEX (ix_head)
 WHERE queue IN (?)
   AND lock_id = ''
   AND run_at < '${HELD_RUN_AT}'
 GROUP BY queue, lock_id, priority
 ORDER BY queue, lock_id, priority
-LIMIT ?`;
+LIMIT ?)`,
+  ).join('\nUNION ALL\n');
 
 /**
  * Params: ?1 lower bound (exclusive: the last queue read), ?2 start of the range (inclusive),
@@ -45,8 +49,10 @@ GROUP BY queue, lock_id, priority
 ORDER BY queue, lock_id, priority
 LIMIT ?`;
 
-/** Names per read by name (see SQL_BY_NAME). */
-export const NAMES_PER_READ = 100;
+/** Names per list of a read by name (see SQL_BY_NAME). */
+const NAMES_PER_READ = 100;
+/** Lists per statement of a read by name: a thousand names. */
+const LISTS_PER_STATEMENT = 10;
 
 /** A queue with free jobs. */
 export interface ReadyQueue {
@@ -59,16 +65,29 @@ export interface ReadyQueue {
 
 type Row = { queue: string; priority: number | string; due_in_ms: number | string };
 
-/** The queues among `names` (at most NAMES_PER_READ) with free jobs: one statement, at most `limit` (queue, priority) pairs. */
+/**
+ * The queues among `names` with free jobs: a statement per thousand names, each hundred of them
+ * returning at most `limit` (queue, priority) pairs.
+ */
 export async function readyQueuesByName(
   db: Executor,
   t: Tables,
   names: readonly string[],
   limit: number,
 ): Promise<ReadyQueue[]> {
-  if (names.length === 0) return [];
-  if (names.length > NAMES_PER_READ) throw new RangeError(`at most ${NAMES_PER_READ} names per read`);
-  return grouped(await db.select<Row>(SQL_BY_NAME(t), [names, limit]));
+  const out: ReadyQueue[] = [];
+  const perStatement = NAMES_PER_READ * LISTS_PER_STATEMENT;
+  for (let i = 0; i < names.length; i += perStatement) {
+    const lists: string[][] = [];
+    for (let j = i; j < Math.min(names.length, i + perStatement); j += NAMES_PER_READ)
+      lists.push(names.slice(j, Math.min(j + NAMES_PER_READ, i + perStatement)));
+    const rows = await db.select<Row>(
+      SQL_BY_NAME(t, lists.length),
+      lists.flatMap((list) => [list, limit]),
+    );
+    out.push(...grouped(rows));
+  }
+  return out;
 }
 
 /**

@@ -56,10 +56,12 @@ export class WideClaimer {
     let requested = 0;
     let claimed = 0;
     while (claimed < free) {
-      const window = this.#queues.next(QUEUES_PER_CLAIM, (q) => this.gates.blockedForMs(q) === 0);
+      const want = Math.min(free - claimed, claimBatchSize);
+      // As many queues as jobs wanted, at most QUEUES_PER_CLAIM: each queue's head costs the claim
+      // a branch of its read, and a few free slots need not read fifty heads.
+      const window = this.#queues.next(Math.min(QUEUES_PER_CLAIM, want), (q) => this.gates.blockedForMs(q) === 0);
       if (window.length === 0) break;
       const plain = window.filter((q) => !this.gates.limited(q.queue));
-      const want = Math.min(free - claimed, claimBatchSize);
       requested += want;
       const lockId = this.tokens.next();
       const tracer = activeTracer();

@@ -1,7 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { isQueuePattern, patternRange } from '../model/queuePattern.ts';
-import { NAMES_PER_READ, type ReadyQueue, readyQueuesByName, readyQueuesInRange } from '../queues/readyQueues.ts';
+import { type ReadyQueue, readyQueuesByName, readyQueuesInRange } from '../queues/readyQueues.ts';
 
 /** (queue, priority) pairs one scan statement returns at most. */
 const PAIRS_PER_READ = 1_000;
@@ -11,7 +11,7 @@ const PAIRS_PER_READ = 1_000;
  * `tenant-*` or `*`) has due work in, found without reading its backlog (queues/readyQueues: a
  * loose index scan) and handed to the claimer a window at a time, in turn.
  *
- * A scan reads every named queue (a statement per hundred names) and, per pattern, the next
+ * A scan reads every named queue (a statement per thousand names) and, per pattern, the next
  * PAIRS_PER_READ (queue, priority) pairs of its range from where the last scan stopped (a
  * statement per pattern): a pattern covering more queues with work than that is walked over
  * several scans, in name order, round and round, so each of its queues is reached within
@@ -67,10 +67,7 @@ export class WideQueues {
 
   async #scan(): Promise<void> {
     const found = new Map<string, ReadyQueue>();
-    for (let i = 0; i < this.#names.length; i += NAMES_PER_READ) {
-      const names = this.#names.slice(i, i + NAMES_PER_READ);
-      for (const q of await readyQueuesByName(this.db, this.tables, names, PAIRS_PER_READ)) found.set(q.queue, q);
-    }
+    for (const q of await readyQueuesByName(this.db, this.tables, this.#names, PAIRS_PER_READ)) found.set(q.queue, q);
     for (const p of this.#patterns) {
       const read = await readyQueuesInRange(this.db, this.tables, patternRange(p.pattern), p.after, PAIRS_PER_READ);
       for (const q of read.queues) found.set(q.queue, q);
