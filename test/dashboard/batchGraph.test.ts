@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { basicAuth } from '../../src/index.ts';
+import { basicAuth, defineJob } from '../../src/index.ts';
 import { screenshot, useBrowser } from '../helpers/browser.ts';
 import { useDashboard } from '../helpers/dashboardServer.ts';
+import { countRows } from '../helpers/factory.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
+import { waitFor } from '../helpers/waitFor.ts';
+import { withWorker } from '../helpers/workerHarness.ts';
 
 /**
  * A batch's page in a real Chromium: a small graph (a diamond) drawn as an SVG, a box per job
  * linking to its page and a line per dependency; a large one (a fan-out of 200 feeding a fan-in)
  * as a paged table of job, state, parents and children, with no picture; and the batches list
- * and a job's page link to it.
+ * and a job's page link to it. Once its jobs have finished, which died and which were cancelled.
  */
 const db = useTestDatabase('dashboard_batch_graph');
 const OPS = { username: 'ops', password: 'correct horse battery staple' };
@@ -83,6 +86,48 @@ describe('the dashboard page of a batch', () => {
     expect(seen.size).toBe(202);
     await page.goto(`${dashboard.url}/batches/${batchId}?after=${encodeURIComponent('not a cursor')}`);
     expect(await page.locator('body').textContent()).toMatch(/after/);
+    await page.close();
+  });
+
+  it('names, after the graph has run, the job that died and the jobs cancelled because of it', async () => {
+    const { batchId } = await db.sluice.enqueueBatch([
+      { name: 'fetch', ref: 'fetch', maxRetries: 0 },
+      { name: 'resize', ref: 'resize', parents: ['fetch'] },
+      { name: 'thumb', ref: 'thumb', parents: ['fetch'] },
+      { name: 'publish', parents: ['resize', 'thumb'] },
+    ]);
+    const ids = await idsByName(batchId as number);
+    const fetch = defineJob({
+      name: 'fetch',
+      handle: () => {
+        throw new Error('origin unreachable');
+      },
+    });
+    const never = ['resize', 'thumb', 'publish'].map((name) => defineJob({ name, handle: () => undefined }));
+    await withWorker(db.sluice, [fetch, ...never], { concurrency: 2 }, async () => {
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the graph to settle' });
+    });
+    const page = await browser.page();
+    await page.goto(`${dashboard.url}/batches/${batchId}`);
+    expect(await page.locator('[data-field="batch-graph-table"]').count()).toBe(0);
+    const listed = async (state: string) =>
+      (
+        await page
+          .locator(`[data-ended="${state}"] + ul li`)
+          .evaluateAll((lis) => lis.map((li) => li.getAttribute('data-job-id')))
+      )
+        .map(Number)
+        .sort();
+    expect(await page.locator('[data-ended="dead"]').textContent()).toContain('Dead: 1');
+    expect(await listed('dead')).toEqual([ids.fetch]);
+    expect(await page.locator('[data-ended="dead"] + ul').textContent()).toContain('origin unreachable');
+    expect(await page.locator('[data-ended="cancelled"]').textContent()).toContain('Cancelled: 3');
+    expect(await listed('cancelled')).toEqual([ids.resize, ids.thumb, ids.publish].sort());
+    await screenshot(page, 'batch-ended');
+    // "as a list": the jobs page filtered to the batch and the state, the same jobs.
+    await page.click('[data-ended="cancelled"] a');
+    await page.waitForURL(/\/jobs\?/);
+    expect(await page.locator('tr[data-job-id]').count()).toBe(3);
     await page.close();
   });
 });

@@ -4,6 +4,7 @@ import { batchProgress } from '../batchProgress.ts';
 import { count, when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { Page, PageContext } from '../PageContext.ts';
+import { batchEnded } from './batchEnded.ts';
 import { batchGraph, MAX_DRAWN_JOBS } from './batchGraph.ts';
 import { nextLink } from './jobTable.ts';
 
@@ -29,6 +30,7 @@ export const batchPage: Page = async (ctx, [idText]) => {
   const graph = await ctx.sluice.batches.graph(id, { limit: after === undefined ? PAGE + 1 : PAGE, after });
   const small = after === undefined && graph.next === null && graph.jobs.length <= PAGE;
   const next = graph.jobs.length > PAGE ? await firstPageNext(ctx, id) : graph.next;
+  const ended = after === undefined ? await batchEnded(ctx, batch) : html``;
   const body = html`
 ${batch.name === null ? '' : html`<p class="batch-name">${batch.name}</p>`}
 <p>${batchProgress(batch)}</p>
@@ -38,7 +40,8 @@ ${small ? batchGraph(ctx, graph.jobs) : ''}
 ${graphTable(ctx, graph.jobs.slice(0, PAGE))}
 ${graph.edgesComplete ? '' : html`<p class="hint">Some jobs have more edges than a page reads: their pages list them.</p>`}
 ${nextLink(ctx, next)}
-<p class="hint">A job leaves the graph when it finishes; its live children still name it, with how it ended.</p>`;
+<p class="hint">A job leaves the graph when it finishes; its live children still name it, with how it ended.</p>
+${ended}`;
   return { title: `Batch ${id}`, section: 'batches', body };
 };
 
