@@ -5,10 +5,23 @@ import { finishedPerQueue } from '../history/finishedPerQueue.ts';
 import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import type { Guard } from './Guard.ts';
 
-const THROUGHPUT_KEYS = optionKeys<{ bucketSeconds?: number; buckets?: number; maxRows?: number }>({
+/** `sluice.history.throughput(options)`. */
+export interface ThroughputOptions {
+  /** @defaultValue 60 */
+  readonly bucketSeconds?: number;
+  /** @defaultValue 60 */
+  readonly buckets?: number;
+  /** Index entries each read stops after (then `capped`). @defaultValue 200000 */
+  readonly maxRows?: number;
+  /** One queue's jobs only (by its own indexes). @defaultValue every queue */
+  readonly queue?: string;
+}
+
+const THROUGHPUT_KEYS = optionKeys<ThroughputOptions>({
   bucketSeconds: true,
   buckets: true,
   maxRows: true,
+  queue: true,
 });
 const PER_QUEUE_KEYS = optionKeys<{ windowSeconds: number; maxRows?: number }>({ windowSeconds: true, maxRows: true });
 
@@ -17,9 +30,9 @@ export function historyApi(db: Executor, tables: Tables, guard: Guard) {
   return {
     /**
      * Finished and died per bucket over the last `buckets` buckets of `bucketSeconds`, oldest
-     * first (by default the last hour, per minute).
+     * first (by default the last hour, per minute), of every queue or of one.
      */
-    throughput: (options: { bucketSeconds?: number; buckets?: number; maxRows?: number } = {}): Promise<Throughput> =>
+    throughput: (options: ThroughputOptions = {}): Promise<Throughput> =>
       guard(() => {
         rejectUnknownKeys('sluice.history.throughput(options)', options, THROUGHPUT_KEYS);
         return finishedPerInterval(db, tables, { bucketSeconds: 60, buckets: 60, ...options });

@@ -143,6 +143,17 @@ describe('dashboard pages in a browser', () => {
     await insertJob(db, { queue: 'images', name: 'thumbnail' });
     await expect.poll(() => page.textContent('tr[data-queue="images"] td[data-count="ready"]')).toBe('5');
 
+    // A queue's page charts its own jobs per minute: mail's, and not billing's.
+    await page.goto(`${dashboard.url}/queues/mail`);
+    await page.waitForSelector('.chart[data-series="queue-throughput-minutes"] canvas');
+    const series = JSON.parse((await page.textContent('script#queue-throughput-minutes')) ?? '{}') as {
+      finished: number[];
+    };
+    const [mailHour] = await db.query<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM sluice_job_history WHERE queue = 'mail' AND finished_at > NOW(3) - INTERVAL 3600 SECOND",
+    );
+    expect(series.finished.reduce((a, b) => a + b, 0)).toBe(Number(mailHour?.n));
+
     // The job's page: the payload and error are text (nothing ran), secrets masked.
     await page.goto(`${dashboard.url}/jobs/${secret}`);
     const payload = (await page.textContent('pre[data-field="payload"]')) ?? '';

@@ -6,16 +6,20 @@ import { actionButton } from '../actionButton.ts';
 import { bulkForm } from '../bulkForm.ts';
 import { count, duration, when } from '../format.ts';
 import { groupsTable } from '../groupsTable.ts';
-import { html } from '../html.ts';
+import { html, jsonScript } from '../html.ts';
 import { limitsForm } from '../limitsForm.ts';
 import type { Page } from '../PageContext.ts';
 import { type QueueCounts, queueCounts } from '../queueCounts.ts';
 import { queueTimings } from '../queueTimings.ts';
 import { jobTable, nextLink } from './jobTable.ts';
 
+/** Index entries of the history the queue's chart reads at most (it finds the queue's among every queue's). */
+const CHART_MAX_ROWS = 20_000;
+
 /**
  * One queue: pause / resume, its counts, its limits (with a form to change them) and its groups,
- * the workers that listen to it, its wait and run times by job name as they recorded them, its jobs by state.
+ * the workers that listen to it, its wait and run times by job name as they recorded them, its
+ * jobs finished and dead per minute over the last hour, its jobs by state.
  */
 export const queuePage: Page = async (ctx, [name]) => {
   let queue = '';
@@ -30,11 +34,12 @@ export const queuePage: Page = async (ctx, [name]) => {
   if (!(JOB_STATES as readonly string[]).includes(stateParam))
     throw new DashboardRequestError(400, 'state', `must be one of ${JOB_STATES.join(', ')}`);
   const state = stateParam as JobState;
-  const [paused, workers, limits, groups] = await Promise.all([
+  const [paused, workers, limits, groups, minutes] = await Promise.all([
     ctx.sluice.queues.paused(),
     ctx.sluice.workers.list({ metrics: true }),
     ctx.sluice.queues.limits({ queues: [queue] }),
     groupsTable(ctx, queue),
+    ctx.sluice.history.throughput({ bucketSeconds: 60, buckets: 60, queue, maxRows: CHART_MAX_ROWS }),
   ]);
   const pausedRow = paused.find((p) => p.queue === queue);
   const [counts] = (await queueCounts(ctx, [queue], {
@@ -80,6 +85,11 @@ ${
           html`<li>${w.host} pid ${w.pid} (${w.name}): ${w.inFlight} in flight of ${w.concurrencyLimit}, heartbeat ${duration(w.heartbeatAgeMs)} ago</li>`,
       )}</ul>`
 }
+<h2>Throughput</h2>
+<section class="charts">
+<figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ` (of the last ${count(CHART_MAX_ROWS)} jobs finished in any queue: older minutes undercounted)` : ''}</figcaption><div class="chart" data-series="queue-throughput-minutes"></div></figure>
+</section>
+${jsonScript('queue-throughput-minutes', minutes)}
 <h2>Wait and run time</h2>
 ${queueTimings(
   queue,
