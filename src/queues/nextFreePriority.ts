@@ -79,6 +79,24 @@ export async function nextFreePriority(db: Executor, t: Tables, queue: string, a
   return row?.priority ?? null;
 }
 
+/**
+ * The lowest and highest priority among the queue's free jobs, or null when it has none: two
+ * dives in one statement (sqlPriorityBoundsOf), whatever the backlog.
+ */
+export async function freePriorityBounds(
+  db: Executor,
+  t: Tables,
+  queue: string,
+): Promise<{ lowest: number; highest: number } | null> {
+  const [row] = await db.select<{ lowest: number | null; highest: number | null }>(sqlPriorityBoundsOf(t, 1), [
+    queue,
+    queue,
+  ]);
+  return row?.lowest == null || row.highest == null
+    ? null
+    : { lowest: Number(row.lowest), highest: Number(row.highest) };
+}
+
 /** The free priorities of some queues, as far as bounded reads got. */
 export interface FreePriorities {
   /** Each queue's priorities, ascending (a queue without free jobs has none). */

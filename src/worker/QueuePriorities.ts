@@ -1,13 +1,14 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
-import { BELOW_SMALLINT, nextFreePriority } from '../queues/nextFreePriority.ts';
+import { freePriorityBounds, nextFreePriority } from '../queues/nextFreePriority.ts';
 
 /**
  * The distinct priorities of each queue's free jobs, so that the head scan can be the bounded
  * range `priority IN (…) AND run_at <= NOW(3)`. Without it, ORDER BY priority, run_at walks every
  * not-yet-due job of a better priority before it finds the due ones (a million delayed jobs make
- * every poll read a million index entries). The set is found by one MIN() seek per distinct value
- * (nextFreePriority; walks over many queues read theirs in batches instead) and kept for up to
+ * every poll read a million index entries). The set is found by one statement for its lowest and
+ * highest value (a queue of one priority, or none, needs no more), then one MIN() seek per value
+ * between (nextFreePriority; walks over many queues read theirs in batches instead) and kept for up to
  * `maxAgeMs`; the claimer refreshes it early whenever a head comes back short. Cost of the cache:
  * a job with a priority value its queue did not have a moment ago may wait up to `maxAgeMs`
  * behind busier, worse-priority work.
@@ -31,12 +32,15 @@ export class QueuePriorities {
   /** Reads the set now. */
   async refresh(queue: string): Promise<number[]> {
     const priorities: number[] = [];
-    let after = BELOW_SMALLINT;
-    for (;;) {
-      const priority = await nextFreePriority(this.db, this.tables, queue, after);
-      if (priority === null) break;
-      priorities.push(priority);
-      after = priority;
+    const bounds = await freePriorityBounds(this.db, this.tables, queue);
+    if (bounds !== null) {
+      priorities.push(bounds.lowest);
+      for (let after = bounds.lowest; after < bounds.highest; ) {
+        const priority = await nextFreePriority(this.db, this.tables, queue, after);
+        if (priority === null) break;
+        priorities.push(priority);
+        after = priority;
+      }
     }
     this.#cache.set(queue, { priorities, readAt: Date.now() });
     return priorities;
