@@ -135,8 +135,9 @@ class GroupReconciler
     const { batchSize, maxBatches, budgetMs } = this.options;
     const budget = new StepBudget(() => performance.now(), Math.min(budgetMs, passLeftMs));
     let pages = 0;
-    // Each check ends a step: a page of groups read, a group's slots counted or recounted.
-    const spent = () => budget.stepped() || pages >= maxBatches;
+    // Each check ends a step: a page of groups read, a group's slots counted or recounted. The
+    // first step is taken whatever the budget, so that a pass with none left still moves on.
+    const spent = () => pages >= maxBatches || (budget.stepped() && pages > 0);
     const counts = { recounted: 0, released: 0 };
     const released = new Map<string, number>();
     while (!spent()) {

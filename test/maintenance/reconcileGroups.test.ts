@@ -95,6 +95,16 @@ describe('reconcileGroups', () => {
     expect(await freeJobs()).toBe(2);
   });
 
+  it('takes a step of its walk even in a pass whose budget is spent', async () => {
+    await groups(3, 2);
+    await db.query('UPDATE sluice_job_groups SET active = 5');
+    const task = reconcileGroups({ db: fromKnex(db.sluice.knex), tables }, { quietMs: 0 });
+    // Nothing left of the pass: one step all the same, so the walk moves on — a page of groups
+    // read, then its first group recounted at the next such pass, and so on.
+    expect(await task.runOnce(0)).toEqual({ recounted: 0, released: 0 });
+    expect(await task.runOnce(0)).toEqual({ recounted: 1, released: 0 });
+  });
+
   it('refuses a bad option by name', () => {
     for (const [options, name] of [
       [{ budgetMs: 0 }, 'budgetMs'],
