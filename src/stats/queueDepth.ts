@@ -70,22 +70,22 @@ export async function queueDepths(
     options,
   );
   const exact = (count: number): BoundedCount => ({ count, exact: true });
+  // Each half of a queue comes from one read or the other: the small one, else the ranged one.
   return new Map(
     names.map((queue) => {
       const live = small.live.get(queue);
       const dead = small.dead.get(queue);
-      const counted = large.get(queue);
-      return [
-        queue,
-        {
-          ready: live ? exact(live.ready) : (counted?.ready ?? exact(0)),
-          notDue: live ? exact(live.notDue) : (counted?.notDue ?? exact(0)),
-          held: live ? exact(live.held) : (counted?.held ?? exact(0)),
-          running: live ? exact(live.running) : (counted?.running ?? exact(0)),
-          dead: dead !== undefined ? exact(dead) : (counted?.dead ?? exact(0)),
-          oldestReadyMs: live ? live.oldestReadyMs : (counted?.oldestReadyMs ?? null),
-        },
-      ];
+      const counted = large.get(queue) as QueueDepth;
+      const liveHalf = live
+        ? {
+            ready: exact(live.ready),
+            notDue: exact(live.notDue),
+            held: exact(live.held),
+            running: exact(live.running),
+            oldestReadyMs: live.oldestReadyMs,
+          }
+        : counted;
+      return [queue, { ...liveHalf, dead: dead === undefined ? counted.dead : exact(dead) }];
     }),
   );
 }
