@@ -130,4 +130,14 @@ describe('the dashboard page of a batch', () => {
     expect(await page.locator('tr[data-job-id]').count()).toBe(3);
     await page.close();
   });
+
+  it('says it lists the first 20 when more were cancelled', async () => {
+    const { batchId } = await db.sluice.enqueueBatch(Array.from({ length: 25 }, (_, i) => ({ name: `job-${i}` })));
+    expect(await db.sluice.jobs.cancel({ batchId: batchId as number })).toEqual({ cancelled: 25 });
+    const page = await browser.page();
+    await page.goto(`${dashboard.url}/batches/${batchId}`);
+    expect(await page.locator('[data-ended="cancelled"]').textContent()).toContain('Cancelled: 25, the first 20 below');
+    expect(await page.locator('[data-ended="cancelled"] + ul li').count()).toBe(20);
+    await page.close();
+  });
 });

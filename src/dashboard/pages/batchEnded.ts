@@ -24,7 +24,14 @@ export async function batchEnded(ctx: PageContext, batch: BatchStatus): Promise<
 ${states.map((state, i) => {
   const { jobs, next } = lists[i] as { jobs: JobSummary[]; next: string | null };
   const all = html`<a href="${ctx.href('/jobs', { batch: batch.id, state })}">${next === null ? 'as a list' : 'all of them'}</a>`;
-  return html`<p data-ended="${state}"><strong>${state === 'dead' ? 'Dead' : 'Cancelled'}: ${count(batch[state])}</strong> (${all})</p>
+  // Fewer listed than counted: the first SHOWN, or what the bounded read of the history found.
+  const shown =
+    jobs.length >= batch[state]
+      ? ''
+      : jobs.length === SHOWN
+        ? html`, the first ${count(SHOWN)} below`
+        : html`, ${count(jobs.length)} of them found by a bounded read, below`;
+  return html`<p data-ended="${state}"><strong>${state === 'dead' ? 'Dead' : 'Cancelled'}: ${count(batch[state])}</strong>${shown} (${all})</p>
 <ul class="ended">${jobs.map(
     (j) =>
       html`<li data-job-id="${j.id}"><a href="${ctx.href(`/jobs/${j.id}`)}">${j.id}</a> ${j.name} <span class="hint">${j.queue}, ${when(j.finishedAt)}</span>${j.error ? html` <span class="error">${j.error}</span>` : ''}</li>`,
