@@ -28,7 +28,8 @@ export interface HeartbeatSource {
 
 /**
  * A worker's heartbeat, every heartbeatIntervalMs (jittered):
- * 1. extends the claims of running jobs (fenced). A job whose claim is gone was either cancelled
+ * 1. extends the claims of running jobs (fenced), beside the beat rather than in it, so that a
+ *    row lock it waits on cannot hold the registry row still. A job whose claim is gone was either cancelled
  *    (sluice.jobs.cancel moved it to the history as cancelled: the job becomes `cancelled`, its
  *    signal aborts with JobCancelledError) or taken back by the sweeper (`lost`, its signal
  *    aborts): one history read tells them apart, only in a beat that found a claim gone. So a
@@ -47,6 +48,8 @@ export interface HeartbeatSource {
 export class Heartbeat {
   #timer: NodeJS.Timeout | undefined;
   #beating: Promise<void> = Promise.resolve();
+  /** The claims' extension in progress, if any: it runs beside the beats, not inside them. */
+  #extending: Promise<void> | null = null;
   #load: LoadReading | null = null;
   #sampling = false;
   #stopped = false;
@@ -88,6 +91,7 @@ export class Heartbeat {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#beating;
+    await this.#extending;
     this.#loopDelay.disable();
     await deregisterWorker(this.runtime.workerDb, this.runtime.tables, this.report.workerId).catch((error: unknown) =>
       this.report.error(error, 'deregistering'),
@@ -106,7 +110,12 @@ export class Heartbeat {
     // The install's retentions, read again now and then (history is written only while kept):
     // never awaited, so a busy install pool cannot delay the claims' extension.
     this.runtime.retention.fresh(SETTINGS_MAX_AGE_MS).catch((error: unknown) => this.report.error(error, 'settings'));
-    await this.#extendClaims();
+    // Never awaited by the beat: an extension waits on its jobs' row locks (another session's, or
+    // on Galera a commit of this worker's own that flow control holds back), and a registry row
+    // that stood still for that long would have this live worker declared dead. One at a time.
+    this.#extending ??= this.#extendClaims().finally(() => {
+      this.#extending = null;
+    });
     this.#adjustLimit();
     this.#sample();
     const now = performance.now();

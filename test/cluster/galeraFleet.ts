@@ -197,10 +197,17 @@ export function failureCounts(processes: readonly SluiceProcess[]): FailureCount
  * not 0 then says what happened, in the failure CI prints last.
  */
 export function problemLines(processes: readonly SluiceProcess[]): string {
-  return Object.values(COUNTED)
-    .flatMap((event) => linesOf(processes, event).slice(0, 3))
+  return [...Object.values(COUNTED).flatMap((event) => linesOf(processes, event).slice(0, 3)), ...releases(processes)]
     .map((line) => JSON.stringify(line).slice(0, 2000))
     .join('\n');
+}
+
+/** Maintenance passes that took claims back (a worker declared dead, or a claim past its lock timeout). */
+function releases(processes: readonly SluiceProcess[]): LogLine[] {
+  return linesOf(processes, 'maintenance:completed').filter((line) => {
+    const tasks = (line.tasks ?? {}) as Record<string, { claims?: number } | undefined>;
+    return (tasks.releaseDeadWorkers?.claims ?? 0) + (tasks.releaseStaleClaims?.claims ?? 0) > 0;
+  });
 }
 
 /** Certification failures and brute-force aborts so far, summed over the nodes that answer. */
