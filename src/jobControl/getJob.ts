@@ -36,7 +36,8 @@ FROM (
   SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,
          j.lock_id, IF(j.lock_id = '', NULL, j.locked_at) AS locked_at, j.retry_times, j.max_retries,
          j.batch_id, j.idempotency_key, j.last_error, j.created_at, j.updated_at, j.group_key,
-         NULL AS started_at, NULL AS finished_at, NULL AS result, NULL AS redriven_as
+         IF(j.lock_id = '' OR j.claimed_at <= '1970-01-01 00:00:01', NULL, j.claimed_at) AS started_at,
+         NULL AS finished_at, NULL AS result, NULL AS redriven_as
   FROM ${t.jobs} j
   WHERE j.id = ?
   UNION ALL
@@ -125,7 +126,10 @@ export interface JobInfo {
   readonly createdAt: Date;
   /** Last change of the row: a claim, a heartbeat, a retry, the finish. */
   readonly updatedAt: Date;
-  /** Completed or cancelled jobs: when the last attempt was claimed (null if it never ran). */
+  /**
+   * Running, completed or cancelled jobs: when the last (or current) attempt was claimed, on the DB
+   * clock (null if it never ran; a running job claimed by a worker of an earlier version: null).
+   */
   readonly startedAt: Date | null;
   /** Completed, cancelled: when; dead: when it died. */
   readonly finishedAt: Date | null;

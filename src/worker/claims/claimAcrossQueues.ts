@@ -31,7 +31,8 @@ const SQL_HEADS = (t: Tables, queues: number) =>
 const SQL_CLAIM = (t: Tables, ids: string) => `
 UPDATE ${t.jobs} c
 SET c.lock_id = ?,
-    c.locked_at = NOW(3)
+    c.locked_at = NOW(3),
+    c.claimed_at = NOW(3)
 WHERE ${ids}
   AND c.lock_id = ''
   AND c.run_at <= NOW(3)

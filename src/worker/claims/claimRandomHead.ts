@@ -29,7 +29,8 @@ LIMIT ${skip ? '?, ?' : '?'}`;
 const sqlClaim = (t: Tables, ids: string) => `
 UPDATE ${t.jobs}
 SET lock_id = ?,
-    locked_at = NOW(3)
+    locked_at = NOW(3),
+    claimed_at = NOW(3)
 WHERE ${ids}
   AND lock_id = ''
   AND run_at <= NOW(3)

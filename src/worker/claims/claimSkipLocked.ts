@@ -31,7 +31,8 @@ FOR UPDATE SKIP LOCKED`;
 const sqlClaimLocked = (t: Tables, ids: string) => `
 UPDATE ${t.jobs}
 SET lock_id = ?,
-    locked_at = NOW(3)
+    locked_at = NOW(3),
+    claimed_at = NOW(3)
 WHERE ${ids}
   AND ${queueGate(t)}`;
 

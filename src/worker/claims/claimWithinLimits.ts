@@ -56,7 +56,8 @@ FROM (SELECT 1 FROM ${t.jobs} WHERE queue = ? AND lock_id > '' LIMIT ?) AS claim
 const sqlClaim = (t: Tables, ids: string) => `
 UPDATE ${t.jobs}
 SET lock_id = ?,
-    locked_at = NOW(3)
+    locked_at = NOW(3),
+    claimed_at = NOW(3)
 WHERE ${ids}
   AND lock_id = ''
   AND run_at <= NOW(3)`;

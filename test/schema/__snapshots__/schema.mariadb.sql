@@ -81,6 +81,7 @@ CREATE TABLE `<prefix>jobs` (
   `updated_at` datetime(3) NOT NULL DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),
   `flags` tinyint(3) unsigned NOT NULL DEFAULT 0,
   `group_key` varchar(191) DEFAULT NULL,
+  `claimed_at` datetime(3) NOT NULL DEFAULT '1970-01-01 00:00:01.000',
   PRIMARY KEY (`id`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
   KEY `ix_batch` (`batch_id`)
