@@ -361,6 +361,11 @@ const CASES: Record<string, Case> = {
     error: OptionsError,
     text: ['bucket', 'sluice.history.throughput(options)', 'did you mean buckets?'],
   },
+  'sluice.history.timings(options)': {
+    run: (s) => s.history.timings({ queue: 'q', nam: 'x' } as never),
+    error: OptionsError,
+    text: ['nam', 'sluice.history.timings(options)', 'did you mean name?'],
+  },
   'sluice.history.perQueue(options)': {
     run: (s) => s.history.perQueue({ windowSeconds: 60, maxRow: 5 } as never),
     error: OptionsError,

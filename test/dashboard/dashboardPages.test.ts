@@ -95,6 +95,12 @@ describe('dashboard pages in a browser', () => {
     await db.query(`INSERT INTO sluice_job_history (job_id, queue, name, payload, retry_times, created_at, finished_at)
       WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 300)
       SELECT 100000 + n, 'mail', 'send-email', '{}', 0, NOW(3) - INTERVAL 2 HOUR, NOW(3) - INTERVAL (n * 7) SECOND FROM seq`);
+    // 60 digests over the last 30 minutes that ran 250 ms after waiting 1 s, for the run and wait charts.
+    await db.query(`INSERT INTO sluice_job_history (job_id, queue, name, payload, retry_times, outcome, created_at, started_at, finished_at)
+      WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 60)
+      SELECT 200000 + n, 'mail', 'send-digest', '{}', 0, 'completed', f - INTERVAL 1250000 MICROSECOND,
+             f - INTERVAL 250000 MICROSECOND, f
+      FROM (SELECT n, NOW(3) - INTERVAL (n * 30) SECOND AS f FROM seq) s`);
 
     // A maintenance process that led a pass (and still holds its lease): the overview says it runs.
     const maintenance = db.sluice.maintenance({ jitterMs: 0 });
@@ -153,6 +159,40 @@ describe('dashboard pages in a browser', () => {
       "SELECT COUNT(*) AS n FROM sluice_job_history WHERE queue = 'mail' AND finished_at > NOW(3) - INTERVAL 3600 SECOND",
     );
     expect(series.finished.reduce((a, b) => a + b, 0)).toBe(Number(mailHour?.n));
+    // By job name, and the run and wait quantiles per minute: of every name, then of one chosen.
+    type Chart = { unit: string; series: { label: string; values: (number | null)[] }[] };
+    const chart = async (id: string): Promise<Chart> => {
+      await page.waitForSelector(`.chart[data-series="${id}"] canvas`);
+      return JSON.parse((await page.textContent(`script#${id}`)) ?? '{}') as Chart;
+    };
+    const sum = (values: (number | null)[]) => values.reduce<number>((a, b) => a + (b ?? 0), 0);
+    const names = await chart('queue-names-minutes');
+    for (const name of ['send-email', 'send-digest']) {
+      const [n] = await db.query<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM sluice_job_history WHERE queue = 'mail' AND name = ? AND finished_at > NOW(3) - INTERVAL 3600 SECOND",
+        [name],
+      );
+      expect(sum(names.series.find((s) => s.label === name)?.values ?? [])).toBe(Number(n?.n));
+    }
+    const quantilesOf = async (id: string) => {
+      const { unit, series } = await chart(id);
+      expect(unit).toBe('ms');
+      return series.flatMap((s) => s.values).filter((v): v is number => v !== null);
+    };
+    const within = (values: number[], exact: number) => {
+      expect(values.length).toBeGreaterThan(0);
+      for (const v of values) expect(Math.abs(v / exact - 1)).toBeLessThanOrEqual(0.09);
+    };
+    within(await quantilesOf('queue-run-minutes'), 250);
+    within(await quantilesOf('queue-wait-minutes'), 1_000);
+    await page.click('nav[data-field="timing-names"] a:text-is("send-email")');
+    await page.waitForURL(/name=send-email/);
+    // send-email's entries carry no start: nothing to chart, and the chooser says which is shown.
+    expect(await quantilesOf('queue-run-minutes')).toEqual([]);
+    expect(await page.textContent('nav[data-field="timing-names"] a[aria-current="page"]')).toBe('send-email');
+    await page.click('nav[data-field="timing-names"] a:text-is("send-digest")');
+    await page.waitForURL(/name=send-digest/);
+    within(await quantilesOf('queue-run-minutes'), 250);
 
     // The job's page: the payload and error are text (nothing ran), secrets masked.
     await page.goto(`${dashboard.url}/jobs/${secret}`);

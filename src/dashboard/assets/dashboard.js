@@ -44,14 +44,26 @@ document.addEventListener('change', (event) => {
   if (count) count.textContent = String(tickedRows().length);
 });
 
+/** Line colours, in series order. */
+const COLOURS = ['#2f6fdf', '#c0392b', '#27ae60', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#2c3e50', '#b7950b'];
+
+/**
+ * Draws each .chart[data-series] from the JSON script it names: either { bucketSeconds, unit,
+ * series: [{ label, values }] } or a throughput's { bucketSeconds, finished, died }. A null value
+ * is a gap (no job in that bucket).
+ */
 function drawCharts() {
   if (typeof window.uPlot !== 'function') return;
   for (const box of document.querySelectorAll('.chart[data-series]')) {
     const source = document.getElementById(box.dataset.series);
     if (!source) continue;
     const data = JSON.parse(source.textContent);
-    const n = data.finished.length;
-    const x = data.finished.map((_, i) => i - (n - 1));
+    const lines = data.series ?? [
+      { label: 'finished', values: data.finished },
+      { label: 'dead', values: data.died },
+    ];
+    const n = lines[0]?.values.length ?? 0;
+    const x = Array.from({ length: n }, (_, i) => i - (n - 1));
     const unit = data.bucketSeconds >= 3600 ? 'h' : 'min';
     box.replaceChildren();
     const width = Math.max(280, box.clientWidth || 480);
@@ -60,14 +72,21 @@ function drawCharts() {
         width,
         height: 180,
         scales: { x: { time: false } },
-        axes: [{ values: (_, ticks) => ticks.map((t) => (t === 0 ? 'now' : `${t} ${unit}`)) }, {}],
+        axes: [
+          { values: (_, ticks) => ticks.map((t) => (t === 0 ? 'now' : `${t} ${unit}`)) },
+          data.unit === 'ms' ? { values: (_, ticks) => ticks.map((t) => `${t} ms`), size: 70 } : {},
+        ],
         series: [
           {},
-          { label: 'finished', stroke: '#2f6fdf', fill: 'rgba(47,111,223,0.12)' },
-          { label: 'dead', stroke: '#c0392b' },
+          ...lines.map((line, i) => ({
+            label: line.label,
+            stroke: COLOURS[i % COLOURS.length],
+            fill: i === 0 && !data.series ? 'rgba(47,111,223,0.12)' : undefined,
+            spanGaps: false,
+          })),
         ],
       },
-      [x, data.finished, data.died],
+      [x, ...lines.map((line) => line.values)],
       box,
     );
   }

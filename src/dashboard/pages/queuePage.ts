@@ -10,6 +10,7 @@ import { html, jsonScript } from '../html.ts';
 import { limitsForm } from '../limitsForm.ts';
 import type { Page } from '../PageContext.ts';
 import { type QueueCounts, queueCounts } from '../queueCounts.ts';
+import { queueTimingCharts } from '../queueTimingCharts.ts';
 import { queueTimings } from '../queueTimings.ts';
 import { jobTable, nextLink } from './jobTable.ts';
 
@@ -18,8 +19,9 @@ const CHART_MAX_ROWS = 20_000;
 
 /**
  * One queue: pause / resume, its counts, its limits (with a form to change them) and its groups,
- * the workers that listen to it, its wait and run times by job name as they recorded them, its
- * jobs finished and dead per minute over the last hour, its jobs by state.
+ * the workers that listen to it, its jobs finished and dead per minute over the last hour, by job
+ * name too, and its run and wait p50/p95 per minute (of one job name with `?name=`) from the
+ * history, its wait and run times by job name as the workers recorded them, its jobs by state.
  */
 export const queuePage: Page = async (ctx, [name]) => {
   let queue = '';
@@ -34,18 +36,23 @@ export const queuePage: Page = async (ctx, [name]) => {
   if (!(JOB_STATES as readonly string[]).includes(stateParam))
     throw new DashboardRequestError(400, 'state', `must be one of ${JOB_STATES.join(', ')}`);
   const state = stateParam as JobState;
-  const [paused, workers, limits, groups, minutes] = await Promise.all([
+  const jobName = ctx.query.get('name') || null;
+  if (jobName !== null && jobName.length > 191)
+    throw new DashboardRequestError(400, 'name', 'is longer than a job name');
+  const [paused, workers, limits, groups, minutes, timings] = await Promise.all([
     ctx.sluice.queues.paused(),
     ctx.sluice.workers.list({ metrics: true }),
     ctx.sluice.queues.limits({ queues: [queue] }),
     groupsTable(ctx, queue),
     ctx.sluice.history.throughput({ bucketSeconds: 60, buckets: 60, queue, maxRows: CHART_MAX_ROWS }),
+    ctx.sluice.history.timings({ queue, name: jobName ?? undefined, maxRows: CHART_MAX_ROWS }),
   ]);
   const pausedRow = paused.find((p) => p.queue === queue);
   const [counts] = (await queueCounts(ctx, [queue], {
     paused: new Set(paused.map((p) => p.queue)),
     workerQueues: workers.map((w) => w.queues),
   })) as [QueueCounts];
+  const charts = queueTimingCharts(ctx, timings, jobName, CHART_MAX_ROWS);
   const list = await ctx.sluice.jobs.list({ queue, state }, { limit: 50, after: ctx.query.get('after') ?? undefined });
   const listening = workers.filter((w) =>
     w.queues.some((e) => e === queue || (isQueuePattern(e) && patternMatches(e, queue))),
@@ -58,7 +65,7 @@ export const queuePage: Page = async (ctx, [name]) => {
   };
   const tab = (s: JobState) => {
     const badge = badges[s];
-    return html`<a href="${ctx.href(ctx.path, { state: s })}"${s === state ? html` aria-current="page"` : ''}>${s}${
+    return html`<a href="${ctx.href(ctx.path, { state: s, name: jobName })}"${s === state ? html` aria-current="page"` : ''}>${s}${
       badge ? html` <span class="badge">${count(badge.count, badge.exact)}</span>` : ''
     }</a>`;
   };
@@ -88,9 +95,12 @@ ${
 <h2>Throughput</h2>
 <section class="charts">
 <figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ` (of the last ${count(CHART_MAX_ROWS)} jobs finished in any queue: older minutes undercounted)` : ''}</figcaption><div class="chart" data-series="queue-throughput-minutes"></div></figure>
+${charts.byName}
 </section>
 ${jsonScript('queue-throughput-minutes', minutes)}
 <h2>Wait and run time</h2>
+${charts.latency}
+<h3>By job name, since each worker started</h3>
 ${queueTimings(
   queue,
   listening.map((w) => w.metrics),
