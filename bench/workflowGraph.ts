@@ -63,7 +63,14 @@ const JOBS = [noop('leaf'), noop('fanIn'), noop('final')];
 
 async function clear(bench: Bench): Promise<void> {
   const p = bench.prefix;
-  await truncate(bench.conn, [`${p}jobs`, `${p}batches`, `${p}job_history`, `${p}job_edges`, `${p}job_holds`]);
+  await truncate(bench.conn, [
+    `${p}jobs`,
+    `${p}batches`,
+    `${p}job_history`,
+    `${p}job_edges`,
+    `${p}job_graph_history`,
+    `${p}job_holds`,
+  ]);
 }
 
 async function timeEnqueue(bench: Bench, jobs: JobSpec[]): Promise<number> {

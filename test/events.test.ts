@@ -124,6 +124,7 @@ describe('events', () => {
           pruneHistory: { pruned: 0 },
           pruneDeadJobs: { pruned: 0 },
           pruneProgress: { pruned: 0 },
+          pruneGraphHistory: { pruned: 0 },
           checkQueues: { broken: 0, kept: 0 },
           pruneJobErrors: { pruned: 0 },
           pruneJobLogs: { pruned: 0 },

@@ -5,11 +5,13 @@ import type { Tables } from '../db/tables.ts';
 import { type GraphJob, type GraphPage, listGraph } from '../jobControl/listGraph.ts';
 import { JOB_PAGE_KEYS, type JobPage } from '../jobControl/listJobs.ts';
 import { optionKeys, rejectUnknownKeys } from '../options.ts';
+import { type FinishedGraph, readFinishedGraph } from '../workflows/readFinishedGraph.ts';
 import type { Guard } from './Guard.ts';
 
-export type { GraphJob, GraphPage };
+export type { FinishedGraph, GraphJob, GraphPage };
 
 const LIST_KEYS = optionKeys<{ before?: number; limit?: number }>({ before: true, limit: true });
+const FINISHED_GRAPH_KEYS = optionKeys<{ limit?: number }>({ limit: true });
 
 /** `sluice.batches`: submitted batches with their counts (counted through the batch_id indexes). */
 export function batchesApi(db: Executor, tables: Tables, guard: Guard) {
@@ -31,6 +33,16 @@ export function batchesApi(db: Executor, tables: Tables, guard: Guard) {
       guard(() => {
         rejectUnknownKeys('sluice.batches.graph(batchId, page)', page, JOB_PAGE_KEYS);
         return listGraph(db, tables, batchId, page);
+      }),
+    /**
+     * The finished part of a batch's graph: the edges of its jobs that finished (kept with the
+     * history, for as long as it is), at most `limit` (200), and how the jobs they name ended.
+     * With `graph`, the whole graph of a workflow that has run, or is running.
+     */
+    finishedGraph: (batchId: number, options?: { limit?: number }): Promise<FinishedGraph> =>
+      guard(() => {
+        rejectUnknownKeys('sluice.batches.finishedGraph(batchId, options)', options, FINISHED_GRAPH_KEYS);
+        return readFinishedGraph(db, tables, batchId, options);
       }),
   };
 }

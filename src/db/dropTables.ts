@@ -9,7 +9,7 @@ import type { Tables } from './tables.ts';
 const sqlDropTables = (t: Tables) => `
 DROP TABLE IF EXISTS ${t.jobs}, ${t.batches}, ${t.deadJobs}, ${t.leases}, ${t.queues}, ${t.idempotencyKeys},
   ${t.workers}, ${t.jobHistory}, ${t.jobProgress}, ${t.jobErrors}, ${t.jobLogs}, ${t.jobTraces}, ${t.jobPayloads},
-  ${t.doorbells}, ${t.queueDepths}, ${t.jobEdges}, ${t.jobHolds}, ${t.jobGroups}, ${t.jobDebounces},
+  ${t.doorbells}, ${t.queueDepths}, ${t.jobEdges}, ${t.jobGraphHistory}, ${t.jobHolds}, ${t.jobGroups}, ${t.jobDebounces},
   ${t.jobGroupMembers}, ${t.settings}, ${t.schedules}, ${t.scheduleRuns}, ${t.maintenanceTasks},
   \`${t.migrations}\`, \`${t.migrationsLock}\``;
 

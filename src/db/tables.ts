@@ -22,6 +22,8 @@ export interface Tables {
   readonly queueDepths: string;
   /** A workflow's dependencies, parent → child (src/workflows/). */
   readonly jobEdges: string;
+  /** The edges of a workflow's finished children, kept with the history to draw a finished graph. */
+  readonly jobGraphHistory: string;
   /** Why a held-back job (run_at = HELD_RUN_AT) waits, and the run_at it gets back. */
   readonly jobHolds: string;
   /** Each (queue, group) with a limit or jobs to count: the flow control of a group. */
@@ -74,6 +76,7 @@ export function tablesFor(prefix: string): Tables {
     doorbells: `\`${prefix}doorbells\``,
     queueDepths: `\`${prefix}queue_depths\``,
     jobEdges: `\`${prefix}job_edges\``,
+    jobGraphHistory: `\`${prefix}job_graph_history\``,
     jobHolds: `\`${prefix}job_holds\``,
     jobGroups: `\`${prefix}job_groups\``,
     jobDebounces: `\`${prefix}job_debounces\``,

@@ -199,8 +199,9 @@ async function cancelLocked(
     flags: Number(r.flags),
     queue: r.queue,
     group_key: r.group_key,
+    batch_id: r.batch_id,
   }));
-  const settled = await leaveGraph(tx, tables, leaving, 'cancelled');
+  const settled = await leaveGraph(tx, tables, leaving, 'cancelled', options.history);
   for (const [queue, n] of settled.released) options.released?.set(queue, (options.released.get(queue) ?? 0) + n);
   for (const [queue, n] of await leaveGroups(tx, tables, leaving))
     options.released?.set(queue, (options.released.get(queue) ?? 0) + n);

@@ -23,6 +23,7 @@ import { totalChanged } from '../task/MaintenanceTask.ts';
 import { pruneTraceContexts } from '../tracing/pruneTraceContexts.ts';
 import { ClaimTokens } from '../worker/ClaimTokens.ts';
 import { loadHandlers } from '../worker/loadHandlers.ts';
+import { pruneGraphHistory } from '../workflows/pruneGraphHistory.ts';
 import { checkQueues } from './checkQueues.ts';
 import { LeaderLease } from './LeaderLease.ts';
 import { MAINTENANCE_LEASE, recordTaskRuns } from './maintenanceHealth.ts';
@@ -85,6 +86,7 @@ function tasksOf(runtime: SluiceRuntime, options: ResolvedMaintenanceOptions, ho
     pruneHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
     pruneDeadJobs(taskDb, { retentionMs: () => retention.deadRetentionMs, ...pruning }),
     pruneProgress(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
+    pruneGraphHistory(taskDb, { retentionMs: historyRetentionMs, ...pruning }),
     pruneJobErrors(taskDb, { retentionMs: () => attemptRetentionMs(retention), ...pruning }),
     pruneJobLogs(taskDb, { retentionMs: () => attemptRetentionMs(retention), ...pruning }),
     checkQueues(taskDb, {

@@ -15,7 +15,7 @@ import { leaveGraph } from '../workflows/leaveGraph.ts';
  * transaction holds (SKIP LOCKED): such a job is dead-lettered by the worker that next claims it.
  */
 const sqlLockExhausted = (t: Tables) => `
-SELECT id, flags, queue, group_key
+SELECT id, flags, queue, group_key, batch_id
 FROM ${t.jobs}
 WHERE id IN (?)
   AND lock_id = ''
@@ -68,10 +68,13 @@ export async function deadLetterExhausted(
     const released = new Map<string, number>();
     moved += await withTransaction(db, async (tx) => {
       released.clear();
-      const rows = await tx.select<{ id: number; flags: number; queue: string; group_key: string | null }>(
-        sqlLockExhausted(tables),
-        [slice],
-      );
+      const rows = await tx.select<{
+        id: number;
+        flags: number;
+        queue: string;
+        group_key: string | null;
+        batch_id: number | string | null;
+      }>(sqlLockExhausted(tables), [slice]);
       const locked = rows.map((r) => Number(r.id));
       if (locked.length === 0) return 0;
       await tx.write(sqlCopyToDead(tables), [locked]);
@@ -82,9 +85,10 @@ export async function deadLetterExhausted(
         flags: Number(r.flags),
         queue: r.queue,
         group_key: r.group_key,
+        batch_id: r.batch_id,
       }));
       for (const [queue, n] of await leaveGroups(tx, tables, leaving)) released.set(queue, n);
-      const settled = await leaveGraph(tx, tables, leaving, 'dead');
+      const settled = await leaveGraph(tx, tables, leaving, 'dead', rules.cancel.history);
       await cancelDependents(tx, tables, settled.doomed, { ...rules.cancel, released });
       for (const [queue, n] of settled.released) released.set(queue, (released.get(queue) ?? 0) + n);
       return affectedRows;

@@ -361,6 +361,11 @@ const CASES: Record<string, Case> = {
     error: OptionsError,
     text: ['bucket', 'sluice.history.throughput(options)', 'did you mean buckets?'],
   },
+  'sluice.batches.finishedGraph(options)': {
+    run: (s) => s.batches.finishedGraph(1, { limt: 5 } as never),
+    error: OptionsError,
+    text: ['limt', 'sluice.batches.finishedGraph(batchId, options)', 'did you mean limit?'],
+  },
   'sluice.history.timings(options)': {
     run: (s) => s.history.timings({ queue: 'q', nam: 'x' } as never),
     error: OptionsError,

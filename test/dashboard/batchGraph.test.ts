@@ -11,7 +11,8 @@ import { withWorker } from '../helpers/workerHarness.ts';
  * A batch's page in a real Chromium: a small graph (a diamond) drawn as an SVG, a box per job
  * linking to its page and a line per dependency; a large one (a fan-out of 200 feeding a fan-in)
  * as a paged table of job, state, parents and children, with no picture; and the batches list
- * and a job's page link to it. Once its jobs have finished, which died and which were cancelled.
+ * and a job's page link to it. Once its jobs have finished, which died and which were cancelled,
+ * listed and still drawn.
  */
 const db = useTestDatabase('dashboard_batch_graph');
 const OPS = { username: 'ops', password: 'correct horse battery staple' };
@@ -123,6 +124,12 @@ describe('the dashboard page of a batch', () => {
     expect(await page.locator('[data-ended="dead"] + ul').textContent()).toContain('origin unreachable');
     expect(await page.locator('[data-ended="cancelled"]').textContent()).toContain('Cancelled: 3');
     expect(await listed('cancelled')).toEqual([ids.resize, ids.thumb, ids.publish].sort());
+    // Still drawn from the kept edges: which box died, which were cancelled, every dependency.
+    const svg = page.locator('svg[data-field="batch-graph"]');
+    expect(await svg.locator('line').count()).toBe(4);
+    const state = (id: number | undefined) => svg.locator(`a[data-job="${id}"] rect`).getAttribute('class');
+    expect(await state(ids.fetch)).toBe('node node-dead');
+    for (const id of [ids.resize, ids.thumb, ids.publish]) expect(await state(id)).toBe('node node-cancelled');
     await screenshot(page, 'batch-ended');
     // "as a list": the jobs page filtered to the batch and the state, the same jobs.
     await page.click('[data-ended="cancelled"] a');

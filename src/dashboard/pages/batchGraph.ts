@@ -1,4 +1,5 @@
 import type { GraphJob } from '../../jobControl/listGraph.ts';
+import type { FinishedGraph } from '../../workflows/readFinishedGraph.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { PageContext } from '../PageContext.ts';
 import { BOX_H, BOX_W, svgBox, svgEdge } from './graphSvg.ts';
@@ -10,15 +11,26 @@ const ROW_H = BOX_H + 12;
 const MARGIN = 10;
 
 /**
- * A batch's graph as it stands, drawn as an SVG in columns: each job one column right of its
- * deepest parent, so edges run left to right. The live jobs are boxes coloured by state; a parent
- * that already finished, which its live children still name, is drawn with how it ended. Each box
- * links to its job page. Nothing past MAX_DRAWN_JOBS boxes. Every value goes through `html`.
+ * A batch's graph, drawn as an SVG in columns: each job one column right of its deepest parent,
+ * so edges run left to right. The live jobs are boxes coloured by state; its finished jobs — the
+ * kept edges of `finished` (batches.finishedGraph), and finished parents its live children name —
+ * are drawn with how they ended ("finished" when the history no longer says). Each box links to
+ * its job page. Nothing past MAX_DRAWN_JOBS boxes. Every value goes through `html`.
  */
-export function batchGraph(ctx: PageContext, jobs: readonly GraphJob[]): SafeHtml | '' {
+export function batchGraph(ctx: PageContext, jobs: readonly GraphJob[], finished: FinishedGraph): SafeHtml | '' {
   const nodes = new Map<number, { label: string; state: string; parents: number[] }>();
   for (const j of jobs)
     nodes.set(j.id, { label: `${j.id} ${j.name}`, state: j.state, parents: j.parents.map((p) => p.id) });
+  const ended = (id: number) => {
+    const outcome = finished.outcomes.get(id) ?? 'finished';
+    return { label: `${id} ${outcome}`, state: outcome, parents: [] as number[] };
+  };
+  for (const e of finished.edges) {
+    const child = nodes.get(e.childId) ?? ended(e.childId);
+    if (!child.parents.includes(e.parentId)) child.parents.push(e.parentId);
+    nodes.set(e.childId, child);
+  }
+  for (const e of finished.edges) if (!nodes.has(e.parentId)) nodes.set(e.parentId, ended(e.parentId));
   for (const j of jobs)
     for (const p of j.parents)
       if (!nodes.has(p.id)) nodes.set(p.id, { label: `${p.id} ${p.outcome}`, state: p.outcome, parents: [] });
@@ -54,7 +66,7 @@ export function batchGraph(ctx: PageContext, jobs: readonly GraphJob[]): SafeHtm
     const { x, y } = at.get(id) as { x: number; y: number };
     return svgBox(ctx, x, y, id, n.label, n.state);
   });
-  return html`<svg class="workflow" data-field="batch-graph" width="${width}" height="${height}" role="img" aria-label="the graph of this batch's live jobs">
+  return html`<svg class="workflow" data-field="batch-graph" width="${width}" height="${height}" role="img" aria-label="the graph of this batch's jobs">
 ${edges}${boxes}
 </svg>`;
 }

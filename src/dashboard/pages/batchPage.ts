@@ -10,13 +10,16 @@ import { nextLink } from './jobTable.ts';
 
 /** Jobs per page of the graph's table: a first page that holds the whole graph is also drawn. */
 const PAGE = MAX_DRAWN_JOBS;
+/** Finished edges read for the picture at most: a graph with more is not drawn (MAX_DRAWN_JOBS boxes). */
+const FINISHED_EDGES = 200;
 /** Parents and children listed per row of the table: the first this many, then a count. */
 const SHOWN_LINKS = 20;
 
 /**
- * A batch: its counts, and its graph as it stands (sluice.batches.graph: its live jobs with their
- * parents and children) — drawn as an SVG when its live jobs and the finished parents they name
- * fit MAX_DRAWN_JOBS boxes, and always as a paged table (job, state, parents, children).
+ * A batch: its counts, and its graph (sluice.batches.graph: its live jobs with their parents and
+ * children; sluice.batches.finishedGraph: the edges of those that finished) — drawn as an SVG when
+ * its live and finished jobs fit MAX_DRAWN_JOBS boxes, and its live jobs always as a paged table
+ * (job, state, parents, children).
  */
 export const batchPage: Page = async (ctx, [idText]) => {
   if (!/^\d{1,16}$/.test(idText ?? ''))
@@ -31,16 +34,18 @@ export const batchPage: Page = async (ctx, [idText]) => {
   const small = after === undefined && graph.next === null && graph.jobs.length <= PAGE;
   const next = graph.jobs.length > PAGE ? await firstPageNext(ctx, id) : graph.next;
   const ended = after === undefined ? await batchEnded(ctx, batch) : html``;
+  // Its finished part, from the kept edges (history): drawn with the live part when both fit.
+  const finished = small ? await ctx.sluice.batches.finishedGraph(id, { limit: FINISHED_EDGES }) : null;
   const body = html`
 ${batch.name === null ? '' : html`<p class="batch-name">${batch.name}</p>`}
 <p>${batchProgress(batch)}</p>
 <p>${count(batch.size)} jobs: ${count(batch.pending)} pending, ${count(batch.succeeded)} succeeded, ${count(batch.dead)} dead, ${count(batch.cancelled)} cancelled. Created ${when(batch.createdAt)}; ${batch.finishedAt ? html`finished ${when(batch.finishedAt)}` : 'not finished'}. <a href="${ctx.href('/jobs', { batch: id })}">Its jobs</a>.</p>
 <h2>Graph</h2>
-${small ? batchGraph(ctx, graph.jobs) : ''}
+${finished?.complete ? batchGraph(ctx, graph.jobs, finished) : ''}
 ${graphTable(ctx, graph.jobs.slice(0, PAGE))}
 ${graph.edgesComplete ? '' : html`<p class="hint">Some jobs have more edges than a page reads: their pages list them.</p>`}
 ${nextLink(ctx, next)}
-<p class="hint">A job leaves the graph when it finishes; its live children still name it, with how it ended.</p>
+<p class="hint">The table lists the live jobs. The picture also shows the finished ones, with how they ended, for as long as the history keeps them.</p>
 ${ended}`;
   return { title: `Batch ${id}`, section: 'batches', body };
 };

@@ -14,7 +14,7 @@ import { leaveGraph } from '../../workflows/leaveGraph.ts';
  * completeJobs' statements left alone, and returns them with their flags and group.
  */
 const sqlHeldInGraph = (t: Tables) => `
-SELECT id, flags, queue, group_key
+SELECT id, flags, queue, group_key, batch_id
 FROM ${t.jobs}
 WHERE lock_id = ?
   AND id IN (?)
@@ -71,11 +71,20 @@ export async function completeInGraph(
 ): Promise<{ completed: number; payloadsDeleted: number; released: ReadonlyMap<string, number> }> {
   return withTransaction(db, async (tx) => {
     const rows = (
-      await tx.select<{ id: number | string; flags: number; queue: string; group_key: string | null }>(
-        sqlHeldInGraph(tables),
-        [lockId, ids],
-      )
-    ).map((r) => ({ id: Number(r.id), flags: Number(r.flags), queue: r.queue, group_key: r.group_key }));
+      await tx.select<{
+        id: number | string;
+        flags: number;
+        queue: string;
+        group_key: string | null;
+        batch_id: number | string | null;
+      }>(sqlHeldInGraph(tables), [lockId, ids])
+    ).map((r) => ({
+      id: Number(r.id),
+      flags: Number(r.flags),
+      queue: r.queue,
+      group_key: r.group_key,
+      batch_id: r.batch_id,
+    }));
     if (rows.length === 0) return { completed: 0, payloadsDeleted: 0, released: new Map() };
     const held = rows.map((r) => r.id);
     if (options.history) {
@@ -88,7 +97,7 @@ export async function completeInGraph(
       options.deletePayloads && !options.history ? (await tx.write(sqlDeletePayloads(tables), [held])).affectedRows : 0;
     const { affectedRows } = await tx.write(sqlDelete(tables), [lockId, held]);
     if (affectedRows !== held.length) throw new Error(`completed ${affectedRows} of ${held.length} locked jobs`);
-    const settled = await leaveGraph(tx, tables, rows, 'completed');
+    const settled = await leaveGraph(tx, tables, rows, 'completed', options.history);
     const released = new Map(settled.released);
     for (const [queue, n] of await leaveGroups(tx, tables, rows)) released.set(queue, (released.get(queue) ?? 0) + n);
     return { completed: held.length, payloadsDeleted, released };

@@ -28,7 +28,7 @@ WHERE id = ?
  * claim: an enqueue may have named the job as a parent since), or nothing if the claim was lost.
  */
 const sqlFlags = (t: Tables) => `
-SELECT flags, queue, group_key
+SELECT flags, queue, group_key, batch_id
 FROM ${t.jobs}
 WHERE id = ?
   AND lock_id = ?
@@ -60,10 +60,12 @@ export async function deadLetterJob(
   cancel: CancelOptions = { history: false, keyRetentionMs: 0 },
 ): Promise<ReadonlyMap<string, number>> {
   return withTransaction(db, async (tx) => {
-    const [row] = await tx.select<{ flags: number; queue: string; group_key: string | null }>(sqlFlags(tables), [
-      job.id,
-      job.lockId,
-    ]);
+    const [row] = await tx.select<{
+      flags: number;
+      queue: string;
+      group_key: string | null;
+      batch_id: number | string | null;
+    }>(sqlFlags(tables), [job.id, job.lockId]);
     if (row === undefined) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
     const copied = await tx.write(sqlCopyToDead(tables), [
       job.retryTimes,
@@ -82,9 +84,15 @@ export async function deadLetterJob(
     if (deleted.affectedRows !== 1) throw new ClaimLostError('dead-letter', job.lockId, [job.id], 1);
     const released = new Map<string, number>();
     if (Number(row.flags) === 0) return released;
-    const leaving = { id: job.id, flags: Number(row.flags), queue: row.queue, group_key: row.group_key };
+    const leaving = {
+      id: job.id,
+      flags: Number(row.flags),
+      queue: row.queue,
+      group_key: row.group_key,
+      batch_id: row.batch_id,
+    };
     for (const [queue, n] of await leaveGroups(tx, tables, [leaving])) released.set(queue, n);
-    const settled = await leaveGraph(tx, tables, [leaving], 'dead');
+    const settled = await leaveGraph(tx, tables, [leaving], 'dead', cancel.history);
     await cancelDependents(tx, tables, settled.doomed, { ...cancel, released });
     for (const [queue, n] of settled.released) released.set(queue, (released.get(queue) ?? 0) + n);
     return released;

@@ -120,6 +120,17 @@ CREATE TABLE `<prefix>job_errors` (
   KEY `ix_failed` (`failed_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- <prefix>job_graph_history
+CREATE TABLE `<prefix>job_graph_history` (
+  `child_id` bigint(20) unsigned NOT NULL,
+  `parent_id` bigint(20) unsigned NOT NULL,
+  `batch_id` bigint(20) unsigned NOT NULL,
+  `finished_at` datetime(3) NOT NULL,
+  PRIMARY KEY (`child_id`,`parent_id`),
+  KEY `ix_batch` (`batch_id`,`child_id`),
+  KEY `ix_finished` (`finished_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- <prefix>job_groups
 CREATE TABLE `<prefix>job_groups` (
   `queue` varchar(64) NOT NULL,
