@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { basicAuth, defineJob } from '../../src/index.ts';
-import { screenshot, useBrowser } from '../helpers/browser.ts';
+import { docsShot, screenshot, useBrowser } from '../helpers/browser.ts';
 import { useDashboard } from '../helpers/dashboardServer.ts';
 import { countRows } from '../helpers/factory.ts';
+import { statementsOf } from '../helpers/statementsOf.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { withWorker } from '../helpers/workerHarness.ts';
@@ -130,7 +131,16 @@ describe('the dashboard page of a batch', () => {
     const state = (id: number | undefined) => svg.locator(`a[data-job="${id}"] rect`).getAttribute('class');
     expect(await state(ids.fetch)).toBe('node node-dead');
     for (const id of [ids.resize, ids.thumb, ids.publish]) expect(await state(id)).toBe('node node-cancelled');
-    await screenshot(page, 'batch-ended');
+    // The page, its finished graph and its ended jobs included, in a bounded number of statements.
+    const { n } = await statementsOf(db.sluice, async () =>
+      (
+        await globalThis.fetch(`${dashboard.url}/batches/${batchId}`, {
+          headers: { authorization: `Basic ${Buffer.from(`${OPS.username}:${OPS.password}`).toString('base64')}` },
+        })
+      ).text(),
+    );
+    expect(n).toBeLessThanOrEqual(12);
+    await screenshot(page, 'batch-ended', docsShot('dashboard-batch.png'));
     // "as a list": the jobs page filtered to the batch and the state, the same jobs.
     await page.click('[data-ended="cancelled"] a');
     await page.waitForURL(/\/jobs\?/);

@@ -1,11 +1,8 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { basicAuth, defineJob } from '../../src/index.ts';
-import { screenshot, useBrowser } from '../helpers/browser.ts';
+import { docsShot, screenshot, useBrowser } from '../helpers/browser.ts';
 import { useDashboard } from '../helpers/dashboardServer.ts';
 import { ago, fromNow, insertJob, MINUTE } from '../helpers/factory.ts';
-import { ROOT } from '../helpers/sourceCli.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 
 /**
@@ -26,11 +23,6 @@ const dashboard = useDashboard(() => db.sluice, {
 });
 const browser = useBrowser(OPS);
 const XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
-
-function docsShot(name: string): string | undefined {
-  const path = join(ROOT, 'docs', name);
-  return process.env.SLUICE_DOCS_SCREENSHOTS === '1' || !existsSync(path) ? path : undefined;
-}
 
 /** Per queue and state, counted with plain SQL on the DB clock (not through sluice). */
 async function sqlCounts(): Promise<Record<string, Record<string, number>>> {
@@ -218,7 +210,14 @@ describe('dashboard pages in a browser', () => {
     ] as const) {
       const response = await page.goto(`${dashboard.url}${path}`);
       expect(response?.status(), path).toBe(200);
-      await screenshot(page, name);
+      if (name === 'queue') {
+        await page.waitForSelector('.chart[data-series="queue-run-minutes"] canvas');
+        // The docs' picture of a queue: its charts.
+        await page.evaluate(() =>
+          [...document.querySelectorAll('h2')].find((h) => h.textContent === 'Throughput')?.scrollIntoView(),
+        );
+      }
+      await screenshot(page, name, name === 'queue' ? docsShot('dashboard-queue.png') : undefined);
     }
     expect(await page.textContent('tr[data-schedule="nightly-report"]')).toContain('0 3 * * *');
     await page.goto(`${dashboard.url}/dead`);

@@ -44,6 +44,8 @@ describe('5,000 queues', () => {
       '/jobs?state=running',
       '/jobs?name=nomatch',
       '/failures',
+      '/queues/q00010',
+      '/queues/q00010?name=work',
     ]) {
       const { n } = await page(path);
       expect(n, path).toBeLessThanOrEqual(BOUND);
@@ -59,6 +61,10 @@ describe('5,000 queues', () => {
     expect(others).toContain('4,800 more queues');
     const cells = Object.fromEntries([...others.matchAll(/data-count="([\w-]+)">([^<]*)</g)].map((m) => [m[1], m[2]]));
     expect(cells).toEqual({ ready: '480', 'not-due': '4,316', held: '0', running: '4', dead: '0' });
+    // A queue's page, its charts included (history.throughput and history.timings: a statement each).
+    const queue = await page('/queues/q00010');
+    expect(queue.n).toBeLessThanOrEqual(20);
+    expect(queue.value).toContain('data-series="queue-run-minutes"');
     const workers = await page('/workers');
     expect(workers.value).not.toContain('Only the first');
     const waiting = await page('/jobs?state=waiting');

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -57,4 +57,10 @@ export async function screenshot(page: Page, name: string, also?: string): Promi
   await page.screenshot({ path, fullPage: true });
   if (also) await page.screenshot({ path: also, fullPage: false });
   return path;
+}
+
+/** docs/NAME, for a screenshot the docs show: when it is missing, or asked for with SLUICE_DOCS_SCREENSHOTS=1. */
+export function docsShot(name: string): string | undefined {
+  const path = join(ROOT, 'docs', name);
+  return process.env.SLUICE_DOCS_SCREENSHOTS === '1' || !existsSync(path) ? path : undefined;
 }
