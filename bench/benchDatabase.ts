@@ -35,7 +35,7 @@ export interface Bench {
   close(): Promise<void>;
 }
 
-/** `database` lets a bench that runs beside others (bench:stall) keep its own. */
+/** `database` lets a bench that runs beside others (bench stall) keep its own. */
 export async function openBench(database = BENCH_DATABASE): Promise<Bench> {
   const url = benchUrl(database);
   await recreateDatabase(url);

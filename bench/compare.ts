@@ -1,5 +1,5 @@
 /**
- * `npm run bench:compare -- A B`: two runs of `npm run bench` (each a results JSON file, or a saved
+ * `npm run bench -- compare A B`: two runs of `npm run bench` (each a results JSON file, or a saved
  * stdout whose last JSON line is the result) side by side, cell by cell: every rate of A and of B
  * and B ÷ A, and for the metered systems (sluice and the raw loop) the server's statements and redo
  * flushes per job. For a before/after of one change, run both on the same machine close together
@@ -138,7 +138,7 @@ export function renderComparison(a: Run, b: Run): string {
 if (process.argv[1] === new URL(import.meta.url).pathname) {
   const [first, second] = process.argv.slice(2);
   if (!first || !second) {
-    process.stderr.write('usage: npm run bench:compare -- A.json B.json (results files, or saved bench stdout)\n');
+    process.stderr.write('usage: npm run bench -- compare A.json B.json (results files, or saved bench stdout)\n');
     process.exit(2);
   }
   process.stdout.write(`A: ${first}\nB: ${second}\n\n${renderComparison(readRun(first), readRun(second))}\n`);

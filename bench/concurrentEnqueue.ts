@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/concurrentEnqueue.ts [--base DIR] [--enqueuers 8] [--seconds 10]
+ * `npm run bench -- enqueue [--base DIR] [--enqueuers 8] [--seconds 10]
  * [--rounds 3] [--workers 0,2]`: enqueue throughput of N processes, each enqueuing single jobs one
  * after another into one queue (bench/enqueueChild.ts), started together: do they serialise on a
  * row? For each count of idle `sluice work` processes on that queue (0: nothing to wake; 2: every

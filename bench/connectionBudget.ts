@@ -1,5 +1,5 @@
 /**
- * `npm run bench:connections -- [--concurrency 50] [--jobs 3000]`: the server connections one
+ * `npm run bench -- connections [--concurrency 50] [--jobs 3000]`: the server connections one
  * process of each kind holds, for the table in docs/operating.md ("Connection budget"). Each
  * process runs alone on a database of its own (BENCH_DATABASE, default sluice_bench_connections,
  * re-created); its connections are the PROCESSLIST rows of that database, sampled every 25 ms:

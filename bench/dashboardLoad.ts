@@ -1,5 +1,5 @@
 /**
- * Page load times of the dashboard on a queue of 1,000,000 jobs (`npm run bench:dashboard`).
+ * Page load times of the dashboard on a queue of 1,000,000 jobs (`npm run bench -- dashboard`).
  *
  * The dashboard is mounted in an http server on 127.0.0.1 as an app would mount it; each page is
  * fetched over HTTP (request to last byte, authenticated) once to warm up, then RUNS times; the

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:backlog` (a few minutes): one `sluice work` process drains 10,000 due jobs, from a table that holds
+ * `npm run bench -- backlog` (a few minutes): one `sluice work` process drains 10,000 due jobs, from a table that holds
  * only them and from a table that also holds 1,000,000 delayed (not yet due) jobs of the same
  * queue, spread over three priorities — two of them better than the due jobs'. The ratio (with
  * backlog / without, medians of TIMED_RUNS drains each) says whether the backlog slows the claim

@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/drainAB.ts --base DIR [--rounds 3] [--jobs 100000] [--concurrency 500]
+ * `npm run bench -- ab --base DIR [--rounds 3] [--jobs 100000] [--concurrency 500]
  * [--workers 1] [--jobs-dir-b DIR] [--payload small|kb|BYTES]`: the drain of this checkout (B)
  * against another checkout of sluice (A, e.g. `git archive <commit> | tar -x -C DIR` with a
  * node_modules link), alternating A and B for each round on the same server, each side with its

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:path`: where a drained job's database-server time goes. Each step of sluice's
+ * `npm run bench -- path`: where a drained job's database-server time goes. Each step of sluice's
  * drain path runs alone, over 100,000 no-op jobs, on one connection, in claims of 500 (what
  * `sluice work --concurrency 500` sends):
  *   claim            the random-head claim: head read, claim UPDATE, load of the claimed rows

@@ -1,5 +1,5 @@
 /**
- * One drain of `npm run bench:ratios`, each side in real processes with its statements counted
+ * One drain of `npm run bench -- ratios`, each side in real processes with its statements counted
  * client-side (drain.ts): sluice (`sluice work` processes at a claim strategy and concurrency,
  * claims of up to <concurrency> jobs, default options otherwise: job history on) and the raw
  * ceiling (rawWorker.ts: plain mysql2, RAW_BATCH jobs per claim, no history) on an identical table

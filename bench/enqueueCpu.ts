@@ -1,5 +1,5 @@
 /**
- * `npm run bench:enqueue-cpu [-- --base DIR] [--processes 8] [--calls 200] [--rounds 8]`: client
+ * `npm run bench -- enqueue-cpu [--base DIR] [--processes 8] [--calls 200] [--rounds 8]`: client
  * CPU per single-job enqueue, against a raw autocommit INSERT of the same row, with PROCESSES
  * enqueuing processes at once (enqueueCpuChild.ts), each with one sluice (--base's and this
  * checkout's alternating over the processes). In each process the raw INSERT and sluice take turns
@@ -7,7 +7,7 @@
  * single-enqueue rate swings by 2-3× from one run to the next, while CPU per call, compared within
  * one process, holds. With 8
  * producers and the server on 2 cores, a producer's CPU per call is what bounds the rate
- * (`npm run bench:ratio` measures the rate itself). Prints, per checkout, the mean over its
+ * (`npm run bench -- ratio` measures the rate itself). Prints, per checkout, the mean over its
  * processes of sluice's and the raw INSERT's median CPU per call, and their ratio.
  */
 import { type ChildProcess, spawn } from 'node:child_process';

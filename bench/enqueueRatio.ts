@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ratio [-- --rounds 3] [--seconds 4] [--workers 0,2] [--warm 500]`: the single-job enqueue
+ * `npm run bench -- ratio [--rounds 3] [--seconds 4] [--workers 0,2] [--warm 500]`: the single-job enqueue
  * section of `npm run bench` alone (singleEnqueue.ts: ENQUEUERS producer processes, each awaiting
  * one `sluice.enqueue` per job), sluice against the raw autocommit INSERT of the same row, the two
  * interleaved round by round (the order flips every round) so that both see the same host. Prints

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:enqueue -- --shapes [--rounds 2] [--seconds 4] [--workers 0,2] [--warm 500]`:
+ * `npm run bench -- enqueue --shapes [--rounds 2] [--seconds 4] [--workers 0,2] [--warm 500]`:
  * single-job enqueue (singleEnqueue.ts's producers: each call awaited) in two shapes — 2 processes
  * × 64 callers at once (requests in flight together: sluice's calls share commits, EnqueueCoalescer)
  * and 8 processes × 1 caller — each idle and while 2 consumer processes of its own kind drain the

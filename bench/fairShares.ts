@@ -1,5 +1,5 @@
 /**
- * `npm run bench:fair`: fair shares between groups. Tenant A enqueues FAIR_A_JOBS noop jobs (group
+ * `npm run bench -- fair`: fair shares between groups. Tenant A enqueues FAIR_A_JOBS noop jobs (group
  * 'A', one batch), then tenant B enqueues 10 (group 'B'); then WORKERS `sluice work` processes
  * (concurrency 10) drain the queue. Measured from job_history's claim times on the DB clock: how
  * long after the fleet was ready B's first and last jobs started, how many of A's jobs started

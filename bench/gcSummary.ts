@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/gcSummary.ts LOG [--jobs N] [--small LOG2 --small-jobs M]`: sums the
+ * `npm run bench -- gc-summary LOG [--jobs N] [--small LOG2 --small-jobs M]`: sums the
  * `--trace-gc-nvp` lines of a bench's children (run it with `BENCH_TRACE_GC=1`, stderr to LOG)
  * per process: scavenges and their pauses, mark-compacts and theirs, and the young generation's
  * bytes allocated, surviving a scavenge, and promoted to the old generation. With `--jobs N` (the

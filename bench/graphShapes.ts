@@ -1,5 +1,5 @@
 /**
- * The graphs bench:graph enqueues (workflowGraph.ts), by `--shape`, each of `groups` × `width`
+ * The graphs bench graph enqueues (workflowGraph.ts), by `--shape`, each of `groups` × `width`
  * leaves, every job on `queue`:
  *   - 'fanin': per group, `width` leaves and a fan-in after all of them; a final job after every
  *     fan-in. The leaves are due at once: only the fan-ins and the final job are held.

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:groups`: what the group machinery costs per job as the groups grow. The same
+ * `npm run bench -- groups`: what the group machinery costs per job as the groups grow. The same
  * GROUPS_JOBS noop jobs are enqueued (batches of 1,000) and drained (one in-process worker of
  * concurrency 20), spread evenly over 10 groups, then over GROUPS_MAX groups (one job each at the
  * default), in two modes: each group with a concurrency limit that does not bind (every job flagged

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:handoff -- [--workers 2] [--concurrency 10] [--rounds 3] [--poll-ms 200] [--base DIR]`:
+ * `npm run bench -- handoff [--workers 2] [--concurrency 10] [--rounds 3] [--poll-ms 200] [--base DIR]`:
  * how soon a freed slot starts the next waiting job, at idle. WORKERS `sluice work` processes
  * (doorbells on, polling at the defaults unless --poll-ms) wait on two queues; then, each round:
  *   - group limit 1: GROUP_JOBS jobs of GROUP_MS ms in one group with a concurrency limit of 1,

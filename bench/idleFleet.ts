@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/idleFleet.ts [--base DIR] [--workers 20] [--seconds 30] [--settle 15]`:
+ * `npm run bench -- idle [--base DIR] [--workers 20] [--seconds 30] [--settle 15]`:
  * what an idle fleet costs the database. N real `sluice work` processes (default options:
  * concurrency 10, polling backed off to maxPollIntervalMs, heartbeats every 2 s, and — after
  * issue 17 — one doorbell connection each asleep in SELECT SLEEP(30)) wait on an empty queue;

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:limits`: what a queue limit costs a drain. The same drain (JOBS noop jobs, WORKERS
+ * `npm run bench -- limits`: what a queue limit costs a drain. The same drain (JOBS noop jobs, WORKERS
  * `sluice work` processes of concurrency 50; bench/drain.ts's clock and statement counts) with the
  * queue unlimited, with a cap and a rate too high to bind (the cost of the limited claim itself:
  * a short transaction on the queue's row), and with a cap of 50 that binds. ROUNDS rounds, the

@@ -1,11 +1,11 @@
 /**
- * `npm run bench:queues` (a few minutes): one `sluice work` process (concurrency 50) drains
+ * `npm run bench -- queues` (a few minutes): one `sluice work` process (concurrency 50) drains
  * JOBS no-op jobs spread evenly over 1 queue, 100 queues and 1,000 queues (named on the command
  * line), and over the 1,000 again through a pattern (`q-*`) and through `*`. It reports each
  * shape's jobs/s (median of TIMED_RUNS drains, after one untimed; the shapes in turn, round after
  * round) and its ratio to the one-queue drain. The clock starts when the worker is ready and stops when the table holds no job.
  * Before every drain the jobs table's dirty pages are written out (FLUSH TABLES … FOR EXPORT),
- * as bench:backlog does, so the rates measure the claim and not the server digesting the fill.
+ * as bench backlog does, so the rates measure the claim and not the server digesting the fill.
  */
 import { fileURLToPath } from 'node:url';
 import type { RowDataPacket } from 'mysql2/promise';

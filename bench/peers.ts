@@ -1,5 +1,5 @@
 /**
- * `npm run bench:peers`: sluice's peers on this machine, each on its own store, with the workload
+ * `npm run bench -- peers`: sluice's peers on this machine, each on its own store, with the workload
  * of sluice's bench (100,000 no-op jobs of bench/workload.ts, enqueued in bulk before the timed
  * window) drained by one consumer process (peers/peer.ts says how it is timed):
  *   - BullMQ on Redis (peers/bullmqPeer.ts), pg-boss on PostgreSQL (peers/pgBossPeer.ts);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:pickup -- [--concurrency 500] [--samples 60]`: section (d)'s pickup-latency probe
+ * `npm run bench -- pickup [--concurrency 500] [--samples 60]`: section (d)'s pickup-latency probe
  * alone, for sluice alone (peers/sluicePeer.ts, harness peers/peer.ts): one idle worker process at
  * that concurrency, jobs enqueued one by one 100–300 ms apart from this process (so each is a
  * ring over the doorbell), from the enqueue call to the handler's start. A minute, not the hour

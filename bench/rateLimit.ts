@@ -1,5 +1,5 @@
 /**
- * `npm run bench:rate`: how closely a queue's rate limit holds with a fleet claiming it flat out.
+ * `npm run bench -- rate`: how closely a queue's rate limit holds with a fleet claiming it flat out.
  * WORKERS real `sluice work` processes (default 8, concurrency 10 each) run one queue limited to
  * LIMIT starts per INTERVAL_MS (default 100 per 1,000 ms) for DURATION_S (default 60 s), with far
  * more jobs waiting than can start. Each handler (rateJobs/stamp.ts) writes its own start time;

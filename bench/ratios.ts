@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ratios`: the two ratios of `npm run bench` that a change to the enqueue or the
+ * `npm run bench -- ratios`: the two ratios of `npm run bench` that a change to the enqueue or the
  * drain path must keep, in a few minutes instead of twenty: (a) the enqueue of one 100,000-job
  * batch against raw INSERTs (median of 3 each, as in run.ts), and (b) two drain rows of the suite,
  * one `sluice work` process (random-head) at concurrency 50 and 500, each against its paired raw
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       })),
     };
     const report = [
-      `sluice bench:ratios — ${bench.server.version}, ${cpus().length} CPUs, load ${loadAtStart.toFixed(1)} at start, ` +
+      `sluice bench ratios — ${bench.server.version}, ${cpus().length} CPUs, load ${loadAtStart.toFixed(1)} at start, ` +
         `OpenTelemetry SDK ${otelEnabled ? 'registered (records every span, exports none)' : 'not registered'}`,
       table(
         ['', 'sluice jobs/s', 'raw jobs/s', 'ratio', 'statements / 50 jobs'],

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ring -- [--connections 1000] [--doorbells 4] [--rings 200]`: what one ring costs
+ * `npm run bench -- ring [--connections 1000] [--doorbells 4] [--rings 200]`: what one ring costs
  * on a server with many connections. Opens `connections` idle connections (an application's
  * pools), starts `doorbells` real doorbells (src/wakeups/Doorbell.ts) on one queue and a Ringer,
  * then rings one job at a time, 20 ms apart: the round (ring() to settled(): the enqueuer's

@@ -1,10 +1,10 @@
 /**
- * bench:schedules — what run-time schedules cost the maintenance pass (docs/schedules.md "Cost").
+ * bench schedules — what run-time schedules cost the maintenance pass (docs/schedules.md "Cost").
  * 100,000 schedules are stored; each round times (a) a pass with 10 of them due, and (b) a pass
  * firing 10,000 due in the same second (one job each). Three rounds, medians. Ratios within
  * one run only: the host is shared.
  *
- *   BENCH_DATABASE=sluice_bench_schedules npm run bench:schedules
+ *   BENCH_DATABASE=sluice_bench_schedules npm run bench -- schedules
  */
 import { openBench, truncate } from './benchDatabase.ts';
 import { median } from './median.ts';

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:shape [-- --small]` (bench/README.md "The shape of an install"): what every
+ * `npm run bench -- shape [--small]` (bench/README.md "The shape of an install"): what every
  * background pass, page, scrape, ring and claim costs on an install of many queues, groups and
  * graphs (shapeData.ts builds it), beside the same on a one-queue install, in one run. Per
  * operation: statements, rows read, time and heap (shapeMeter.ts), against the targets of issue 42:

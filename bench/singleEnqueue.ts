@@ -26,7 +26,7 @@ export const DRAINING_PROCESSES = 2;
 /**
  * Rounds of the idle sluice and raw INSERT rows, taken in turn: one round each on this shared host
  * put sluice at 0.83 and 0.92 of the raw INSERT in two runs of the same code an hour apart, while
- * four interleaved rounds of `npm run bench:ratio` gave 0.91–0.96. The row shows the median round.
+ * four interleaved rounds of `npm run bench -- ratio` gave 0.91–0.96. The row shows the median round.
  */
 export const PAIRED_ROUNDS = 3;
 /**
@@ -41,7 +41,7 @@ const QUIET_GIVE_UP_MS = 3_000;
  * Longest wait for a quiet host before the section's first window: the bulk enqueue before it
  * leaves the server flushing and purging 110,000 rows for longer than QUIET_GIVE_UP_MS, and the
  * first system timed (sluice) paid for it: 0.49 of the raw INSERT in a run whose host was still
- * 84 % busy after 3 s, against 0.84–0.88 in interleaved rounds of `npm run bench:ratio` just after.
+ * 84 % busy after 3 s, against 0.84–0.88 in interleaved rounds of `npm run bench -- ratio` just after.
  */
 const SECTION_QUIET_GIVE_UP_MS = 60_000;
 /** How long an enqueuer may take to start and warm up (ENQUEUE_WARM_SECONDS, 5 s, of it) before it is killed: eight sluice producers took over 60 s to start on a host at load 26. */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:slots [-- --concurrency 10,50,200] [--job-ms 2,10] [--jobs 10000]`: how full one
+ * `npm run bench -- slots [--concurrency 10,50,200] [--job-ms 2,10] [--jobs 10000]`: how full one
  * worker keeps its slots when each job takes a few milliseconds (a handler that waits on a call),
  * where the grid's jobs take none. For each setting: a backlog of `--jobs` jobs, one in-process
  * worker at the concurrency (other options at their defaults), each handler awaiting a timer of

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:soak -- [--rate 5000] [--duration-s 180] [--workers 2] [--concurrency 50]
+ * `npm run bench -- soak [--rate 5000] [--duration-s 180] [--workers 2] [--concurrency 50]
  * [--retention-s 30] [--backlog 0]`: a steady state, held. A producer in this process enqueues no-op jobs at a
  * fixed rate (one batch every 100 ms) plus one probe job a second, while real `sluice work`
  * processes drain them and a real `sluice maintenance` process prunes; the install's history

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:stall`: how long a handler may block its worker's event loop before the
+ * `npm run bench -- stall`: how long a handler may block its worker's event loop before the
  * maintenance process takes the worker for dead and releases its claims — measured, at the
  * defaults (heartbeat 2 s, missedHeartbeats 2.5, a maintenance pass every 5 s plus up to 1 s of
  * jitter), with real processes: one `sluice maintenance` and one `sluice work --concurrency 1`

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:graph -- [--groups 1000] [--width 99] [--rounds 2] [--concurrency 100] [--idle 40]
+ * `npm run bench -- graph [--groups 1000] [--width 99] [--rounds 2] [--concurrency 100] [--idle 40]
  * [--fanin-priority=-1] [--enqueue-only] [--shape fanin|held|random]`:
  * what a workflow costs. A graph of groups × (width leaves + one fan-in of them) + one final job
  * after every fan-in (defaults: 100,001 jobs) is enqueued in one batch, alternating round by round

@@ -25,7 +25,7 @@ const callers = Math.max(1, Number(process.env.ENQUEUE_CALLERS ?? 1));
 const make = PRODUCERS[system];
 if (!make) throw new Error(`peerEnqueueChild: unknown system "${system}" (${Object.keys(PRODUCERS).join(', ')})`);
 const producer = await make();
-// ENQUEUE_WARM_CALLS (bench:ratio --warm): calls made before 'ready', outside the window, to time the
+// ENQUEUE_WARM_CALLS (bench ratio --warm): calls made before 'ready', outside the window, to time the
 // steady state; for at most ENQUEUE_WARM_SECONDS (a producer that conflicts with draining consumers
 // can take a second a call).
 const warmUntil = performance.now() + Number(process.env.ENQUEUE_WARM_SECONDS ?? 5) * 1000;

@@ -3,7 +3,7 @@ import { defineJob } from 'sluice';
 /**
  * Records when its handler started (epoch ms, this process's clock) and when its job was claimed
  * (the claim's locked_at, DB clock; these jobs end long before a heartbeat moves it) in
- * rate_starts: bench:rate counts both per window.
+ * rate_starts: bench rate counts both per window.
  */
 export default defineJob<{ jobsTable: string }>({
   name: 'stamp',

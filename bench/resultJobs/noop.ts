@@ -1,7 +1,7 @@
 import { defineJob } from 'sluice';
 
 /**
- * bench/jobs/noop.ts returning a small result: `node --import tsx bench/drainAB.ts --base DIR
+ * bench/jobs/noop.ts returning a small result: `npm run bench -- ab --base DIR
  * --jobs-dir-b bench/resultJobs` measures what keeping every job's result costs the drain.
  */
 export default defineJob({

@@ -22,7 +22,7 @@ ${COMMON_HELP}`;
 /**
  * What `sluice stats` reads, in a fixed number of statements whatever the number of queues: the
  * first DEPTH_QUEUES_DEFAULT queues' depths, the queues past them summed, the shown queues' limits
- * by key, and the job names no running worker knows (`npm run bench:shape` measures it).
+ * by key, and the job names no running worker knows (`npm run bench -- shape` measures it).
  */
 export async function readStats(sluice: Sluice, max: number) {
   const [queues, unknownJobs] = await Promise.all([sluice.queues.depth({ max }), sluice.workers.unknownJobs()]);

@@ -152,7 +152,7 @@ export class Maintenance {
   }
 
   /**
-   * The tasks a pass runs, in order: `npm run bench:shape` measures each one's runOnce() alone.
+   * The tasks a pass runs, in order: `npm run bench -- shape` measures each one's runOnce() alone.
    * @internal
    */
   get tasks(): ReturnType<typeof tasksOf> {

@@ -6,7 +6,7 @@
  * waiting in the worker start the moment a slot frees, and fewer, larger claims commit less often.
  * A slow job type finishes few jobs per round trip, so it looks ahead by none: it never holds work
  * that another process could start sooner. Four round trips rather than two: with jobs that take
- * 2–10 ms (`npm run bench:slots`, the two alternating, two rounds each), one worker kept 9.8 of 10
+ * 2–10 ms (`npm run bench -- slots`, the two alternating, two rounds each), one worker kept 9.8 of 10
  * and 45.7–49.3 of 50 slots busy against 8.1–8.9 and 32.9–43.8, drained 10–39 % more jobs per
  * second, and sent 2–3 times fewer claims.
  */
