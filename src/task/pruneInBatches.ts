@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Executor } from '../db/executor.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { defined, integerIn } from '../options.ts';
+import { defined, integerIn, SLUICE_DEFAULTS } from '../options.ts';
 import { type MaintenanceTask, TASK_DEFAULTS } from './MaintenanceTask.ts';
 
 /** A retention task's options. Every field is optional. */
@@ -50,6 +50,21 @@ export function retentionOf(options: Pick<ResolvedRetentionOptions, 'retentionMs
  */
 export function retentionAtLeast(given: number | (() => number), floorMs: number): () => number {
   return () => Math.max(floorMs, typeof given === 'function' ? given() : given);
+}
+
+/**
+ * A retention task for rows that go with a finished job's history row (its progress, its trace
+ * context, its kept graph edges): pass the history retention (by default the install's); kept at
+ * least 1 ms, so that without history they go at the next run.
+ */
+export function historyBoundTask<N extends string>(
+  name: N,
+  db: Executor,
+  statements: PruneStatements,
+  options: RetentionOptions,
+): RetentionTask<N> {
+  const retentionMs = retentionAtLeast(options.retentionMs ?? SLUICE_DEFAULTS.historyRetentionMs, 1);
+  return new RetentionTask(name, db, statements, { ...options, retentionMs }, SLUICE_DEFAULTS.historyRetentionMs);
 }
 
 function validRetention(retentionMs: number): number {

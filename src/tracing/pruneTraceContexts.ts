@@ -1,12 +1,6 @@
 import type { Tables } from '../db/tables.ts';
-import { SLUICE_DEFAULTS } from '../options.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
-import {
-  type ResolvedRetentionOptions,
-  type RetentionOptions,
-  RetentionTask,
-  retentionAtLeast,
-} from '../task/pruneInBatches.ts';
+import { historyBoundTask, type ResolvedRetentionOptions, type RetentionOptions } from '../task/pruneInBatches.ts';
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of trace contexts
@@ -39,11 +33,10 @@ export function pruneTraceContexts(
   { db, tables }: TaskDb,
   options: RetentionOptions = {},
 ): MaintenanceTask<'pruneTraceContexts', 'pruned', ResolvedRetentionOptions> {
-  const retentionMs = retentionAtLeast(options.retentionMs ?? SLUICE_DEFAULTS.historyRetentionMs, 1);
   const statements = {
     lock: sqlLockExpired(tables),
     delete: sqlDelete(tables),
     keyOf: (r: Record<string, unknown>) => [r.kind, r.id],
   };
-  return new RetentionTask('pruneTraceContexts', db, statements, { ...options, retentionMs }, retentionMs());
+  return historyBoundTask('pruneTraceContexts', db, statements, options);
 }

@@ -1,12 +1,6 @@
 import type { Tables } from '../db/tables.ts';
-import { SLUICE_DEFAULTS } from '../options.ts';
 import type { MaintenanceTask, TaskDb } from '../task/MaintenanceTask.ts';
-import {
-  type ResolvedRetentionOptions,
-  type RetentionOptions,
-  RetentionTask,
-  retentionAtLeast,
-} from '../task/pruneInBatches.ts';
+import { historyBoundTask, type ResolvedRetentionOptions, type RetentionOptions } from '../task/pruneInBatches.ts';
 
 /**
  * Params: ?1 retention in microseconds, ?2 batch size. Locks one bounded batch of finished
@@ -39,12 +33,5 @@ export function pruneGraphHistory(
     delete: sqlDelete(tables),
     keyOf: (r: Record<string, unknown>) => r.child_id,
   };
-  const retentionMs = retentionAtLeast(options.retentionMs ?? SLUICE_DEFAULTS.historyRetentionMs, 1);
-  return new RetentionTask(
-    'pruneGraphHistory',
-    db,
-    statements,
-    { ...options, retentionMs },
-    SLUICE_DEFAULTS.historyRetentionMs,
-  );
+  return historyBoundTask('pruneGraphHistory', db, statements, options);
 }
