@@ -4,7 +4,7 @@
 const LAYERS = [
   ['surfaces: the CLI, and the demo and throwaway server it runs', '^src/(cli|demo)/'],
   ['the package entries (sluice, sluice/testing) and the metrics endpoint', '^src/(index\\.ts|testing/|metrics/)'],
-  ['the facade', '^src/Sluice\\.ts$'],
+  ['the facade, and the runtime it opens', '^src/(Sluice|openRuntime)\\.ts$'],
   ['the dashboard (reads and acts through the public surface only)', '^src/dashboard/'],
   ['the public surface, one namespace per noun', '^src/api/'],
   ['the maintenance process', '^src/maintenance/'],

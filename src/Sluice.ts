@@ -14,12 +14,10 @@ import { createDashboard, type DashboardHandler } from './dashboard/createDashbo
 import type { DashboardOptions } from './dashboard/dashboardOptions.ts';
 import { connect, resolveUrl } from './db/connect.ts';
 import { connectionsHeld } from './db/connectionsHeld.ts';
-import { fromKnex } from './db/executor.ts';
 import { explainFailure } from './db/explainFailure.ts';
 import { migrate } from './db/migrate.ts';
 import { redactUrl } from './db/redactUrl.ts';
-import { SingleWriteLane } from './db/SingleWriteLane.ts';
-import { readServerInfo, type ServerInfo } from './db/serverInfo.ts';
+import type { ServerInfo } from './db/serverInfo.ts';
 import { tablesFor } from './db/tables.ts';
 import { enqueueArguments } from './enqueue/enqueueArguments.ts';
 import {
@@ -36,19 +34,12 @@ import { Maintenance } from './maintenance/Maintenance.ts';
 import { type MaintenanceOptions, resolveMaintenanceOptions } from './maintenance/maintenanceOptions.ts';
 import type { JobDefinition, JobFields, PayloadOf } from './model/defineJob.ts';
 import type { JobSpec } from './model/job.ts';
+import { openRuntime } from './openRuntime.ts';
 import { resolveSluiceOptions, type SluiceOptions } from './options.ts';
-import { givenRetention, InstallRetention } from './settings/InstallRetention.ts';
+import { givenRetention } from './settings/InstallRetention.ts';
 import type { SluiceRuntime } from './sluiceRuntime.ts';
-import { Ringer } from './wakeups/Ringer.ts';
-import { PREFETCH_SLICES } from './worker/PayloadPrefetch.ts';
 import { Worker } from './worker/Worker.ts';
 import { resolveWorkerOptions, type WorkerOptions } from './worker/workerOptions.ts';
-
-/**
- * Connections of the pool that carries workers' claims, outcome writes and heartbeats (each worker
- * writes a claim or a batch at a time; a beat takes one between them). Opened as used, reaped when idle.
- */
-const WORKER_POOL_MAX = 4;
 
 /** One sluice install (a table prefix in one database), and the pool that reaches it. */
 export class Sluice implements SluiceApi {
@@ -60,9 +51,8 @@ export class Sluice implements SluiceApi {
   readonly #runtime: SluiceRuntime;
   readonly #ownsKnex: boolean;
   /** The small pools of workers' own statements, read-ahead and the ringer (sluice's own pools only). */
-  readonly #controlKnex: Knex[] = [];
+  readonly #controlKnex: Knex[];
   readonly #url: string | null;
-  #serverInfo: Promise<ServerInfo> | undefined;
   #closing: Promise<void> | undefined;
 
   /**
@@ -89,46 +79,19 @@ export class Sluice implements SluiceApi {
         idleTransactionTimeoutMs: resolved.idleTransactionTimeoutMs,
       });
     subscribeLogger(this.events, this.logger);
-    const db = fromKnex(this.knex, { readCommitted: this.#ownsKnex, foreign: !this.#ownsKnex });
-    const ownPool = (poolMax: number, keep: boolean): Knex => {
-      const knex = connect({
-        url: this.#url as string,
-        poolMax,
-        logger: this.logger,
-        idleTransactionTimeoutMs: resolved.idleTransactionTimeoutMs,
-      });
-      // One place to watch every statement sluice sends: sluice.knex's 'query' event.
-      knex.on('query', (query: unknown) => this.knex.emit('query', query));
-      if (keep) this.#controlKnex.push(knex);
-      return knex;
-    };
-    const controlPool = (poolMax: number) =>
-      this.#url ? fromKnex(ownPool(poolMax, true), { readCommitted: true }) : db;
-    this.#runtime = {
+    const opened = openRuntime({
       knex: this.knex,
-      db,
-      workerDb: controlPool(WORKER_POOL_MAX),
-      prefetchDb: this.#url ? controlPool(PREFETCH_SLICES) : null,
-      writeLane: this.#ownsKnex ? new SingleWriteLane(this.knex) : null,
-      ringer: new Ringer({
-        knex: this.#url ? ownPool(1, true) : null,
-        tables,
-        events: this.events,
-      }),
-      doorbellKnex: this.#url ? () => ownPool(2, false) : null,
+      ownsKnex: this.#ownsKnex,
+      url: this.#url,
+      resolved,
+      givenRetention: givenRetention(options),
       tables,
       events: this.events,
       logger: this.logger,
-      options: resolved,
-      retention: new InstallRetention(
-        db,
-        tables,
-        { historyRetentionMs: resolved.historyRetentionMs, deadRetentionMs: resolved.deadRetentionMs },
-        givenRetention(options),
-        this.events,
-      ),
-      serverInfo: () => (this.#serverInfo ??= readServerInfo(this.#runtime.db)),
-    };
+    });
+    this.#runtime = opened.runtime;
+    this.#controlKnex = opened.controlKnex;
+    const db = this.#runtime.db;
     const guard = <T>(fn: () => Promise<T>) => this.#guard(fn);
     this.jobs = jobsApi(this.#runtime, guard);
     this.queues = queuesApi(db, tables, guard, this.#runtime);
