@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineJob } from '../../src/index.ts';
-import { countRows } from '../helpers/factory.ts';
+import { countRows, MINUTE } from '../helpers/factory.ts';
+import { fakeClock } from '../helpers/fakeClock.ts';
 import { useTestDatabase } from '../helpers/testDatabase.ts';
 import { waitFor } from '../helpers/waitFor.ts';
 import { withWorker } from '../helpers/workerHarness.ts';
@@ -67,6 +68,34 @@ describe('a finished graph', () => {
     const cut = await sluice.batches.finishedGraph(batchId, { limit: 3 });
     expect(cut).toMatchObject({ complete: false });
     expect(cut.edges).toHaveLength(3);
+  });
+
+  it('keeps the edges of a child the maintenance dead-letters (its worker vanished on its last attempt)', async () => {
+    const { batchId } = await db.sluice.enqueueBatch([
+      { name: 'extract', ref: 'e' },
+      { name: 'transform', parents: ['e'], maxRetries: 0 },
+    ]);
+    const { jobs: listed } = await db.sluice.jobs.list({ batchId: batchId as number }, { limit: 10 });
+    const ids = Object.fromEntries(listed.map((j) => [j.name, j.id])) as Record<string, number>;
+    // Only extract runs here; transform, released by it, is then claimed by a worker that vanishes.
+    await withWorker(db.sluice, [jobs[0] as (typeof jobs)[number]], {}, async () => {
+      await waitFor(async () => (await db.sluice.jobs.get(ids.extract as number))?.state === 'completed');
+    });
+    await db.query("UPDATE sluice_jobs SET lock_id = 'gone~zz.1', locked_at = NOW(3) - INTERVAL 1 HOUR WHERE id = ?", [
+      ids.transform,
+    ]);
+    const clock = fakeClock();
+    const maintenance = db.sluice.maintenance({ lockTimeoutMs: MINUTE, jitterMs: 0, clock: clock.now });
+    await maintenance.runOnce();
+    clock.advance(MINUTE);
+    expect(await maintenance.runOnce()).toMatchObject({
+      tasks: { releaseStaleClaims: { claims: 1, deadLettered: 1 } },
+    });
+    await maintenance.stop();
+    const graph = await db.sluice.batches.finishedGraph(batchId as number);
+    expect(graph.edges).toEqual([{ parentId: ids.extract, childId: ids.transform }]);
+    expect(graph.outcomes.get(ids.transform as number)).toBe('dead');
+    expect(graph.outcomes.get(ids.extract as number)).toBe('completed');
   });
 
   it('keeps nothing without history, and is pruned with the history', async () => {
