@@ -30,7 +30,9 @@ SELECT x.*, jp.payload AS apart_payload, p.progress, p.updated_at AS progress_at
        EXISTS (SELECT 1 FROM ${t.jobErrors} e WHERE e.job_id = x.id) AS has_errors,
        EXISTS (SELECT 1 FROM ${t.jobLogs} l WHERE l.job_id = x.id) AS has_logs,
        EXISTS (SELECT 1 FROM ${t.jobEdges} ep WHERE ep.parent_id = x.id)
-         OR EXISTS (SELECT 1 FROM ${t.jobEdges} ec WHERE ec.child_id = x.id) AS in_workflow,
+         OR EXISTS (SELECT 1 FROM ${t.jobEdges} ec WHERE ec.child_id = x.id)
+         OR EXISTS (SELECT 1 FROM ${t.jobGraphHistory} kc WHERE kc.child_id = x.id)
+         OR EXISTS (SELECT 1 FROM ${t.jobGraphHistory} kp WHERE kp.parent_id = x.id) AS in_workflow,
        ${queueHoldColumns('q')}
 FROM (
   SELECT ${liveStateSql('j')} AS state, j.id, j.queue, j.name, j.payload, j.priority, j.run_at,

@@ -9,8 +9,8 @@ import { type ParentOutcome, type Settled, settleChildren } from './settleChildr
  * retention). A key met again (a child re-run under its old id) only moves its time.
  */
 const sqlKeepEdges = (t: Tables) => `
-INSERT INTO ${t.jobGraphHistory} (child_id, parent_id, batch_id, finished_at)
-SELECT child_id, parent_id, ?, NOW(3)
+INSERT INTO ${t.jobGraphHistory} (child_id, parent_id, batch_id, continue_on_failure, finished_at)
+SELECT child_id, parent_id, ?, continue_on_failure, NOW(3)
 FROM ${t.jobEdges}
 WHERE child_id IN (?)
 ON DUPLICATE KEY UPDATE finished_at = NOW(3)`;

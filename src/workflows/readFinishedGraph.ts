@@ -57,13 +57,22 @@ export async function readFinishedGraph(
     limit + 1,
   ]);
   const edges = rows.slice(0, limit).map((r) => ({ parentId: Number(r.parent_id), childId: Number(r.child_id) }));
-  const ids = [...new Set(edges.flatMap((e) => [e.parentId, e.childId]))];
-  const outcomes = new Map<number, 'completed' | 'cancelled' | 'dead'>();
-  if (ids.length > 0)
-    for (const r of await db.select<{ id: number | string; outcome: 'completed' | 'cancelled' | 'dead' }>(
-      sqlOutcomes(tables),
-      [ids, ids],
-    ))
-      outcomes.set(Number(r.id), r.outcome);
+  const outcomes = await readOutcomes(db, tables, [...new Set(edges.flatMap((e) => [e.parentId, e.childId]))]);
   return { edges, outcomes, complete: rows.length <= limit };
+}
+
+/** How each of some finished jobs ended, by primary key, in one statement (none for no ids): those the history or the dead jobs still hold. */
+export async function readOutcomes(
+  db: Executor,
+  tables: Tables,
+  ids: readonly number[],
+): Promise<Map<number, 'completed' | 'cancelled' | 'dead'>> {
+  const outcomes = new Map<number, 'completed' | 'cancelled' | 'dead'>();
+  if (ids.length === 0) return outcomes;
+  for (const r of await db.select<{ id: number | string; outcome: 'completed' | 'cancelled' | 'dead' }>(
+    sqlOutcomes(tables),
+    [ids, ids],
+  ))
+    outcomes.set(Number(r.id), r.outcome);
+  return outcomes;
 }

@@ -141,6 +141,13 @@ describe('the dashboard page of a batch', () => {
     );
     expect(n).toBeLessThanOrEqual(12);
     await screenshot(page, 'batch-ended', docsShot('dashboard-batch.png'));
+    // A finished job's page draws its neighbourhood from the kept edges too.
+    await page.goto(`${dashboard.url}/jobs/${ids.resize}`);
+    const around = page.locator('svg[data-field="workflow-graph"]');
+    expect(await around.locator(`a[data-job="${ids.fetch}"] rect`).getAttribute('class')).toBe('node node-dead');
+    expect(await around.locator(`a[data-job="${ids.publish}"] rect`).getAttribute('class')).toBe('node node-cancelled');
+    expect(await page.textContent('[data-field="children"]')).toContain('cancelled');
+    await page.goto(`${dashboard.url}/batches/${batchId}`);
     // "as a list": the jobs page filtered to the batch and the state, the same jobs.
     await page.click('[data-ended="cancelled"] a');
     await page.waitForURL(/\/jobs\?/);

@@ -155,10 +155,19 @@ describe('jobs.get', () => {
       id,
     ]);
     for (const row of rows.filter((r) => r.table && !r.table.startsWith('<'))) {
-      // job_errors and job_logs: a prefix (job_id) of their primary keys; job_edges: its primary key's prefix or ix_child.
-      const probe = row.table === 'e' || row.table === 'l' || row.table === 'ep' || row.table === 'ec';
+      // job_errors and job_logs: a prefix (job_id) of their primary keys; job_edges: its primary
+      // key's prefix or ix_child; job_graph_history: its primary key's prefix (kc) or ix_parent (kp).
+      const keys: Record<string, string> = {
+        e: 'PRIMARY',
+        l: 'PRIMARY',
+        ep: 'PRIMARY',
+        ec: 'ix_child',
+        kc: 'PRIMARY',
+        kp: 'ix_parent',
+      };
+      const probe = keys[row.table];
       expect(probe ? ['ref'] : ['const', 'eq_ref', 'system'], JSON.stringify(row)).toContain(row.type);
-      if (probe) expect(row.key).toBe(row.table === 'ec' ? 'ix_child' : 'PRIMARY');
+      if (probe) expect(row.key).toBe(probe);
     }
   });
 });

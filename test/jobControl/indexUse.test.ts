@@ -217,8 +217,9 @@ describe('every query of the jobs API is served by an index', () => {
       { id: number },
     ];
     const get = await traced((s) => s.jobs.get(Number(id) + 1_000_000));
-    // job_edges: whether the job is in a workflow, by its primary key's prefix or ix_child.
-    await expectIndexed(get.statements, ['PRIMARY', 'ix_child']);
+    // job_edges and job_graph_history: whether the job is in a workflow, by their primary keys'
+    // prefixes, ix_child or ix_parent.
+    await expectIndexed(get.statements, ['PRIMARY', 'ix_child', 'ix_parent']);
     const wait = await traced((s) => s.jobs.waitFor(Number(id) + 1_000_000, { timeoutMs: 0 }));
     await expectIndexed(wait.statements, ['PRIMARY']);
     const changes = await traced((s) => s.jobs.changes({ since: new Date(Date.now() - 600_000), limit: 100 }));

@@ -10,7 +10,8 @@ import { withWorker } from '../helpers/workerHarness.ts';
  * `sluice.batches.finishedGraph`: a workflow's graph outlives its jobs. As a child leaves the live
  * table (completed, dead, cancelled) its edges are kept in job_graph_history with the history's
  * retention, so a batch that has run can still say what depended on what and how each job ended.
- * Without history nothing is kept; the maintenance prunes them with the history.
+ * jobs.get gives a finished job its parents and children from them. Without history nothing is
+ * kept; the maintenance prunes them with the history.
  */
 const db = useTestDatabase('workflow_finished_graph');
 
@@ -47,6 +48,7 @@ describe('a finished graph', () => {
     sluice.knex.on('query', (q: { sql: string }) => statements.push(q.sql));
     const graph = await sluice.batches.finishedGraph(batchId);
     expect(statements).toHaveLength(2);
+    statements.length = 0;
     expect(graph.complete).toBe(true);
     const edge = (parent: string, child: string) => ({ parentId: ids[parent], childId: ids[child] });
     expect(graph.edges).toEqual(
@@ -64,6 +66,21 @@ describe('a finished graph', () => {
       [ids.load as number]: 'dead',
       [ids.report as number]: 'cancelled',
     });
+    // A finished job's own place in it, from the kept edges: jobs.get names its parents and
+    // children with how each ended.
+    const transform = await sluice.jobs.get(ids.transform as number);
+    expect(transform?.workflow).toEqual({
+      parents: [{ id: ids.extract, outcome: 'completed', continueOnFailure: false }],
+      children: [
+        { id: ids.load, outcome: 'dead', continueOnFailure: false },
+        { id: ids.report, outcome: 'cancelled', continueOnFailure: false },
+      ],
+      held: null,
+    });
+    expect((await sluice.jobs.get(ids.report as number))?.workflow?.parents).toEqual([
+      { id: ids.transform, outcome: 'completed', continueOnFailure: false },
+      { id: ids.load, outcome: 'dead', continueOnFailure: false },
+    ]);
     // Bounded: a limit reads one more edge to say the graph is cut.
     const cut = await sluice.batches.finishedGraph(batchId, { limit: 3 });
     expect(cut).toMatchObject({ complete: false });

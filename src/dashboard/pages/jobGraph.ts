@@ -13,7 +13,8 @@ const RIGHT = 390;
 
 /**
  * A workflow job's neighbourhood as an SVG: its parents (left, each coloured by how it ended), the
- * job (middle), its live children (right), each box a link to its job page and each edge a line.
+ * job (middle), its children (right: live ones, and finished ones with how they ended), each box a
+ * link to its job page and each edge a line.
  * Nothing for a job outside any workflow, or with more than MAX_DRAWN parents or children (the
  * lists above it say it all). Every value goes through the escaping `html` template.
  */
@@ -30,7 +31,8 @@ export function jobGraph(ctx: PageContext, job: JobInfo): SafeHtml | '' {
   });
   const children = flow.children.map((c, i) => {
     const y = yOf(i, flow.children.length);
-    return html`${edge(MIDDLE + BOX_W, middle, RIGHT, y)}${box(ctx, RIGHT, y, c.id, String(c.id), 'held')}`;
+    const label = c.outcome ? `${c.id} ${c.outcome}` : String(c.id);
+    return html`${edge(MIDDLE + BOX_W, middle, RIGHT, y)}${box(ctx, RIGHT, y, c.id, label, c.outcome ?? 'held')}`;
   });
   return html`<h2>Workflow</h2>
 <svg class="workflow" data-field="workflow-graph" width="${RIGHT + BOX_W + 10}" height="${height}" role="img" aria-label="parents and children of job ${job.id}">

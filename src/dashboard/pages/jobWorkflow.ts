@@ -8,8 +8,8 @@ const SHOWN_LINKS = 50;
 
 /**
  * A workflow job's fields on its page: what a held job waits for and the time it gets back, its
- * parents (each linked, with how it ended) and its live children (linked); its whole graph is the
- * batch's page. Nothing for a job outside any workflow.
+ * parents (each linked, with how it ended) and its children (linked; a finished one with how it
+ * ended); its whole graph is the batch's page. Nothing for a job outside any workflow.
  */
 export function jobWorkflow(ctx: PageContext, job: JobInfo): SafeHtml | '' {
   const flow = job.workflow;
@@ -23,7 +23,7 @@ export function jobWorkflow(ctx: PageContext, job: JobInfo): SafeHtml | '' {
   const parents = flow.parents.map((p) =>
     link(p.id, `${p.outcome}${p.continueOnFailure ? ', continue on failure' : ''}`),
   );
-  const children = flow.children.map((c) => link(c.id));
+  const children = flow.children.map((c) => link(c.id, c.outcome ?? ''));
   return html`${flow.held ? html`<dt>waiting for</dt><dd data-field="waiting-for">${flow.held.waitingFor} parent(s) to finish; then due ${when(flow.held.runAt)}</dd>` : ''}
 <dt>parents</dt><dd data-field="parents">${list(parents)}</dd>
 <dt>children</dt><dd data-field="children">${list(children)}</dd>`;

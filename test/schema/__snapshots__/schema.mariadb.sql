@@ -125,8 +125,10 @@ CREATE TABLE `<prefix>job_graph_history` (
   `child_id` bigint(20) unsigned NOT NULL,
   `parent_id` bigint(20) unsigned NOT NULL,
   `batch_id` bigint(20) unsigned NOT NULL,
+  `continue_on_failure` tinyint(1) NOT NULL DEFAULT 0,
   `finished_at` datetime(3) NOT NULL,
   PRIMARY KEY (`child_id`,`parent_id`),
+  KEY `ix_parent` (`parent_id`),
   KEY `ix_batch` (`batch_id`,`child_id`),
   KEY `ix_finished` (`finished_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
