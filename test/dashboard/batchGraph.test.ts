@@ -71,6 +71,7 @@ describe('the dashboard page of a batch', () => {
     const table = page.locator('table[data-field="batch-graph-table"]');
     await expect.poll(() => table.locator('tbody tr').count()).toBe(50);
     expect(await page.locator('svg[data-field="batch-graph"]').count()).toBe(0);
+    expect(await page.textContent('[data-field="graph-not-drawn"]')).toContain('more than 50 jobs');
     const rootRow = table.locator(`tr[data-job-id="${ids.root}"]`);
     expect(await rootRow.locator('td').nth(2).textContent()).toBe('waiting');
     expect(await rootRow.locator('td').nth(4).textContent()).toContain('(200 in all)');

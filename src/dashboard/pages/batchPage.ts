@@ -36,12 +36,20 @@ export const batchPage: Page = async (ctx, [idText]) => {
   const ended = after === undefined ? await batchEnded(ctx, batch) : html``;
   // Its finished part, from the kept edges (history): drawn with the live part when both fit.
   const finished = small ? await ctx.sluice.batches.finishedGraph(id, { limit: FINISHED_EDGES }) : null;
+  const drawn = finished?.complete ? batchGraph(ctx, graph.jobs, finished) : '';
+  // Only the first page says why there is no picture; a batch without edges has no graph to draw.
+  const hasGraph =
+    graph.jobs.some((j) => j.parents.length + j.children.length > 0) || (finished?.edges.length ?? 0) > 0;
+  const picture =
+    drawn !== '' || after !== undefined || !hasGraph
+      ? drawn
+      : html`<p class="hint" data-field="graph-not-drawn">Not drawn: the graph has more than ${MAX_DRAWN_JOBS} jobs; the table below lists its live ones.</p>`;
   const body = html`
 ${batch.name === null ? '' : html`<p class="batch-name">${batch.name}</p>`}
 <p>${batchProgress(batch)}</p>
 <p>${count(batch.size)} jobs: ${count(batch.pending)} pending, ${count(batch.succeeded)} succeeded, ${count(batch.dead)} dead, ${count(batch.cancelled)} cancelled. Created ${when(batch.createdAt)}; ${batch.finishedAt ? html`finished ${when(batch.finishedAt)}` : 'not finished'}. <a href="${ctx.href('/jobs', { batch: id })}">Its jobs</a>.</p>
 <h2>Graph</h2>
-${finished?.complete ? batchGraph(ctx, graph.jobs, finished) : ''}
+${picture}
 ${graphTable(ctx, graph.jobs.slice(0, PAGE))}
 ${graph.edgesComplete ? '' : html`<p class="hint">Some jobs have more edges than a page reads: their pages list them.</p>`}
 ${nextLink(ctx, next)}
