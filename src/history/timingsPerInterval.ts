@@ -1,6 +1,8 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
+import { OptionsError } from '../errors.ts';
 import { assertQueueName } from '../model/queueName.ts';
+import { NAME_PATTERN } from '../model/validateJob.ts';
 import { integerIn } from '../options.ts';
 
 /** Histogram steps per doubling of a duration: a quantile is read to within 2^(1/8) − 1 (9 %). */
@@ -11,9 +13,12 @@ const STEPS_PER_OCTAVE = 4;
  * the last `cap` entries of ix_finished in the window, grouped per bucket (`ago`, newest 0). The
  * queue's rows (`mine`) are grouped by job name and by the histogram steps of their run time
  * (started_at → finished_at) and their wait (created_at → started_at), completed jobs only; other
- * queues' rows only counted, for `capped`. Rows out: at most one per entry read, far fewer as a rule.
+ * queues' rows only counted, for `capped`. Beside it (`mine` 2), the queue's dead jobs per bucket,
+ * a range of dead_jobs' ix_queue_failed as bounded. Rows out: at most one per entry read, far
+ * fewer as a rule.
  *
- * Params: ?bucket seconds, ?queue × 4, ?window seconds, ?cap.
+ * Params: ?bucket seconds, ?queue × 4, ?window seconds, ?cap; then ?bucket seconds, ?queue,
+ * ?window seconds, ?cap for the dead jobs.
  */
 const sqlTimings = (t: Tables) => `
 SELECT x.ago, x.mine, x.name, x.run_step, x.wait_step, COUNT(*) AS n
@@ -32,7 +37,18 @@ FROM (
   ORDER BY finished_at DESC
   LIMIT ?
 ) x
-GROUP BY x.ago, x.mine, x.name, x.run_step, x.wait_step`;
+GROUP BY x.ago, x.mine, x.name, x.run_step, x.wait_step
+UNION ALL
+SELECT TIMESTAMPDIFF(SECOND, d.failed_at, NOW(3)) DIV ? AS ago, 2, NULL, NULL, NULL, COUNT(*)
+FROM (
+  SELECT failed_at
+  FROM ${t.deadJobs} FORCE INDEX (ix_queue_failed)
+  WHERE queue = ?
+    AND failed_at > NOW(3) - INTERVAL ? SECOND
+  ORDER BY queue DESC, failed_at DESC
+  LIMIT ?
+) d
+GROUP BY ago`;
 
 /** p50 and p95 per bucket, oldest first, in ms; null where the bucket has no completed job. */
 export interface Quantiles {
@@ -47,11 +63,15 @@ export interface Timings {
    * the `names` most frequent over the window, then every other name summed (`name` null).
    */
   readonly byName: { readonly name: string | null; readonly finished: number[] }[];
+  /** Jobs of the queue finished per bucket, every name (the sum of byName's). */
+  readonly finished: number[];
+  /** Jobs of the queue that died per bucket. */
+  readonly died: number[];
   /** Run time (claim of the last attempt → finish) of its completed jobs, or of `name`'s. */
   readonly runMs: Quantiles;
   /** Enqueue → claim of the last attempt (delays and retries included) of the same jobs. */
   readonly waitMs: Quantiles;
-  /** True when the read stopped at `maxRows` entries: the oldest buckets are undercounted. */
+  /** True when a read stopped at `maxRows` entries: the oldest buckets are undercounted. */
   readonly capped: boolean;
 }
 
@@ -77,8 +97,9 @@ interface Row {
 }
 
 /**
- * A queue's jobs per minute by job name and its run and wait times' p50/p95 per bucket, from the
- * history in one statement bounded by `maxRows` entries. Quantiles come from histograms of
+ * A queue's jobs finished (by job name too) and dead per bucket, and its run and wait times'
+ * p50/p95 per bucket, in one statement: the history read bounded by `maxRows` entries, the dead
+ * jobs by as many. Quantiles come from histograms of
  * quarter-octave steps (each step's geometric middle): within 9 % of the exact value (a duration under 1 ms counts as 1 ms).
  */
 export async function timingsPerInterval(db: Executor, tables: Tables, options: TimingsOptions): Promise<Timings> {
@@ -87,18 +108,33 @@ export async function timingsPerInterval(db: Executor, tables: Tables, options: 
   const buckets = integerIn('buckets', options.buckets, 1, 1_000);
   const maxRows = integerIn('maxRows', options.maxRows ?? 20_000, 1, 1_000_000);
   const names = integerIn('names', options.names ?? 8, 1, 100);
+  if (options.name !== undefined && (typeof options.name !== 'string' || !NAME_PATTERN.test(options.name)))
+    throw new OptionsError('name', `must be a job name matching ${NAME_PATTERN} (got ${JSON.stringify(options.name)})`);
+  const window = bucketSeconds * buckets;
   const rows = await db.select<Row>(sqlTimings(tables), [
     bucketSeconds,
     queue,
     queue,
     queue,
     queue,
-    bucketSeconds * buckets,
+    window,
+    maxRows,
+    bucketSeconds,
+    queue,
+    window,
     maxRows,
   ]);
   const slot = (row: Row) => buckets - 1 - Number(row.ago);
-  const examined = rows.reduce((sum, r) => sum + Number(r.n), 0);
-  const mine = rows.filter((r) => Number(r.mine) === 1 && slot(r) >= 0 && slot(r) < buckets);
+  const inWindow = (r: Row) => slot(r) >= 0 && slot(r) < buckets;
+  const history = rows.filter((r) => Number(r.mine) !== 2);
+  const dead = rows.filter((r) => Number(r.mine) === 2);
+  const sum = (of: Row[]) => of.reduce((n, r) => n + Number(r.n), 0);
+  const mine = history.filter((r) => Number(r.mine) === 1 && inWindow(r));
+  const perBucket = (of: Row[]) => {
+    const out = new Array<number>(buckets).fill(0);
+    for (const r of of) if (inWindow(r)) out[slot(r)] = (out[slot(r)] ?? 0) + Number(r.n);
+    return out;
+  };
   const perName = new Map<string, number[]>();
   for (const r of mine) {
     const name = r.name as string;
@@ -123,9 +159,11 @@ export async function timingsPerInterval(db: Executor, tables: Tables, options: 
   return {
     bucketSeconds,
     byName,
+    finished: perBucket(mine),
+    died: perBucket(dead),
     runMs: quantiles(timed, buckets, slot, 'run_step'),
     waitMs: quantiles(timed, buckets, slot, 'wait_step'),
-    capped: examined >= maxRows,
+    capped: sum(history) >= maxRows || sum(dead) >= maxRows,
   };
 }
 

@@ -42,8 +42,17 @@ describe('history.timings', () => {
       { queue: 'mail', name: 'digest', ago: 10, runMs: 60_000, waitMs: 60_000, outcome: 'cancelled' },
       ...times(5, { queue: 'images', name: 'thumbnail', ago: 10, runMs: 90_000, waitMs: 90_000 }),
     ]);
+    // Two of mail's jobs died in the last minute (one of images', left out).
+    await db.query(
+      `INSERT INTO sluice_dead_jobs (id, queue, name, payload, priority, retry_times, last_error, created_at, failed_at)
+       VALUES (900, 'mail', 'digest', '{}', 0, 3, 'x', NOW(3), NOW(3) - INTERVAL 5 SECOND),
+              (901, 'mail', 'digest', '{}', 0, 3, 'x', NOW(3), NOW(3) - INTERVAL 6 SECOND),
+              (902, 'images', 'thumbnail', '{}', 0, 3, 'x', NOW(3), NOW(3) - INTERVAL 5 SECOND)`,
+    );
     const t = await db.sluice.history.timings({ queue: 'mail', bucketSeconds: 60, buckets: 3 });
     expect(t.capped).toBe(false);
+    expect(t.finished).toEqual([0, 20, 11]);
+    expect(t.died).toEqual([0, 0, 2]);
     expect(t.byName).toEqual([
       { name: 'welcome', finished: [0, 20, 0] },
       { name: 'digest', finished: [0, 0, 11] },
@@ -75,6 +84,10 @@ describe('history.timings', () => {
       { name: null, finished: [0, 0, 11] },
     ]);
 
+    // A name that cannot be a job's is refused at the call.
+    await expect(db.sluice.history.timings({ queue: 'mail', name: 'no such<name>' })).rejects.toThrow(
+      /option name must be a job name/,
+    );
     // Capped: only the newest entries of every queue are read.
     const capped = await db.sluice.history.timings({ queue: 'mail', maxRows: 16, bucketSeconds: 60, buckets: 3 });
     expect(capped.capped).toBe(true);

@@ -2,6 +2,7 @@ import { DashboardRequestError } from '../../errors.ts';
 import { JOB_STATES, type JobState } from '../../jobControl/jobState.ts';
 import { QUEUE_NAME } from '../../model/queueName.ts';
 import { isQueuePattern, patternMatches } from '../../model/queuePattern.ts';
+import { NAME_PATTERN } from '../../model/validateJob.ts';
 import { actionButton } from '../actionButton.ts';
 import { bulkForm } from '../bulkForm.ts';
 import { count, duration, when } from '../format.ts';
@@ -37,16 +38,17 @@ export const queuePage: Page = async (ctx, [name]) => {
     throw new DashboardRequestError(400, 'state', `must be one of ${JOB_STATES.join(', ')}`);
   const state = stateParam as JobState;
   const jobName = ctx.query.get('name') || null;
-  if (jobName !== null && jobName.length > 191)
-    throw new DashboardRequestError(400, 'name', 'is longer than a job name');
-  const [paused, workers, limits, groups, minutes, timings] = await Promise.all([
+  if (jobName !== null && !NAME_PATTERN.test(jobName))
+    throw new DashboardRequestError(400, 'name', `is not a job name (${JSON.stringify(jobName)})`);
+  const [paused, workers, limits, groups, timings] = await Promise.all([
     ctx.sluice.queues.paused(),
     ctx.sluice.workers.list({ metrics: true }),
     ctx.sluice.queues.limits({ queues: [queue] }),
     groupsTable(ctx, queue),
-    ctx.sluice.history.throughput({ bucketSeconds: 60, buckets: 60, queue, maxRows: CHART_MAX_ROWS }),
     ctx.sluice.history.timings({ queue, name: jobName ?? undefined, maxRows: CHART_MAX_ROWS }),
   ]);
+  const { bucketSeconds, finished, died, capped } = timings;
+  const minutes = { bucketSeconds, finished, died, capped };
   const pausedRow = paused.find((p) => p.queue === queue);
   const [counts] = (await queueCounts(ctx, [queue], {
     paused: new Set(paused.map((p) => p.queue)),
