@@ -98,14 +98,13 @@ export async function readWorkflow(db: Executor, tables: Tables, id: number): Pr
     sqlKept(tables),
     [id, WORKFLOW_LIST_LIMIT, id, WORKFLOW_LIST_LIMIT],
   );
-  const known = new Set([...parents.map((p) => `p${p.id}`), ...children.map((c) => `c${c.id}`)]);
-  const newKept = kept.filter((e) => !known.has(`${e.side === 'parent' ? 'p' : 'c'}${Number(e.id)}`));
+  // Disjoint from the live edges: a child's edges are kept only once it has left the live table.
   const outcomes = await readOutcomes(
     db,
     tables,
-    newKept.map((e) => Number(e.id)),
+    kept.map((e) => Number(e.id)),
   );
-  for (const e of newKept) {
+  for (const e of kept) {
     const entry = { id: Number(e.id), continueOnFailure: Number(e.continue_on_failure) === 1 };
     const outcome = outcomes.get(entry.id) ?? 'finished';
     if (e.side === 'parent') parents.push({ ...entry, outcome });
