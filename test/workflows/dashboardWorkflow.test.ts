@@ -32,4 +32,14 @@ describe('the dashboard job page of a workflow job', () => {
     const parent = await (await fetch(`${dashboard.url}/jobs/${ids.a}`, { headers: AUTH })).text();
     expect(parent).toMatch(new RegExp(`data-field="children"><a href="/jobs/${ids.c}"`));
   });
+
+  it('says "or more" of a fan wider than one read lists', async () => {
+    const { batchId } = await db.sluice.enqueueBatch([
+      { name: 'root', ref: 'root' },
+      ...Array.from({ length: 1_001 }, () => ({ name: 'leaf', parents: ['root'] })),
+    ]);
+    const [root] = (await db.sluice.jobs.list({ batchId: batchId as number, name: 'root' })).jobs;
+    const page = await (await fetch(`${dashboard.url}/jobs/${root?.id}`, { headers: AUTH })).text();
+    expect(page).toContain('(1000 or more in all)');
+  });
 });

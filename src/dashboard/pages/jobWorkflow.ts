@@ -1,4 +1,5 @@
 import type { JobInfo } from '../../jobControl/getJob.ts';
+import { WORKFLOW_LIST_LIMIT } from '../../workflows/readWorkflow.ts';
 import { when } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import type { PageContext } from '../PageContext.ts';
@@ -19,7 +20,7 @@ export function jobWorkflow(ctx: PageContext, job: JobInfo): SafeHtml | '' {
   const list = (links: SafeHtml[]) =>
     links.length === 0
       ? '—'
-      : html`${links.slice(0, SHOWN_LINKS).map((l, i) => (i === 0 ? l : html`, ${l}`))}${links.length > SHOWN_LINKS ? html` … (${links.length} in all)` : ''}`;
+      : html`${links.slice(0, SHOWN_LINKS).map((l, i) => (i === 0 ? l : html`, ${l}`))}${links.length > SHOWN_LINKS ? html` … (${links.length >= WORKFLOW_LIST_LIMIT ? `${links.length} or more` : links.length} in all)` : ''}`;
   const parents = flow.parents.map((p) =>
     link(p.id, `${p.outcome}${p.continueOnFailure ? ', continue on failure' : ''}`),
   );
