@@ -69,6 +69,7 @@ export class WideClaimer {
       const started = performance.now();
       const claim = await claimAcrossQueues(db, tables, { heads: plain, want, lockId, headSize });
       this.host.claimTook(performance.now() - started);
+      this.#queues.drained(claim.drained);
       // Jobs of rated groups count their starts before any of them runs; others pay nothing here.
       const claimedRows = claim.rows.length > 0 ? await this.host.keepKnown(claim.rows, lockId) : claim.rows;
       const rows = claimedRows.some(isGroupRated)

@@ -140,6 +140,35 @@ describe('a worker on many queues', () => {
     await db.sluice.knex('sluice_jobs').delete();
   });
 
+  it('a worker that passed through its queues claims on from them without scanning again', async () => {
+    const { sluice } = openRecorded(db);
+    const queues = names('r-', 200);
+    await sluice.enqueueBatch(
+      queues.flatMap((queue) => Array.from({ length: 5 }, () => ({ name: 'count', queue, payload: {} }))),
+    );
+    let scans = 0;
+    sluice.knex.on('query', (q: { sql: string }) => {
+      if (/GROUP BY queue, lock_id, priority/.test(q.sql)) scans++;
+    });
+    let ran = 0;
+    let scansWhileWork = 0;
+    const count = defineJob({
+      name: 'count',
+      handle: () => {
+        if (++ran === 1_000) scansWhileWork = scans;
+      },
+    });
+    // Claims of 10 across 10 queues take 2 jobs of each: three passes through the 200 queues.
+    const options = { queues, concurrency: 10, claimBatchSize: 10, pollIntervalMs: 60_000 };
+    await withWorker(sluice, [count], options, async () => {
+      await waitFor(async () => (await countRows(db, 'sluice_jobs')) === 0, { what: 'the 200 queues drained' });
+    });
+    expect(ran).toBe(1_000);
+    // The first scan (and one more if the enqueue's ring came after it): none at the end of a pass.
+    expect(scansWhileWork).toBeGreaterThanOrEqual(1);
+    expect(scansWhileWork).toBeLessThanOrEqual(2);
+  });
+
   it("a worker on '*' keeps a capped queue to its cap and leaves a paused queue", async () => {
     const { sluice, events } = openRecorded(db);
     await sluice.queues.setLimits('capped', { concurrency: 1 });
