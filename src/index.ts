@@ -4,6 +4,8 @@ export type {
   GroupState,
   QueueLimits,
   QueueLimitsState,
+  QueueList,
+  QueueListOptions,
   QueuePromise,
   QueuePromiseState,
   QueueStats,

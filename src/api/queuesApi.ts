@@ -29,7 +29,7 @@ import type { Guard } from './Guard.ts';
 
 export { DEPTH_MAX_DEFAULT, DEPTH_QUEUES_DEFAULT };
 
-const LIST_KEYS = optionKeys<{ max?: number }>({ max: true });
+const LIST_KEYS = optionKeys<QueueListOptions>({ max: true, after: true });
 const GROUPS_KEYS = optionKeys<{ after?: string; limit?: number }>({ after: true, limit: true });
 const RECORDED_KEYS = optionKeys<{ maxQueues?: number }>({ maxQueues: true });
 const PROMISE_KEYS = optionKeys<QueuePromise>({ startWithinMs: true, maxReady: true });
@@ -61,8 +61,25 @@ export interface QueueStats {
   readonly oldestReadyMs: number | null;
 }
 
+export interface QueueListOptions {
+  /** Most names in the page. @defaultValue 200 (at most 10,000) */
+  readonly max?: number;
+  /** Names after this one (a page's `next`). @defaultValue from the first */
+  readonly after?: string;
+}
+
+/** A page of queue names (`sluice.queues.list()`). */
+export interface QueueList {
+  readonly queues: string[];
+  /** Pass as `after` for the next page; null when no queue follows. */
+  readonly next: string | null;
+}
+
 export interface DepthOptions {
-  /** One queue only; by default every queue (`list()`), up to `maxQueues`. */
+  /**
+   * One queue only; by default the first page of `list({ max: maxQueues })` (to read on, or to
+   * sum the queues past a page by `others(next)`, list the queues and pass them as `queues`).
+   */
   readonly queue?: string;
   /** These queues (at most 10,000), rather than one or the first `maxQueues`. */
   readonly queues?: readonly string[];
@@ -80,14 +97,23 @@ export interface DepthOptions {
  * call is a bounded number of index reads, whatever the size of the tables.
  */
 export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: RingTarget) {
-  const names = async (max: number): Promise<string[]> =>
-    (await listQueueNames(db, tables, { limit: max })).map((q) => q.name);
+  const list = async (max: number, after?: string): Promise<QueueList> => {
+    const page = await listQueueNames(db, tables, { limit: max, ...(after === undefined ? {} : { after }) });
+    return { queues: page.names.map((q) => q.name), next: page.next };
+  };
   return {
-    /** The queues that have live jobs, dead jobs or a pause row, in name order (at most `max`). */
-    list: (options: { max?: number } = {}): Promise<string[]> =>
+    /**
+     * The queues that have live jobs, dead jobs or a pause row, in name order: a page of at most
+     * `max` after `after`, and `next`, where the next page starts (null when no queue follows). A
+     * page may hold fewer than `max` and still have a next one: on a table where the server will
+     * not list queues by a loose index scan the listing reads the index in bounded steps, and stops.
+     */
+    list: (options: QueueListOptions = {}): Promise<QueueList> =>
       guard(() => {
         rejectUnknownKeys('sluice.queues.list(options)', options, LIST_KEYS);
-        return names(integerIn('max', options.max ?? DEPTH_QUEUES_DEFAULT, 1, 10_000));
+        if (options.after !== undefined && typeof options.after !== 'string')
+          throw new OptionsError('after', 'must be a queue name to read on from');
+        return list(integerIn('max', options.max ?? DEPTH_QUEUES_DEFAULT, 1, 10_000), options.after);
       }),
     /**
      * Ready, not yet due, running and dead jobs per queue, and the oldest ready job's wait: a few
@@ -101,7 +127,7 @@ export function queuesApi(db: Executor, tables: Tables, guard: Guard, ring: Ring
           options.queues ??
           (options.queue !== undefined
             ? [options.queue]
-            : await names(integerIn('maxQueues', options.maxQueues ?? DEPTH_QUEUES_DEFAULT, 1, 10_000)));
+            : (await list(integerIn('maxQueues', options.maxQueues ?? DEPTH_QUEUES_DEFAULT, 1, 10_000))).queues);
         const depths = await queueDepths(db, tables, queues, { max });
         return [...depths].map(([queue, depth]) => ({ queue, ...depth }));
       }),

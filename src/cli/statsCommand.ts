@@ -10,8 +10,9 @@ export const STATS_HELP = `sluice stats: jobs per queue (ready, delayed, held, r
 age; held: waiting for parents or a limit, never due until released),
 each count read from index entries and stopped at --max ("10000+" past it), and what holds a
 queue's ready jobs back now, if anything: its concurrency cap, its rate, or a pause until later.
-The first ${DEPTH_QUEUES_DEFAULT} queues in name order; the queues past them are summed in one last
-row, "(N more queues)" (JSON: "others"). Then each job name whose jobs running workers gave back for
+The first ${DEPTH_QUEUES_DEFAULT} queues in name order (fewer when the listing stops at its read
+budget: sluice.queues.list()); the queues past them are summed in one last row, "(N more queues)"
+(JSON: "others"). Then each job name whose jobs running workers gave back for
 want of a handler and no running worker knows ("no running worker knows job X"): its jobs wait
 until a worker that has it starts
 
@@ -25,11 +26,13 @@ ${COMMON_HELP}`;
  * by key, and the job names no running worker knows (`npm run bench -- shape` measures it).
  */
 export async function readStats(sluice: Sluice, max: number) {
-  const [queues, unknownJobs] = await Promise.all([sluice.queues.depth({ max }), sluice.workers.unknownJobs()]);
-  // A full page may have left queues out: their sums, as one more row, never dropped.
-  const last = queues[queues.length - 1]?.queue;
-  const others =
-    queues.length === DEPTH_QUEUES_DEFAULT && last !== undefined ? await sluice.queues.others(last, { max }) : null;
+  const [page, unknownJobs] = await Promise.all([
+    sluice.queues.list({ max: DEPTH_QUEUES_DEFAULT }),
+    sluice.workers.unknownJobs(),
+  ]);
+  const queues = page.queues.length === 0 ? [] : await sluice.queues.depth({ queues: page.queues, max });
+  // The queues past the page: their sums, as one more row, never dropped.
+  const others = page.next === null ? null : await sluice.queues.others(page.next, { max });
   // The limits of the queues shown, by key (never found in a listing capped in name order).
   const limits = await sluice.queues.limits({ queues: queues.map((q) => q.queue) });
   const blocked = new Map(limits.map((l) => [l.queue, l.blocked]));

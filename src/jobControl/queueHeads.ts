@@ -33,15 +33,15 @@ export async function* queueHeads(
 ): AsyncGenerator<QueueHead> {
   let after = options.after;
   for (;;) {
-    const names = await listQueueNames(db, t, {
+    const page = await listQueueNames(db, t, {
       of: options.claimedOnly ? 'claimed' : 'live',
-      after,
+      ...(after === undefined ? {} : { after }),
       limit: QUEUES_PER_READ,
     });
-    if (options.priorities) yield* withPriorities(db, t, names);
-    else for (const q of names) yield { queue: q.name, claimed: q.claimed, priorities: [], complete: false };
-    if (names.length < QUEUES_PER_READ) return;
-    after = names[names.length - 1]?.name;
+    if (options.priorities) yield* withPriorities(db, t, page.names);
+    else for (const q of page.names) yield { queue: q.name, claimed: q.claimed, priorities: [], complete: false };
+    if (page.next === null) return;
+    after = page.next;
   }
 }
 

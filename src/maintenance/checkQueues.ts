@@ -104,12 +104,10 @@ export function checkQueues(
   /** Begins a reading of every queue: the promises, the first `maxQueues` queues in name order. */
   const begin = async (): Promise<Cycle> => {
     const promises = await everyPromise();
-    const listed = (await listQueueNames(db, tables, { limit: options.maxQueues })).map((q) => q.name);
-    const names = new Set(listed);
+    const page = await listQueueNames(db, tables, { limit: options.maxQueues });
+    const names = new Set(page.names.map((q) => q.name));
     for (const queue of promises.keys()) names.add(queue);
-    const last = listed[listed.length - 1];
-    const othersAfter = listed.length === options.maxQueues && last !== undefined ? last : null;
-    return { names: [...names].sort(), promises, othersAfter, next: 0, perRead: FIRST_READ };
+    return { names: [...names].sort(), promises, othersAfter: page.next, next: 0, perRead: FIRST_READ };
   };
   let readAt = Number.NEGATIVE_INFINITY;
   let cycle: Cycle | null = null;

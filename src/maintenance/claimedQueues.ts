@@ -11,9 +11,10 @@ const QUEUE_PAGE = 1_000;
  */
 export async function claimedQueues({ db, tables }: TaskDb): Promise<string[]> {
   const names: string[] = [];
-  for (;;) {
-    const page = await listQueueNames(db, tables, { of: 'claimed', after: names.at(-1), limit: QUEUE_PAGE });
-    names.push(...page.map((q) => q.name));
-    if (page.length < QUEUE_PAGE) return names;
+  for (let after: string | null = ''; after !== null; ) {
+    const page = await listQueueNames(db, tables, { of: 'claimed', after, limit: QUEUE_PAGE });
+    names.push(...page.names.map((q) => q.name));
+    after = page.next;
   }
+  return names;
 }

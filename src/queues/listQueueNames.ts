@@ -1,13 +1,16 @@
 import type { Executor } from '../db/executor.ts';
 import type { Tables } from '../db/tables.ts';
 import { integerIn, rejectUnknownKeys } from '../options.ts';
+import { walkQueueNames } from './walkQueueNames.ts';
 
 /**
- * The one enumeration of queue names. MySQL and MariaDB answer `GROUP BY` on the first column of
- * an index with a loose index scan ("Using index for group-by"): one or two dives per distinct
- * name, however many rows each holds, and the LIMIT stops it. So a page of names is one
- * statement per table, whatever the backlog; FORCE INDEX keeps the server from a full index read
- * when it misjudges the groups.
+ * The one enumeration of queue names. MySQL and MariaDB can answer `GROUP BY` on the first column
+ * of an index with a loose index scan ("Using index for group-by"): one or two dives per distinct
+ * name, however many rows each holds, and the LIMIT stops it. But the server chooses it by cost,
+ * and with a LIMIT and statistics that say queues are small it chooses a range scan instead, which
+ * reads every row of the queues it passes — a queue of millions among them. So the live table's
+ * page asks the plan first (EXPLAIN) and walks the index in bounded reads when the plan is not the
+ * loose scan (walkQueueNames); a walk may stop short of its limit and says where to go on.
  */
 
 /**
@@ -59,6 +62,17 @@ export interface QueueName {
   readonly claimed: boolean;
 }
 
+/** A page of queue names, and where the next one starts. */
+export interface QueueNamePage {
+  readonly names: QueueName[];
+  /**
+   * Pass as `after` for the next page: null when no queue follows. A page may hold fewer than
+   * `limit` names and still have a next one: the server's plan made the listing walk the index
+   * (walkQueueNames), and the walk stops at its read budget.
+   */
+  readonly next: string | null;
+}
+
 export interface ListQueueNamesOptions {
   /**
    * Which queues: `live` — with a job in the live table; `claimed` — with a running job; `any` —
@@ -71,29 +85,61 @@ export interface ListQueueNamesOptions {
   readonly limit?: number;
 }
 
-/** Queue names in name order, a bounded page of them: one statement per table read (see above). */
+/** What EXPLAIN says of a statement the server answers by a loose index scan. */
+const LOOSE_SCAN = /Using index for group-by/;
+
+/**
+ * The live table's queues after `after`: by the loose index scan when the server's plan for it is
+ * one (EXPLAIN first: it picks a range scan that reads every row of the queues it passes when
+ * its statistics say queues are small, as after `ANALYZE` on many small queues beside a deep
+ * one), else by a bounded walk of the index.
+ */
+async function liveQueues(
+  db: Executor,
+  tables: Tables,
+  claimedOnly: boolean,
+  after: string,
+  limit: number,
+): Promise<QueueNamePage> {
+  const sql = claimedOnly ? sqlClaimedQueues(tables) : sqlLiveQueues(tables);
+  const plan = await db.select<{ Extra: string | null }>(`EXPLAIN ${sql}`, [after, limit]);
+  if (plan.some((row) => LOOSE_SCAN.test(row.Extra ?? ''))) {
+    const rows = await db.select<{ queue: string; top_lock: string }>(sql, [after, limit]);
+    const names = rows.map((r) => ({ name: r.queue, claimed: r.top_lock > '' }));
+    return { names, next: names.length === limit ? (names[names.length - 1] as QueueName).name : null };
+  }
+  const walk = await walkQueueNames(db, tables, after, limit);
+  const names = walk.queues.map((q) => ({ name: q.name, claimed: q.topLock > '' }));
+  return { names: claimedOnly ? names.filter((q) => q.claimed) : names, next: walk.next };
+}
+
+/**
+ * Queue names in name order, a bounded page of them, and where the next page starts: the live
+ * table's by one statement (a loose index scan) or a bounded walk (see liveQueues), and for `any`
+ * the dead jobs' and the queues table's, a statement each.
+ */
 export async function listQueueNames(
   db: Executor,
   tables: Tables,
   options: ListQueueNamesOptions = {},
-): Promise<QueueName[]> {
+): Promise<QueueNamePage> {
   rejectUnknownKeys('a queue listing', options, ['of', 'after', 'limit']);
   const of = options.of ?? 'any';
   const after = options.after ?? '';
   const limit = integerIn('limit', options.limit ?? 200, 1, 10_000);
-  const live = (
-    await db.select<{ queue: string; top_lock: string }>(
-      of === 'claimed' ? sqlClaimedQueues(tables) : sqlLiveQueues(tables),
-      [after, limit],
-    )
-  ).map((r) => ({ name: r.queue, claimed: r.top_lock > '' }));
+  const live = await liveQueues(db, tables, of === 'claimed', after, limit);
   if (of !== 'any') return live;
   const [dead, known] = await Promise.all([
     db.select<{ queue: string }>(sqlDeadQueues(tables), [after, limit]),
     db.select<{ queue: string }>(sqlKnownQueues(tables), [after, limit]),
   ]);
-  const byName = new Map(live.map((q) => [q.name, q]));
+  // Names past where the live listing stopped belong to a later page.
+  const bound = live.next;
+  const byName = new Map(live.names.map((q) => [q.name, q]));
   for (const { queue } of [...dead, ...known])
-    if (!byName.has(queue)) byName.set(queue, { name: queue, claimed: false });
-  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, limit);
+    if (!byName.has(queue) && (bound === null || queue <= bound)) byName.set(queue, { name: queue, claimed: false });
+  const names = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, limit);
+  // A full page goes on after its last name; a short one where the live listing stopped, if it did
+  // (the dead and known pages can be full only when the names are).
+  return { names, next: names.length === limit ? (names[limit - 1] as QueueName).name : bound };
 }

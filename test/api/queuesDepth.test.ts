@@ -24,7 +24,7 @@ describe('sluice.queues.depth', () => {
       notDue: { count: 1, exact: true },
     });
     expect(await db.sluice.queues.depth({ queue: 'small' })).toEqual([small]);
-    expect(await db.sluice.queues.list()).toEqual(['big', 'small']);
+    expect(await db.sluice.queues.list()).toEqual({ queues: ['big', 'small'], next: null });
   });
 
   it('keeps the earlier flat names working as deprecated aliases of the namespaces', async () => {

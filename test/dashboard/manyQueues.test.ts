@@ -54,7 +54,8 @@ describe('5,000 queues', () => {
     // Issue 42's target for a page: at most 20 statements (26 before its counts went 250 ranges a
     // statement and the unknown jobs came from the worker listing already read).
     expect(overview.n).toBeLessThanOrEqual(20);
-    expect(overview.value).toContain('The first 200 queues in name order');
+    expect(overview.value).toContain('data-queues-page="200"');
+    expect(overview.value).toMatch(/href="[^"]*\?after=q00200" data-next-queues/);
     expect(overview.value).toContain('data-queue="q00200"');
     // The 4,800 queues past the 200th, summed in the last row (none of them dropped without a word).
     const others = /<tr data-queue="\(others\)"[\s\S]*?<\/tr>/.exec(overview.value)?.[0] ?? '';
@@ -65,6 +66,13 @@ describe('5,000 queues', () => {
     const queue = await page('/queues/q00010');
     expect(queue.n).toBeLessThanOrEqual(20);
     expect(queue.value).toContain('data-series="queue-run-minutes"');
+    // The next page of queues: the 200 after the first page's last.
+    const next = await page('/?after=q00200');
+    expect(next.n).toBeLessThanOrEqual(20);
+    expect(next.value).toContain('data-queue="q00201"');
+    expect(next.value).toContain('data-queue="q00400"');
+    expect(next.value).not.toContain('data-queue="q00200"');
+    expect(next.value).toContain('4,600 more queues');
     const workers = await page('/workers');
     expect(workers.value).not.toContain('Only the first');
     const waiting = await page('/jobs?state=waiting');

@@ -19,8 +19,9 @@ const QUEUES_SHOWN = 200;
  * over the last hour (per minute) and day (per hour), from the history and the dead jobs.
  */
 export const overviewPage: Page = async (ctx) => {
-  const [names, paused, promises, workers, minutes, hours, recent, health] = await Promise.all([
-    ctx.sluice.queues.list({ max: QUEUES_SHOWN }),
+  const after = ctx.query.get('after') || undefined;
+  const [page, paused, promises, workers, minutes, hours, recent, health] = await Promise.all([
+    ctx.sluice.queues.list({ max: QUEUES_SHOWN, ...(after === undefined ? {} : { after }) }),
     ctx.sluice.queues.paused(),
     ctx.sluice.queues.promises(),
     ctx.sluice.workers.list(),
@@ -29,6 +30,7 @@ export const overviewPage: Page = async (ctx) => {
     ctx.sluice.history.perQueue({ windowSeconds: 300 }),
     ctx.sluice.workers.maintenance(),
   ]);
+  const names = page.queues;
   // What workers.unknownJobs() reads, from the listing already here: one statement fewer.
   const unknownJobs = jobsUnknownToWorkers(workers);
   const unknownIn = new Map<string, string[]>();
@@ -39,12 +41,8 @@ export const overviewPage: Page = async (ctx) => {
     ctx.sluice.queues.limits({ queues: names }),
   ]);
   const limitsOf = new Map(limits.map((l) => [l.queue, l]));
-  // A full page may have left queues out: their sums, as one more row, never dropped.
-  const last = names[names.length - 1];
-  const others =
-    names.length === QUEUES_SHOWN && last !== undefined
-      ? await ctx.sluice.queues.others(last, { max: ctx.options.countLimit })
-      : null;
+  // The queues past the page (it may stop short of QUEUES_SHOWN: list()): their sums, as one more row, never dropped.
+  const others = page.next === null ? null : await ctx.sluice.queues.others(page.next, { max: ctx.options.countLimit });
   const promiseOf = new Map(promises.map((p) => [p.queue, p]));
   const cell = (c: { count: number; exact: boolean }, state: string) =>
     html`<td class="num" data-count="${state}">${count(c.count, c.exact)}</td>`;
@@ -84,7 +82,11 @@ ${cell(others.ready, 'ready')}${cell(others.notDue, 'not-due')}${cell(others.hel
   }</tbody>
 </table>
 ${queues.length === 0 ? html`<p class="empty">No queues yet: nothing has been enqueued.</p>` : ''}
-${names.length === QUEUES_SHOWN ? html`<p class="hint">The first ${QUEUES_SHOWN} queues in name order; the last row sums the others. Open any queue by its address, /queues/NAME.</p>` : ''}
+${
+  page.next === null
+    ? ''
+    : html`<p class="hint" data-queues-page="${names.length}">${count(names.length)} queues in name order${after === undefined ? '' : html` after <code>${after}</code>`}; the last row sums the queues after them. <a href="${ctx.href('/', { after: page.next })}" data-next-queues>Next queues</a> · open any queue by its address, /queues/NAME.</p>`
+}
 <p class="hint">Counts read at most ${count(ctx.options.countLimit)} index entries each; "N+" means at least N, "?" that none was found among them. A promise ("starts within", "at most ready") is judged by the maintenance leader at each pass (<code>sluice queue promise</code>).</p>
 <section class="charts">
 <figure><figcaption>Finished and dead per minute, last hour${minutes.capped ? ' (capped)' : ''}</figcaption><div class="chart" data-series="throughput-minutes"></div></figure>
