@@ -1,11 +1,8 @@
-import type { Executor } from '../db/executor.ts';
 import { isConnectionLoss } from '../db/mysqlErrors.ts';
 import { chunkLimitsFor } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
 import type { NormalizedJob } from '../model/validateJob.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
-import type { StoredTraceContext } from '../tracing/traceContext.ts';
-import { writeJobTraceContexts } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { columnsFor, insertJobsPrefix, renderJobTuple } from './jobInsert.ts';
 
@@ -22,11 +19,10 @@ export interface Written {
 }
 
 /** One job's own write, as when it comes alone: what a lone job and a job split out of a failed commit go through. */
-export type WriteAlone = (job: NormalizedJob, trace: StoredTraceContext | null) => Promise<Written>;
+export type WriteAlone = (job: NormalizedJob) => Promise<Written>;
 
 interface Waiting {
   readonly job: NormalizedJob;
-  readonly trace: StoredTraceContext | null;
   readonly resolve: (result: Written) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -46,7 +42,7 @@ export function coalescerOf(runtime: SluiceRuntime, alone: WriteAlone): EnqueueC
 /**
  * Group commit for the single enqueue outside a caller's transaction: the jobs of calls that arrive
  * while a commit of this process is under way wait for it, then go out together as one multi-row
- * INSERT (and one INSERT of their trace contexts, with an SDK) in one commit. A call that finds no
+ * INSERT in one commit (with an SDK, each row carries its trace context). A call that finds no
  * commit under way goes at once (after the calls of the same tick: one microtask), alone, by the
  * one-job path (WriteAlone: one prepared autocommit INSERT): a lone caller waits for nothing more
  * than before. One commit at a time per install: while it runs, the next one forms.
@@ -72,10 +68,10 @@ export class EnqueueCoalescer {
     this.#alone = alone;
   }
 
-  /** Writes `job` (with its trace context, if any) in the next commit; resolves once that commit returned. */
-  write(job: NormalizedJob, trace: StoredTraceContext | null): Promise<Written> {
+  /** Writes `job` (its trace context, if any, in its row) in the next commit; resolves once that commit returned. */
+  write(job: NormalizedJob): Promise<Written> {
     return new Promise<Written>((resolve, reject) => {
-      this.#waiting.push({ job, trace, resolve, reject });
+      this.#waiting.push({ job, resolve, reject });
       if (!this.#busy) {
         this.#busy = true;
         queueMicrotask(() => void this.#drain());
@@ -98,7 +94,7 @@ export class EnqueueCoalescer {
 
   async #writeAlone(entry: Waiting): Promise<void> {
     try {
-      entry.resolve(await this.#alone(entry.job, entry.trace));
+      entry.resolve(await this.#alone(entry.job));
     } catch (error) {
       entry.reject(error);
     }
@@ -165,36 +161,20 @@ export class EnqueueCoalescer {
     for (const [i, entry] of entries.entries()) entry.resolve({ id: ids[i] as number, duplicate: false });
   }
 
-  /** The jobs' rows (and trace contexts) in one commit; their ids, in `entries`' order. */
+  /** The jobs' rows (their trace contexts in them) in one commit; their ids, in `entries`' order. */
   async #commit(prefix: string, entries: readonly Waiting[], tuples: readonly string[]): Promise<number[]> {
-    const { db, tables } = this.#runtime;
-    const traced = entries.some((e) => e.trace !== null);
+    const { db } = this.#runtime;
     if ((await this.#runtime.serverInfo()).flavor === 'mariadb') {
+      // The one statement is the commit (autocommit).
       const sql = `${prefix}${tuples.join(',')}${RETURNING}`;
-      const insert = async (tx: Executor) => idsOf(await tx.select<{ id: number | string }>(sql), entries.length);
-      // Without trace contexts, the one statement is the commit (autocommit).
-      if (!traced) return insert(db);
-      return withTransaction(db, async (tx) => {
-        const ids = await insert(tx);
-        await writeJobTraceContexts(tx, tables, tracedRows(entries, ids));
-        return ids;
-      });
+      return idsOf(await db.select<{ id: number | string }>(sql), entries.length);
     }
     return withTransaction(db, async (tx) => {
       const ids: number[] = [];
       for (const tuple of tuples) ids.push((await tx.write(prefix + tuple)).insertId);
-      await writeJobTraceContexts(tx, tables, tracedRows(entries, ids));
       return ids;
     });
   }
-}
-
-/** The trace contexts to keep, with their jobs' ids. */
-function tracedRows(entries: readonly Waiting[], ids: readonly number[]) {
-  const rows: { jobId: number; stored: StoredTraceContext }[] = [];
-  for (const [i, { trace }] of entries.entries())
-    if (trace !== null) rows.push({ jobId: ids[i] as number, stored: trace });
-  return rows;
 }
 
 function idsOf(rows: readonly { id: number | string }[], expected: number): number[] {

@@ -6,13 +6,14 @@ import { chunkLimitsFor } from '../db/planChunks.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { JobValidationError } from '../errors.ts';
 import type { JobSpec } from '../model/job.ts';
+import type { StoredTraceContext } from '../model/storedTraceContext.ts';
 import { type NormalizedJob, validateJob } from '../model/validateJob.ts';
 import { optionKeys, rejectUnknownKeys } from '../options.ts';
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { activeTracer } from '../tracing/activeTracer.ts';
 import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
-import { type StoredTraceContext, storedContextOf } from '../tracing/traceContext.ts';
-import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
+import { storedContextOf } from '../tracing/traceContext.ts';
+import { writeBatchTraceContext } from '../tracing/writeTraceContexts.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { lockLiveParents } from '../workflows/writeGraph.ts';
 import { BatchWriter } from './BatchWriter.ts';
@@ -107,7 +108,7 @@ async function writeBatch(
     else await writer.write(jobs);
     const written = await writer.close();
     if (traceContext && written.batchId !== null)
-      await writeTraceContext(tx, runtime.tables, { batchId: written.batchId }, traceContext);
+      await writeBatchTraceContext(tx, runtime.tables, written.batchId, traceContext);
     return written;
   }).catch((error: unknown) => {
     throw writeSetRefusal(error) ?? error;

@@ -11,8 +11,7 @@ import { type GroupStart, reserveGroupStarts } from '../queues/reserveGroupStart
 import type { SluiceRuntime } from '../sluiceRuntime.ts';
 import { activeTracer } from '../tracing/activeTracer.ts';
 import { ATTR, inSendSpan } from '../tracing/jobSpans.ts';
-import { type StoredTraceContext, storedContextOf } from '../tracing/traceContext.ts';
-import { writeTraceContext } from '../tracing/writeTraceContexts.ts';
+import { storedContextOf } from '../tracing/traceContext.ts';
 import { ringAfterCommit } from '../wakeups/ringAfterCommit.ts';
 import { debounceJob, pointDebounce } from './debounceJob.ts';
 import { coalescerOf } from './EnqueueCoalescer.ts';
@@ -69,9 +68,10 @@ export async function enqueueJob(
   }
   const tracer = activeTracer();
   // Awaited rather than returned: an async function that returns a promise adopts it two ticks later.
-  if (tracer === undefined) return await writeJob(runtime, job, options, null);
+  if (tracer === undefined) return await writeJob(runtime, job, options);
   return inSendSpan(tracer, job.queue, { [ATTR.jobName]: job.name }, async (span) => {
-    const result = await writeJob(runtime, job, options, storedContextOf(span.spanContext()));
+    // The context goes in the job's row: a traced job is one statement as an untraced one is.
+    const result = await writeJob(runtime, { ...job, trace: storedContextOf(span.spanContext()) }, options);
     span.setAttribute(ATTR.messageId, String(result.id));
     if (result.duplicate) span.setAttribute(ATTR.duplicate, true);
     return result;
@@ -79,8 +79,8 @@ export async function enqueueJob(
 }
 
 /** Pure: whether writing `job` takes more than its own row (and so a transaction of sluice's). */
-function needsTransaction(job: NormalizedJob, traceContext: StoredTraceContext | null): boolean {
-  return job.idempotencyKey !== null || traceContext !== null || hasFlowControl(job) || storedApart(job.storedPayload);
+function needsTransaction(job: NormalizedJob): boolean {
+  return job.idempotencyKey !== null || hasFlowControl(job) || storedApart(job.storedPayload);
 }
 
 /** Pure: the job names a group, a debounce or a throttle: rows besides its own are read or written. */
@@ -89,32 +89,21 @@ function hasFlowControl(job: NormalizedJob): boolean {
 }
 
 /**
- * Outside a caller's transaction, a job that is only its row (and its trace context) goes through
+ * Outside a caller's transaction, a job that is only its row (its trace context in it) goes through
  * the install's EnqueueCoalescer: alone at once when no commit of the process is under way, else
  * in the next commit with every job that came meanwhile. A job whose key or flow control may drop
  * it or read other rows, or whose payload is stored apart, is written alone, as inside a transaction.
  */
-function writeJob(
-  runtime: SluiceRuntime,
-  job: NormalizedJob,
-  options: EnqueueOptions,
-  traceContext: StoredTraceContext | null,
-): Promise<EnqueueResult> {
-  if (options.trx || job.idempotencyKey !== null || hasFlowControl(job) || storedApart(job.storedPayload))
-    return writeAlone(runtime, job, options, traceContext);
-  return coalescerOf(runtime, (alone, trace) => writeAlone(runtime, alone, NO_OPTIONS, trace)).write(job, traceContext);
+function writeJob(runtime: SluiceRuntime, job: NormalizedJob, options: EnqueueOptions): Promise<EnqueueResult> {
+  if (options.trx || needsTransaction(job)) return writeAlone(runtime, job, options);
+  return coalescerOf(runtime, (alone) => writeAlone(runtime, alone, NO_OPTIONS)).write(job);
 }
 
 const NO_OPTIONS: EnqueueOptions = {};
 
 /** One job's write, as it was before coalescing: one INSERT, or a short transaction (writeInTransaction). */
-async function writeAlone(
-  runtime: SluiceRuntime,
-  job: NormalizedJob,
-  options: EnqueueOptions,
-  traceContext: StoredTraceContext | null,
-): Promise<EnqueueResult> {
-  if (needsTransaction(job, traceContext)) return writeInTransaction(runtime, job, options, traceContext);
+async function writeAlone(runtime: SluiceRuntime, job: NormalizedJob, options: EnqueueOptions): Promise<EnqueueResult> {
+  if (needsTransaction(job)) return writeInTransaction(runtime, job, options);
   // One job, one INSERT: insertId = the job's id. At most 3 bytes per UTF-16 unit: below
   // MIN_STATEMENT_BYTES, no server refuses it; a longer one goes where the limit is looked up.
   const lane = options.trx ? null : runtime.writeLane;
@@ -122,13 +111,12 @@ async function writeAlone(
   if (lane) {
     // On sluice's own pool: prepared, its text one of a few per install.
     const statement = singleJobInsert(runtime.tables, job);
-    if (escapedLengthAtMost(statement) * 3 > MIN_STATEMENT_BYTES)
-      return writeInTransaction(runtime, job, options, traceContext);
+    if (escapedLengthAtMost(statement) * 3 > MIN_STATEMENT_BYTES) return writeInTransaction(runtime, job, options);
     ({ insertId } = await lane.write(statement));
   } else {
     const columns = columnsFor([job], null);
     const sql = insertJobsPrefix(runtime.tables, columns) + renderJobTuple(job, null, columns);
-    if (sql.length * 3 > MIN_STATEMENT_BYTES) return writeInTransaction(runtime, job, options, traceContext);
+    if (sql.length * 3 > MIN_STATEMENT_BYTES) return writeInTransaction(runtime, job, options);
     const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
     ({ insertId } = await db.write(sql));
   }
@@ -140,14 +128,13 @@ async function writeAlone(
  * The job's INSERT with what it needs beside it, in one transaction (a savepoint in the caller's):
  * its idempotency key reserved first (a duplicate writes nothing and returns the holder's id), its
  * group's slot settled (a job of a limited group is written held: GroupEntry), its payload's row
- * and its trace context after it. Statements are checked against the server's packet limit first
+ * after it. Statements are checked against the server's packet limit first
  * (JobValidationError, nothing written).
  */
 async function writeInTransaction(
   runtime: SluiceRuntime,
   job: NormalizedJob,
   options: EnqueueOptions,
-  traceContext: StoredTraceContext | null,
 ): Promise<EnqueueResult> {
   const db = options.trx ? fromKnex(options.trx, { foreign: true }) : runtime.db;
   const columns = columnsFor([job], null);
@@ -178,7 +165,6 @@ async function writeInTransaction(
     if (flow) await afterInsert(tx, runtime, job, flowed, insertId);
     if (apart) await writeApartPayloads(tx, runtime.tables, [insertId], [apart], limits);
     if (reservation) await linkIdempotencyKeys(tx, runtime.tables, reservation, insertId, limits);
-    if (traceContext) await writeTraceContext(tx, runtime.tables, { jobId: insertId }, traceContext);
     if (groups !== null && place?.held) {
       // Released to its reserved start, if its group's rate reserved one.
       const start = flowed.start;

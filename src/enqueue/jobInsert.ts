@@ -22,6 +22,8 @@ export interface JobColumns {
   readonly flags?: boolean;
   /** Some job names a group: every row names its group_key. */
   readonly groupKey?: boolean;
+  /** Some job carries a trace context (NormalizedJob.trace): every row names traceparent and tracestate. */
+  readonly trace?: boolean;
 }
 
 /** Pure: the columns these jobs need (`batchId` null: no batch). */
@@ -30,16 +32,18 @@ export function columnsFor(jobs: readonly NormalizedJob[], batchId: number | nul
   let backoff = false;
   let idempotencyKey = false;
   let groupKey = false;
+  let trace = false;
   for (const job of jobs) {
     maxRetries ||= job.maxRetries !== null;
     backoff ||= job.backoff !== null;
     idempotencyKey ||= job.idempotencyKey !== null;
     groupKey ||= job.group !== null;
+    trace ||= job.trace != null;
   }
-  return { maxRetries, backoff, idempotencyKey, batchId: batchId !== null, flags: groupKey, groupKey };
+  return { maxRetries, backoff, idempotencyKey, batchId: batchId !== null, flags: groupKey, groupKey, trace };
 }
 
-/** The prefixes made so far, per install's tables and set of columns (at most 64 sets): built once each. */
+/** The prefixes made so far, per install's tables and set of columns (at most 128 sets): built once each. */
 const prefixes = new WeakMap<Tables, Map<number, string>>();
 
 /**
@@ -53,7 +57,8 @@ export function insertJobsPrefix(t: Tables, columns: JobColumns): string {
     (Number(columns.batchId) << 2) |
     (Number(columns.idempotencyKey) << 3) |
     (Number(columns.flags === true) << 4) |
-    (Number(columns.groupKey === true) << 5);
+    (Number(columns.groupKey === true) << 5) |
+    (Number(columns.trace === true) << 6);
   let built = prefixes.get(t);
   if (built === undefined) {
     built = new Map();
@@ -79,6 +84,7 @@ function buildPrefix(t: Tables, columns: JobColumns): string {
   if (columns.idempotencyKey) names.push('idempotency_key');
   if (columns.flags) names.push('flags');
   if (columns.groupKey) names.push('group_key');
+  if (columns.trace) names.push('traceparent', 'tracestate');
   return `INSERT INTO ${t.jobs} (${names.join(', ')}) VALUES `;
 }
 
@@ -113,6 +119,10 @@ export function renderJobTuple(
   if (columns.idempotencyKey) tuple += `,${job.idempotencyKey === null ? 'NULL' : sqlLiteral(job.idempotencyKey)}`;
   if (columns.flags) tuple += `,${flags}`;
   if (columns.groupKey) tuple += `,${job.group === null ? 'NULL' : sqlLiteral(job.group.key)}`;
+  if (columns.trace) {
+    const trace = job.trace ?? null;
+    tuple += `,${trace === null ? 'NULL' : sqlLiteral(trace.traceparent)},${trace?.tracestate == null ? 'NULL' : sqlLiteral(trace.tracestate)}`;
+  }
   return `${tuple})`;
 }
 

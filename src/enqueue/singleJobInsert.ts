@@ -39,6 +39,7 @@ export function singleJobInsert(t: Tables, job: NormalizedJob): PreparedWrite {
   if (columns.idempotencyKey) values.push(job.idempotencyKey);
   if (columns.flags) values.push(0);
   if (columns.groupKey) values.push(job.group?.key ?? null);
+  if (columns.trace) values.push(job.trace?.traceparent ?? null, job.trace?.tracestate ?? null);
   let built = texts.get(prefix);
   if (built === undefined) {
     built = [];

@@ -1,4 +1,5 @@
 import { JobValidationError } from '../errors.ts';
+import type { StoredTraceContext } from '../model/storedTraceContext.ts';
 import { didYouMean } from '../options.ts';
 import { backoffProblem } from './backoff.ts';
 import { describe, type Fail } from './describeValue.ts';
@@ -61,6 +62,11 @@ export interface NormalizedJob {
   readonly group: GroupOf | null;
   /** Its group, group rate, debounce and throttle (all null for a job that names none). */
   readonly flow: JobFlowControl;
+  /**
+   * The trace context it is enqueued under, written with its row (a single enqueue under an
+   * OpenTelemetry SDK: enqueueJob sets it); absent or null: none.
+   */
+  readonly trace?: StoredTraceContext | null;
 }
 
 /** A job's ref and parents as given, each parent checked for shape (resolved by planGraph). */

@@ -6,14 +6,19 @@ import type { JobRow } from '../model/job.ts';
 import { linkTo } from './traceContext.ts';
 
 /**
- * Params: the idSet of one claim's jobs enqueued alone, then (when the claim holds batch jobs)
- * the list of their batch ids. Returns the trace contexts those have, by primary key (a claim of
- * consecutive ids is one range). A plain read, re-run by the Executor after a transient conflict.
+ * Params: the idSet of one claim's jobs enqueued alone (their contexts are in their rows), then
+ * (when the claim holds batch jobs) the list of their batch ids (job_traces). Returns the trace
+ * contexts those have, by primary key (a claim of consecutive ids is one range). A plain read,
+ * re-run by the Executor after a transient conflict.
  */
-const sqlRead = (t: Tables, jobs: string | null, batches: boolean) => `
-SELECT kind, id, traceparent, tracestate
-FROM ${t.jobTraces}
-WHERE ${[jobs && `(kind = 'job' AND ${jobs})`, batches && `(kind = 'batch' AND id IN (?))`].filter(Boolean).join('\n   OR ')}`;
+const sqlRead = (t: Tables, jobs: string | null, batches: boolean) =>
+  [
+    jobs &&
+      `SELECT 'job' AS kind, id, traceparent, tracestate FROM ${t.jobs} WHERE ${jobs} AND traceparent IS NOT NULL`,
+    batches && `SELECT kind, id, traceparent, tracestate FROM ${t.jobTraces} WHERE kind = 'batch' AND id IN (?)`,
+  ]
+    .filter(Boolean)
+    .join('\nUNION ALL\n');
 
 interface TraceRow {
   kind: 'job' | 'batch';
@@ -24,7 +29,7 @@ interface TraceRow {
 
 /**
  * One claim's links to the contexts its jobs were enqueued under, by job id: a batch's jobs find
- * theirs by batch id (set by a batch enqueue, and kept by a re-drive), the others by their own id.
+ * theirs by batch id (set by a batch enqueue, and kept by a re-drive), the others in their rows.
  * One statement per claim, run only by a worker that has a tracer; jobs without a context are
  * absent from the result.
  */

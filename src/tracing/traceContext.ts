@@ -1,10 +1,5 @@
 import { createTraceState, isSpanContextValid, type Link, type SpanContext } from '@opentelemetry/api';
-
-/** A job's creation context as stored with it (job_traces): W3C Trace Context headers' values. */
-export interface StoredTraceContext {
-  readonly traceparent: string;
-  readonly tracestate: string | null;
-}
+import type { StoredTraceContext } from '../model/storedTraceContext.ts';
 
 /** The widest tracestate kept: W3C asks a carrier to keep at least 512 characters, whole members. */
 const MAX_TRACESTATE = 512;

@@ -43,7 +43,8 @@ function underParent<T>(traceId: string, traceState: TraceState | undefined, fn:
 
 async function storedContext(): Promise<{ traceparent: string; tracestate: string | null } | undefined> {
   const [row] = await db.query<{ traceparent: string; tracestate: string | null }>(
-    'SELECT traceparent, tracestate FROM sluice_job_traces',
+    `SELECT traceparent, tracestate FROM sluice_jobs WHERE traceparent IS NOT NULL
+     UNION ALL SELECT traceparent, tracestate FROM sluice_job_traces`,
   );
   return row;
 }

@@ -10,7 +10,7 @@ import { recordEvents, withWorker } from '../helpers/workerHarness.ts';
 
 /**
  * Tracing in one process, with the SDK's in-memory exporter: an enqueue or a batch is a PRODUCER
- * span whose context its jobs keep in job_traces; each attempt is a CONSUMER span linked to it,
+ * span whose context its jobs keep (a single job in its row, a batch in job_traces); each attempt is a CONSUMER span linked to it,
  * with the handler's spans as its children and its outcome as an attribute; the rows are pruned
  * with the history. (Across processes and retries: test/process/tracing.test.ts; with no SDK:
  * withoutSdk.test.ts.)
@@ -44,7 +44,8 @@ function only(name: string): ReadableSpan {
 
 async function traceRows(): Promise<{ kind: string; id: number; traceparent: string; tracestate: string | null }[]> {
   const rows = await db.query<{ kind: string; id: number | string; traceparent: string; tracestate: string | null }>(
-    'SELECT kind, id, traceparent, tracestate FROM sluice_job_traces ORDER BY kind, id',
+    `SELECT 'job' AS kind, id, traceparent, tracestate FROM sluice_jobs WHERE traceparent IS NOT NULL
+     UNION ALL SELECT kind, id, traceparent, tracestate FROM sluice_job_traces ORDER BY kind DESC, id`,
   );
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
@@ -72,6 +73,20 @@ describe('enqueue', () => {
     expect(await traceRows()).toEqual([
       { kind: 'job', id: value.id, traceparent: traceparentOf(send), tracestate: null },
     ]);
+  });
+
+  it("keeps a job's context in its row whichever way it is written: prepared, in a caller's transaction, with a key", async () => {
+    const { value } = await inRequest(async () => [
+      await db.sluice.enqueue({ name: 'plain', queue: 'orders' }),
+      await db.sluice.knex.transaction((trx) => db.sluice.enqueue({ name: 'in-trx', queue: 'orders' }, { trx })),
+      await db.sluice.enqueue({ name: 'keyed', queue: 'orders', idempotencyKey: 'k-1' }),
+    ]);
+    const sends = spansNamed('send orders');
+    expect(sends).toHaveLength(3);
+    const byId = new Map(sends.map((s) => [Number(s.attributes['messaging.message.id']), traceparentOf(s)]));
+    expect(await traceRows()).toEqual(
+      value.map(({ id }) => ({ kind: 'job', id, traceparent: byId.get(id), tracestate: null })),
+    );
   });
 
   it('a batch is one span, and one row carries its context for every job of it', async () => {

@@ -82,6 +82,8 @@ CREATE TABLE `<prefix>jobs` (
   `flags` tinyint(3) unsigned NOT NULL DEFAULT 0,
   `group_key` varchar(191) DEFAULT NULL,
   `claimed_at` datetime(3) NOT NULL DEFAULT '1970-01-01 00:00:01.000',
+  `traceparent` varchar(55) CHARACTER SET ascii COLLATE ascii_bin DEFAULT NULL,
+  `tracestate` varchar(512) CHARACTER SET ascii COLLATE ascii_bin DEFAULT NULL,
   PRIMARY KEY (`id`),
   KEY `ix_head` (`queue`,`lock_id`,`priority`,`run_at`),
   KEY `ix_batch` (`batch_id`)
