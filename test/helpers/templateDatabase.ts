@@ -19,7 +19,7 @@ export async function createTemplateDatabase(serverUrl: string): Promise<Templat
   const name = `sluice_template_${randomBytes(3).toString('hex')}`;
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const admin = await mysql.createConnection({ uri: serverUrl });
+  const admin = await mysql.createConnection({ uri: serverUrl, connectTimeout: 20_000 });
   await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
   const sluice = createSluice({ url: url.toString(), logger: pino({ level: 'silent' }) });
   try {

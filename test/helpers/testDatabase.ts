@@ -48,7 +48,9 @@ export function useTestDatabase(label: string, options: TestDatabaseOptions = {}
   let failed = false;
 
   beforeAll(async () => {
-    admin = await mysql.createConnection({ uri: server.toString() });
+    // The library's handshake allowance (src/db/connect.ts): under a full run's load a connect past
+    // the server's back_log waits for resent SYNs, and mysql2's 10 s default failed a file here.
+    admin = await mysql.createConnection({ uri: server.toString(), connectTimeout: 20_000 });
     await readLiveTableStats(admin);
     if (options.migrateFromScratch) await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
     else await copyTemplateDatabase(admin, inject('templateDatabase'), name);
