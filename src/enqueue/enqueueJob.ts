@@ -39,13 +39,13 @@ export interface EnqueueResult {
 /**
  * Enqueues a single job (no batch row). Two paths, chosen per job:
  *
- * - **one statement** (the common job: no idempotency key, no trace context to keep, a payload
- *   kept in its row): one autocommit INSERT on sluice's own pool, prepared (singleJobInsert,
+ * - **one statement** (the common job: no idempotency key, a payload kept in its row; a trace
+ *   context goes in the row too): one autocommit INSERT on sluice's own pool, prepared (singleJobInsert,
  *   SingleWriteLane: one round trip), or one INSERT inside the caller's transaction. Its statement
  *   is below any server's packet limit (MIN_STATEMENT_BYTES), so the limit is not even looked up.
  * - **a short transaction** (anything that writes or reads a second row: an idempotency key reserved
- *   first, a payload stored apart (over 1 KiB: model/storedPayload.ts) written after the job's row, a
- *   trace context kept with the job): writeInTransaction. A job that needs more than its own row
+ *   first, a payload stored apart (over 1 KiB: model/storedPayload.ts) written after the job's row, ):
+ *   writeInTransaction. A job that needs more than its own row
  *   goes there (needsTransaction).
  *
  * Outside a caller's transaction, calls in flight together in one process share a commit
@@ -53,8 +53,8 @@ export interface EnqueueResult {
  * answer once the commit returned); a lone call goes at once, by the paths above.
  *
  * Validation errors name index 0, before anything is sent. With an OpenTelemetry SDK registered,
- * the write runs in a `send <queue>` span whose context is kept with the job in the same
- * transaction (src/tracing/); without one, nothing of that runs. The workers of the queue are rung
+ * the write runs in a `send <queue>` span whose context is written in the job's row
+ * (jobs.traceparent, src/tracing/); without one, nothing of that runs. The workers of the queue are rung
  * once the job is visible (ringAfterCommit: the Ringer gathers rings, never a round trip of the enqueue's).
  */
 export async function enqueueJob(

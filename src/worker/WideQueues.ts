@@ -29,6 +29,8 @@ export class WideQueues {
   #scannedAt = Number.NEGATIVE_INFINITY;
   #stale = true;
   readonly #drained = new Set<string>();
+  /** The soonest positive dueInMs of the last scan (Infinity: none). */
+  #firstDueInMs = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly db: Executor,
@@ -51,7 +53,9 @@ export class WideQueues {
    * queues (no read). Returns whether it scanned.
    */
   async beginRound(): Promise<boolean> {
-    const fresh = !this.#stale && performance.now() - this.#scannedAt < this.maxAgeMs;
+    // A queue the scan saw with its next job not yet due turns due by the clock: scan again then.
+    const age = performance.now() - this.#scannedAt;
+    const fresh = !this.#stale && age < this.maxAgeMs && age < this.#firstDueInMs;
     if (fresh && this.#at >= this.#ready.length) {
       this.#ready = this.#ready.filter((q) => !this.#drained.has(q.queue));
       this.#at = 0;
@@ -96,6 +100,7 @@ export class WideQueues {
     this.#at = 0;
     this.#drained.clear();
     this.#scannedAt = performance.now();
+    this.#firstDueInMs = Math.min(Number.POSITIVE_INFINITY, ...list.filter((q) => q.dueInMs > 0).map((q) => q.dueInMs));
     this.#stale = false;
   }
 }

@@ -169,6 +169,30 @@ describe('a worker on many queues', () => {
     expect(scansWhileWork).toBeLessThanOrEqual(2);
   });
 
+  it('a job that falls due while the worker restarts its list is claimed then, not at the next poll', async () => {
+    const { sluice } = openRecorded(db);
+    const queues = names('t-', 10);
+    // A deep queue that keeps the list going for seconds, and a job due 300 ms from now elsewhere.
+    await sluice.enqueueBatch(Array.from({ length: 600 }, () => ({ name: 'slow', queue: 't-0000', payload: {} })));
+    const enqueuedAt = Date.now();
+    await sluice.enqueue({ name: 'slow', queue: 't-0005', payload: {}, delayMs: 300 });
+    let startedLate: number | null = null;
+    const slow = defineJob({
+      name: 'slow',
+      handle: async (_p, ctx) => {
+        if (ctx.job.queue === 't-0005') startedLate = Date.now() - enqueuedAt;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      },
+    });
+    const options = { queues, concurrency: 2, claimBatchSize: 2, pollIntervalMs: 60_000 };
+    await withWorker(sluice, [slow], options, async () => {
+      await waitFor(() => startedLate !== null, { what: 'the delayed job started', timeoutMs: 20_000 });
+    });
+    // Before, the list of the first scan (where it was not yet due) went round until the poll.
+    expect(startedLate).toBeLessThan(2_000);
+    await db.sluice.knex('sluice_jobs').delete();
+  });
+
   it("a worker on '*' keeps a capped queue to its cap and leaves a paused queue", async () => {
     const { sluice, events } = openRecorded(db);
     await sluice.queues.setLimits('capped', { concurrency: 1 });

@@ -125,7 +125,9 @@ export async function claimAcrossQueues(db: Executor, tables: Tables, req: WideC
   const rows =
     affectedRows === 0 ? [] : await db.select<ClaimedRow>(SQL_LOAD(tables), [[...picked.keys()], req.lockId]);
   const won = new Set(rows.map((r) => r.queue));
-  return { rows, refused: [...picked.keys()].filter((q) => !won.has(q)), drained };
+  const refused = [...picked.keys()].filter((q) => !won.has(q));
+  // A refused queue's rows are still there (another worker, or its own row held them back).
+  return { rows, refused, drained: drained.filter((q) => won.has(q)) };
 }
 
 type Head = WideClaimRequest['heads'][number];
